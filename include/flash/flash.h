@@ -1,0 +1,7 @@
+// flash: exact attention (FlashAttention) kernels for NVIDIA GPUs.
+#pragma once
+
+#include "flash/error.h"
+#include "flash/forward.h"
+#include "flash/tensor.h"
+#include "flash/variants.h"

@@ -1,0 +1,51 @@
+// The fp64 CPU reference: plain, obviously-correct attention for tests and the runner.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "flash/tensor.h"
+
+namespace flash::reference {
+
+// Host tensors in BSHD layout, contiguous: q [batch, seqlen_q, heads_q, head_dim],
+// k and v [batch, seqlen_k, heads_kv, head_dim].
+struct Problem {
+  int batch = 1;
+  int seqlen_q = 1;
+  int seqlen_k = 1;
+  int heads_q = 1;
+  int heads_kv = 1;
+  int head_dim = 1;
+  double softmax_scale = 1.0;
+  bool causal = false;
+};
+
+struct Result {
+  // [batch, seqlen_q, heads_q, head_dim]
+  std::vector<double> o;
+  // [batch, heads_q, seqlen_q]; -inf for rows that see no key.
+  std::vector<double> lse;
+  // The same math with P rounded to `lowp` before P V and O rounded to
+  // `lowp`: the error a kernel computing in that dtype would make anyway.
+  // Filled only when forward() is given a lowp dtype.
+  std::vector<double> o_lowp;
+};
+
+// Rounds x to the nearest value representable in dtype (round to nearest even).
+double round_to(DType dtype, double x);
+
+// True when query i may attend key j under the bottom-right causal mask.
+inline bool causal_allows(int i, int j, int seqlen_q, int seqlen_k) {
+  return static_cast<std::int64_t>(j) <= static_cast<std::int64_t>(i) + seqlen_k - seqlen_q;
+}
+
+// Computes the rows listed in `rows` (query indices, for every batch and
+// head), or every row when `rows` is empty. Entries of rows not computed are
+// left at zero. Parallel over (batch, head) on `threads` threads (0: all cores).
+Result forward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+               const std::vector<double>& v, std::optional<DType> lowp = std::nullopt,
+               const std::vector<int>& rows = {}, int threads = 0);
+
+}  // namespace flash::reference

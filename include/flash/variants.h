@@ -1,0 +1,32 @@
+// The registry of kernel variants, as the runner, the tests and the bench see it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "flash/tensor.h"
+
+namespace flash {
+
+struct VariantInfo {
+  std::string name;
+  std::string description;
+  // False when the build left this variant out (CMake option FLASH_VARIANTS).
+  bool built = false;
+  // Lowest compute capability it runs on, as major * 10 + minor.
+  int min_compute_capability = 0;
+  std::vector<DType> dtypes;
+  // Head dims it was built for; empty means any head dim up to max_head_dim.
+  std::vector<int> head_dims;
+  int max_head_dim = 0;
+  // Required alignment, in bytes, of data pointers and of non-unit strides.
+  int alignment = 0;
+
+  bool supports(DType dtype, int head_dim) const;
+};
+
+// Forward variants in ladder order: slowest first; "auto" picks the last
+// built variant that supports the call.
+std::vector<VariantInfo> forward_variants();
+
+}  // namespace flash

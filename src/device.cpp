@@ -1,0 +1,50 @@
+// The current device's properties (cached per device) and CUDA error checks.
+#include <array>
+#include <mutex>
+#include <string>
+
+#include "internal.h"
+
+namespace flash::detail {
+
+void check_cuda(cudaError_t err, std::string_view what) {
+  if (err != cudaSuccess) {
+    throw Error(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+  }
+}
+
+const DeviceInfo& current_device() {
+  constexpr int kMaxDevices = 64;
+  static std::array<DeviceInfo, kMaxDevices> cache;
+  static std::array<bool, kMaxDevices> known{};
+  static std::mutex mutex;
+
+  int device = 0;
+  const cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky-free error so later calls start clean
+    throw Error(std::string("no usable CUDA device: ") + cudaGetErrorString(err));
+  }
+  if (device < 0 || device >= kMaxDevices) throw Error("CUDA device index " + std::to_string(device) + " is out of range");
+
+  std::lock_guard<std::mutex> lock(mutex);
+  if (!known[device]) {
+    DeviceInfo info;
+    info.device = device;
+    int major = 0, minor = 0, sms = 0, smem = 0, l2 = 0;
+    check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "querying the device");
+    check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "querying the device");
+    check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "querying the device");
+    check_cuda(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "querying the device");
+    check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "querying the device");
+    info.compute_capability = major * 10 + minor;
+    info.sm_count = sms;
+    info.smem_per_block_optin = static_cast<std::size_t>(smem);
+    info.l2_bytes = static_cast<std::size_t>(l2);
+    cache[device] = info;
+    known[device] = true;
+  }
+  return cache[device];
+}
+
+}  // namespace flash::detail

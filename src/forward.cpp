@@ -1,0 +1,299 @@
+// attention_forward: validate every argument, pick a variant, build FwdParams,
+// launch. Everything that can be wrong is found before anything is launched.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <sstream>
+#include <string>
+
+#include "common/no_keys.h"
+#include "flash/forward.h"
+#include "internal.h"
+
+namespace flash {
+namespace {
+
+using detail::FwdParams;
+using detail::FwdVariant;
+using detail::RegisteredFwd;
+
+constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
+constexpr std::size_t kWorkspaceAlignment = 256;
+
+[[noreturn]] void fail(const std::string& msg) { throw Error(msg); }
+
+std::string shape_str(const TensorView& t) {
+  std::ostringstream s;
+  s << '[';
+  for (int i = 0; i < t.rank; ++i) s << (i ? ", " : "") << t.shape[i];
+  s << ']';
+  return s.str();
+}
+
+// Largest element offset a view can address: sum of (size - 1) * stride.
+// Returns false when that overflows int64 (so does any index type we use).
+bool max_offset(const TensorView& t, std::int64_t& out) {
+  out = 0;
+  for (int i = 0; i < t.rank; ++i) {
+    if (t.shape[i] == 0) { out = 0; return true; }
+  }
+  for (int i = 0; i < t.rank; ++i) {
+    std::int64_t term = 0;
+    if (__builtin_mul_overflow(t.shape[i] - 1, t.stride[i], &term)) return false;
+    if (__builtin_add_overflow(out, term, &out)) return false;
+  }
+  std::int64_t bytes = 0;  // the byte offset of the last element must fit too
+  return !__builtin_mul_overflow(out + 1, static_cast<std::int64_t>(dtype_size(t.dtype)), &bytes);
+}
+
+// A view of the given rank, non-negative sizes and strides, contiguous last
+// dimension, and a pointer that is non-null and element-aligned unless the
+// view is empty.
+void check_view(const char* name, const TensorView& t, int rank) {
+  const std::string n(name);
+  if (t.rank != rank) fail(n + ": expected a rank-" + std::to_string(rank) + " view, got rank " + std::to_string(t.rank));
+  for (int i = 0; i < rank; ++i) {
+    if (t.shape[i] < 0) fail(n + ".shape[" + std::to_string(i) + "] = " + std::to_string(t.shape[i]) + "; expected >= 0");
+    if (t.shape[i] > kMaxDim)
+      fail(n + ".shape[" + std::to_string(i) + "] = " + std::to_string(t.shape[i]) + " exceeds 2^31 - 1");
+    if (t.stride[i] < 0)
+      fail(n + ".stride[" + std::to_string(i) + "] = " + std::to_string(t.stride[i]) + "; expected >= 0");
+  }
+  if (t.stride[rank - 1] != 1 && t.shape[rank - 1] > 1)
+    fail(n + ".stride[" + std::to_string(rank - 1) + "] = " + std::to_string(t.stride[rank - 1]) +
+         "; the last dimension must be contiguous (stride 1)");
+  std::int64_t off = 0;
+  if (!max_offset(t, off)) fail(n + ": shape " + shape_str(t) + " with its strides addresses offsets that overflow 64 bits");
+  if (t.numel() == 0) return;
+  if (t.data == nullptr) fail(n + ".data is null");
+  if (reinterpret_cast<std::uintptr_t>(t.data) % dtype_size(t.dtype) != 0)
+    fail(n + ".data is not aligned to its " + std::to_string(dtype_size(t.dtype)) + "-byte elements");
+}
+
+// Outputs must not alias themselves: sorted by stride, each dimension must
+// step past the whole extent of the smaller ones.
+void check_no_self_overlap(const char* name, const TensorView& t) {
+  if (t.numel() <= 1) return;
+  int order[TensorView::kMaxRank];
+  for (int i = 0; i < t.rank; ++i) order[i] = i;
+  for (int i = 1; i < t.rank; ++i)
+    for (int j = i; j > 0 && t.stride[order[j]] < t.stride[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
+  std::int64_t extent = 1;  // elements spanned by the dimensions so far
+  for (int i = 0; i < t.rank; ++i) {
+    const int d = order[i];
+    if (t.shape[d] == 1) continue;
+    if (t.stride[d] < extent)
+      fail(std::string(name) + ": its strides make elements overlap (dimension " + std::to_string(d) + " has stride " +
+           std::to_string(t.stride[d]) + "); an output needs distinct elements");
+    extent = t.stride[d] * (t.shape[d] - 1) + extent;
+  }
+}
+
+void check_same_dtype(const char* name, const TensorView& t, DType expected) {
+  if (t.dtype != expected)
+    fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected " +
+         std::string(dtype_name(expected)) + " (the dtype of q)");
+}
+
+void check_dim(const char* name, const TensorView& t, int dim, const char* what, std::int64_t expected,
+               const char* from) {
+  if (t.shape[dim] != expected)
+    fail(std::string(name) + ".shape[" + std::to_string(dim) + "] (" + what + ") = " + std::to_string(t.shape[dim]) +
+         "; expected " + std::to_string(expected) + " (" + from + ")");
+}
+
+// Arguments that do not depend on the variant.
+FwdParams check_args(const ForwardArgs& a) {
+  check_view("q", a.q, 4);
+  check_view("k", a.k, 4);
+  check_view("v", a.v, 4);
+  check_view("o", a.o, 4);
+  const DType dtype = a.q.dtype;
+  check_same_dtype("k", a.k, dtype);
+  check_same_dtype("v", a.v, dtype);
+  check_same_dtype("o", a.o, dtype);
+
+  const std::int64_t batch = a.q.shape[0], seqlen_q = a.q.shape[1], heads_q = a.q.shape[2], head_dim = a.q.shape[3];
+  const std::int64_t seqlen_k = a.k.shape[1], heads_kv = a.k.shape[2];
+  if (heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + "; expected >= 1");
+  if (head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(head_dim) + "; expected >= 1");
+  check_dim("k", a.k, 0, "batch", batch, "q.shape[0]");
+  if (heads_kv < 1) fail("k.shape[2] (heads_kv) = " + std::to_string(heads_kv) + "; expected >= 1");
+  check_dim("k", a.k, 3, "head_dim", head_dim, "q.shape[3]");
+  for (int d = 0; d < 4; ++d) {
+    static const char* kWhat[] = {"batch", "seqlen_k", "heads_kv", "head_dim"};
+    check_dim("v", a.v, d, kWhat[d], a.k.shape[d], "k's shape");
+  }
+  for (int d = 0; d < 4; ++d) {
+    static const char* kWhat[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
+    check_dim("o", a.o, d, kWhat[d], a.q.shape[d], "q's shape");
+  }
+  if (heads_q % heads_kv != 0)
+    fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + " is not a multiple of k.shape[2] (heads_kv) = " +
+         std::to_string(heads_kv));
+  check_no_self_overlap("o", a.o);
+
+  if (a.lse) {
+    const TensorView& l = *a.lse;
+    check_view("lse", l, 3);
+    if (l.dtype != DType::f32) fail("lse.dtype is " + std::string(dtype_name(l.dtype)) + "; expected f32");
+    check_dim("lse", l, 0, "batch", batch, "q.shape[0]");
+    check_dim("lse", l, 1, "heads_q", heads_q, "q.shape[2]");
+    check_dim("lse", l, 2, "seqlen_q", seqlen_q, "q.shape[1]");
+    check_no_self_overlap("lse", l);
+  }
+
+  const float scale = a.softmax_scale ? *a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  if (!std::isfinite(scale) || scale <= 0.0f)
+    fail("softmax_scale = " + std::to_string(scale) + "; expected a finite value > 0");
+
+  FwdParams p;
+  p.q = a.q.data;
+  p.k = a.k.data;
+  p.v = a.v.data;
+  p.o = a.o.data;
+  p.q_batch_stride = a.q.stride[0], p.q_row_stride = a.q.stride[1], p.q_head_stride = a.q.stride[2];
+  p.k_batch_stride = a.k.stride[0], p.k_row_stride = a.k.stride[1], p.k_head_stride = a.k.stride[2];
+  p.v_batch_stride = a.v.stride[0], p.v_row_stride = a.v.stride[1], p.v_head_stride = a.v.stride[2];
+  p.o_batch_stride = a.o.stride[0], p.o_row_stride = a.o.stride[1], p.o_head_stride = a.o.stride[2];
+  if (a.lse) {
+    p.lse = static_cast<float*>(a.lse->data);
+    p.lse_batch_stride = a.lse->stride[0], p.lse_head_stride = a.lse->stride[1], p.lse_row_stride = a.lse->stride[2];
+  }
+  p.batch = static_cast<int>(batch);
+  p.seqlen_q = static_cast<int>(seqlen_q);
+  p.seqlen_k = static_cast<int>(seqlen_k);
+  p.heads_q = static_cast<int>(heads_q);
+  p.heads_kv = static_cast<int>(heads_kv);
+  p.head_dim = static_cast<int>(head_dim);
+  p.group_size = static_cast<int>(heads_q / heads_kv);
+  p.scale = scale;
+  p.scale_log2 = static_cast<float>(scale * 1.4426950408889634);  // log2(e): exp(x) = exp2(x * log2 e)
+  p.causal = a.causal;
+  p.dtype = dtype;
+  return p;
+}
+
+// Why `v` cannot take this call (empty: it can), short of device checks.
+std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const ForwardArgs& a) {
+  const FwdVariant* v = r.impl;
+  if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
+  if (!(v->dtype_mask & detail::dtype_bit(p.dtype))) return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
+  bool hdim_ok = p.head_dim <= v->max_head_dim;
+  if (hdim_ok && v->num_head_dims > 0) {
+    hdim_ok = false;
+    for (int i = 0; i < v->num_head_dims; ++i) hdim_ok = hdim_ok || v->head_dims[i] == p.head_dim;
+  }
+  if (!hdim_ok) {
+    std::string dims;
+    for (int i = 0; i < v->num_head_dims; ++i) dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
+    if (dims.empty()) dims = "1 to " + std::to_string(v->max_head_dim);
+    return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
+  }
+  if (v->alignment > 0) {
+    const std::size_t esize = dtype_size(p.dtype);
+    const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
+    for (const auto& [name, t] : views) {
+      if (t->numel() == 0) continue;
+      if (reinterpret_cast<std::uintptr_t>(t->data) % v->alignment != 0)
+        return std::string(name) + ".data is not " + std::to_string(v->alignment) + "-byte aligned";
+      for (int d = 0; d < 3; ++d) {
+        if (t->shape[d] > 1 && (t->stride[d] * esize) % v->alignment != 0)
+          return std::string(name) + ".stride[" + std::to_string(d) + "] = " + std::to_string(t->stride[d]) +
+                 " elements is not a multiple of " + std::to_string(v->alignment) + " bytes";
+      }
+      if ((p.head_dim * esize) % v->alignment != 0)
+        return "head_dim * element size is not a multiple of " + std::to_string(v->alignment) + " bytes";
+    }
+  }
+  const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
+  for (const auto& [name, t] : views) {
+    std::int64_t off = 0;
+    max_offset(*t, off);
+    if (off > v->max_offset)
+      return std::string(name) + "'s largest element offset " + std::to_string(off) + " exceeds the variant's index limit " +
+             std::to_string(v->max_offset);
+  }
+  return {};
+}
+
+std::string device_reason(const RegisteredFwd& r, const FwdParams& p, const detail::DeviceInfo& dev) {
+  if (dev.compute_capability < r.impl->min_compute_capability)
+    return "needs compute capability " + std::to_string(r.impl->min_compute_capability / 10) + "." +
+           std::to_string(r.impl->min_compute_capability % 10) + "; this GPU has " +
+           std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
+  if (r.impl->check != nullptr) return r.impl->check(p, dev);
+  return {};
+}
+
+struct Resolved {
+  FwdParams params;
+  const RegisteredFwd* variant = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+Resolved resolve(const ForwardArgs& a) {
+  Resolved out;
+  out.params = check_args(a);
+  const FwdParams& p = out.params;
+  const auto& registry = detail::forward_registry();
+
+  if (a.kernel != "auto") {
+    for (const auto& r : registry)
+      if (r.name == a.kernel) out.variant = &r;
+    if (out.variant == nullptr) {
+      std::string known;
+      for (const auto& r : registry) known += (known.empty() ? "" : ", ") + std::string(r.name);
+      fail("kernel: unknown variant '" + a.kernel + "'; expected auto or one of: " + known);
+    }
+    const std::string why = unsupported_reason(*out.variant, p, a);
+    if (!why.empty()) fail("kernel '" + a.kernel + "': " + why);
+    const std::string why_dev = device_reason(*out.variant, p, detail::current_device());
+    if (!why_dev.empty()) fail("kernel '" + a.kernel + "': " + why_dev);
+  } else {
+    std::string reasons;
+    for (auto it = registry.rbegin(); it != registry.rend() && out.variant == nullptr; ++it) {
+      std::string why = unsupported_reason(*it, p, a);
+      if (why.empty()) why = device_reason(*it, p, detail::current_device());
+      if (why.empty()) out.variant = &*it;
+      else reasons += "\n  " + std::string(it->name) + ": " + why;
+    }
+    if (out.variant == nullptr) fail("kernel auto: no variant supports this call:" + reasons);
+  }
+  const bool empty = p.batch == 0 || p.seqlen_q == 0 || p.seqlen_k == 0;
+  if (!empty && out.variant->impl->workspace_bytes != nullptr) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
+  return out;
+}
+
+}  // namespace
+
+ForwardPlan plan_forward(const ForwardArgs& args) {
+  const Resolved r = resolve(args);
+  return ForwardPlan{std::string(r.variant->name), r.workspace_bytes};
+}
+
+void attention_forward(const ForwardArgs& args) {
+  Resolved r = resolve(args);
+  FwdParams& p = r.params;
+  if (p.batch == 0 || p.seqlen_q == 0) return;  // nothing to compute
+  const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  if (p.seqlen_k == 0) {
+    detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");
+    return;
+  }
+  if (r.workspace_bytes > 0) {
+    if (args.workspace != nullptr) {
+      if (args.workspace_bytes < r.workspace_bytes)
+        fail("workspace_bytes = " + std::to_string(args.workspace_bytes) + "; kernel '" + std::string(r.variant->name) +
+             "' needs " + std::to_string(r.workspace_bytes) + " for this call (see plan_forward)");
+      if (reinterpret_cast<std::uintptr_t>(args.workspace) % kWorkspaceAlignment != 0)
+        fail("workspace is not " + std::to_string(kWorkspaceAlignment) + "-byte aligned");
+      p.workspace = args.workspace;
+    } else {
+      p.workspace = detail::cached_workspace(detail::current_device().device, stream, r.workspace_bytes);
+    }
+  }
+  detail::check_cuda(r.variant->impl->run(p, stream), "kernel '" + std::string(r.variant->name) + "' launch");
+}
+
+}  // namespace flash

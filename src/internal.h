@@ -1,0 +1,36 @@
+// Host-side internals shared by the files of src/: the registry, the device
+// query and the workspace cache.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/variant.h"
+#include "flash/error.h"
+
+namespace flash::detail {
+
+struct RegisteredFwd {
+  std::string_view name;
+  std::string_view description;
+  const FwdVariant* impl;  // null: left out of this build
+};
+
+// Every forward variant of kernels/variants.def, in ladder order.
+const std::vector<RegisteredFwd>& forward_registry();
+
+// The current device, or a flash::Error when there is none.
+const DeviceInfo& current_device();
+
+// A device buffer of at least `bytes` owned by the library, one per (device,
+// stream); it grows on demand and is reused, so warm calls allocate nothing.
+void* cached_workspace(int device, cudaStream_t stream, std::size_t bytes);
+
+// Throws flash::Error("<what>: <CUDA's error string>") when err is not cudaSuccess.
+void check_cuda(cudaError_t err, std::string_view what);
+
+}  // namespace flash::detail

@@ -1,0 +1,117 @@
+// The fp64 CPU reference. Deliberately plain: for each (batch, head, query
+// row): scores, max, exp, sum, then the weighted sum of V.
+#include "flash/reference.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <thread>
+
+namespace flash::reference {
+
+double round_to(DType dtype, double x) {
+  if (!std::isfinite(x)) return x;
+  const float f = static_cast<float>(x);  // round to nearest even in fp32 first
+  if (dtype == DType::f32) return f;
+  // Round the fp32 value to `mantissa` explicit bits, to nearest even.
+  const int mantissa = dtype == DType::bf16 ? 7 : 10;
+  if (dtype == DType::f16) {
+    // f16: the exponent range is narrow; handle overflow and subnormals by
+    // rounding to the f16 grid at this magnitude.
+    const double a = std::fabs(x);
+    if (a >= 65520.0) return std::copysign(std::numeric_limits<double>::infinity(), x);
+    const int e = a > 0 ? std::max(std::ilogb(a), -14) : -14;
+    const double quantum = std::ldexp(1.0, e - mantissa);
+    return std::nearbyint(x / quantum) * quantum;
+  }
+  std::uint32_t bits = 0;
+  std::memcpy(&bits, &f, sizeof(bits));
+  const std::uint32_t drop = 23 - mantissa;  // bf16 keeps the top 16 bits
+  const std::uint32_t lsb = (bits >> drop) & 1u;
+  bits += ((1u << (drop - 1)) - 1u) + lsb;
+  bits &= ~((1u << drop) - 1u);
+  float r = 0.0f;
+  std::memcpy(&r, &bits, sizeof(r));
+  return r;
+}
+
+Result forward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+               const std::vector<double>& v, std::optional<DType> lowp, const std::vector<int>& rows, int threads) {
+  const int B = p.batch, Sq = p.seqlen_q, Sk = p.seqlen_k, Hq = p.heads_q, Hkv = p.heads_kv, D = p.head_dim;
+  const int group = Hq / Hkv;
+  Result out;
+  out.o.assign(static_cast<std::size_t>(B) * Sq * Hq * D, 0.0);
+  out.lse.assign(static_cast<std::size_t>(B) * Hq * Sq, 0.0);
+  if (lowp) out.o_lowp.assign(out.o.size(), 0.0);
+
+  std::vector<int> row_list = rows;
+  if (row_list.empty())
+    for (int i = 0; i < Sq; ++i) row_list.push_back(i);
+
+  auto q_at = [&](int b, int i, int h) { return &q[((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D]; };
+  auto k_at = [&](int b, int j, int h) { return &k[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
+  auto v_at = [&](int b, int j, int h) { return &v[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
+
+  auto run_head = [&](int bh) {
+    const int b = bh / Hq, h = bh % Hq, hk = h / group;
+    std::vector<double> s(Sk), o(D), o_lowp(D);
+    for (int i : row_list) {
+      double row_max = -std::numeric_limits<double>::infinity();
+      for (int j = 0; j < Sk; ++j) {
+        if (p.causal && !causal_allows(i, j, Sq, Sk)) {
+          s[j] = -std::numeric_limits<double>::infinity();
+          continue;
+        }
+        const double* qi = q_at(b, i, h);
+        const double* kj = k_at(b, j, hk);
+        double dot = 0.0;
+        for (int d = 0; d < D; ++d) dot += qi[d] * kj[d];
+        s[j] = dot * p.softmax_scale;
+        row_max = std::max(row_max, s[j]);
+      }
+      double row_sum = 0.0;
+      if (row_max != -std::numeric_limits<double>::infinity())
+        for (int j = 0; j < Sk; ++j) row_sum += (s[j] = std::exp(s[j] - row_max));
+      else
+        std::fill(s.begin(), s.end(), 0.0);
+      std::fill(o.begin(), o.end(), 0.0);
+      std::fill(o_lowp.begin(), o_lowp.end(), 0.0);
+      for (int j = 0; j < Sk; ++j) {
+        if (s[j] == 0.0) continue;
+        const double pj = s[j] / row_sum;
+        const double* vj = v_at(b, j, hk);
+        for (int d = 0; d < D; ++d) o[d] += pj * vj[d];
+        if (lowp) {
+          const double pj_lowp = round_to(*lowp, pj);
+          for (int d = 0; d < D; ++d) o_lowp[d] += pj_lowp * vj[d];
+        }
+      }
+      const std::size_t o_off = ((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D;
+      for (int d = 0; d < D; ++d) {
+        out.o[o_off + d] = o[d];
+        if (lowp) out.o_lowp[o_off + d] = round_to(*lowp, o_lowp[d]);
+      }
+      out.lse[(static_cast<std::size_t>(b) * Hq + h) * Sq + i] =
+          row_sum > 0.0 ? row_max + std::log(row_sum) : -std::numeric_limits<double>::infinity();
+    }
+  };
+
+  const int heads = B * Hq;
+  int n_threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n_threads = std::min(n_threads, std::max(heads, 1));
+  if (n_threads <= 1) {
+    for (int bh = 0; bh < heads; ++bh) run_head(bh);
+  } else {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < n_threads; ++t)
+      pool.emplace_back([&, t] {
+        for (int bh = t; bh < heads; bh += n_threads) run_head(bh);
+      });
+    for (auto& th : pool) th.join();
+  }
+  return out;
+}
+
+}  // namespace flash::reference

@@ -1,0 +1,59 @@
+// The registry: kernels/variants.def expanded into a table. A variant left
+// out of the build (FLASH_VARIANTS) links a generated stub that returns null,
+// so it is listed as "not built" instead of failing at link time.
+#include <vector>
+
+#include "flash/variants.h"
+#include "internal.h"
+
+namespace flash::detail {
+
+#define FLASH_FWD_VARIANT(name, file, description) const FwdVariant* variant_##name();
+#include "variants.def"
+#undef FLASH_FWD_VARIANT
+
+const std::vector<RegisteredFwd>& forward_registry() {
+  static const std::vector<RegisteredFwd> registry = {
+#define FLASH_FWD_VARIANT(name, file, description) {#name, description, variant_##name()},
+#include "variants.def"
+#undef FLASH_FWD_VARIANT
+  };
+  return registry;
+}
+
+}  // namespace flash::detail
+
+namespace flash {
+
+bool VariantInfo::supports(DType dtype, int head_dim) const {
+  if (!built) return false;
+  bool dtype_ok = false;
+  for (DType t : dtypes) dtype_ok = dtype_ok || t == dtype;
+  if (!dtype_ok || head_dim < 1 || head_dim > max_head_dim) return false;
+  if (head_dims.empty()) return true;
+  for (int d : head_dims)
+    if (d == head_dim) return true;
+  return false;
+}
+
+std::vector<VariantInfo> forward_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& r : detail::forward_registry()) {
+    VariantInfo info;
+    info.name = r.name;
+    info.description = r.description;
+    info.built = r.impl != nullptr;
+    if (r.impl != nullptr) {
+      info.min_compute_capability = r.impl->min_compute_capability;
+      for (DType t : {DType::f32, DType::f16, DType::bf16})
+        if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
+      info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
+      info.max_head_dim = r.impl->max_head_dim;
+      info.alignment = r.impl->alignment;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace flash

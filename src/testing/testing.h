@@ -1,0 +1,100 @@
+// Host-side helpers shared by the tests, the runner and the bench (not part
+// of the installed library): device buffers, random inputs, strided upload,
+// and the FlashAttention-style correctness check against the fp64 reference.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "flash/flash.h"
+#include "flash/reference.h"
+
+namespace flash::testing {
+
+// True when a CUDA device is usable; otherwise *why says what is missing.
+bool gpu_available(std::string* why);
+
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& o) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+// Throws flash::Error when err is not cudaSuccess (err is a cudaError_t).
+void check(int err, const char* what);
+
+enum class Layout { bshd, bhsd };
+
+// Shape [batch, seqlen, heads, head_dim] in the given memory layout.
+struct ViewSpec {
+  std::int64_t batch, seqlen, heads, head_dim;
+  Layout layout = Layout::bshd;
+  TensorView view(void* data, DType dtype) const;
+  std::size_t elements() const { return static_cast<std::size_t>(batch * seqlen * heads * head_dim); }
+};
+
+// Standard normal values rounded to dtype (so they are exact in it).
+std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng);
+
+// Host values in BSHD order to/from a device view of any strides.
+void upload(const std::vector<double>& host, const TensorView& view);
+std::vector<double> download(const TensorView& view);
+// Fills every element a view addresses with NaN (poison before a call).
+void poison(const TensorView& view);
+std::size_t view_bytes(const TensorView& view);
+
+struct Shape {
+  int batch = 1, seqlen_q = 1, seqlen_k = 1, heads_q = 1, heads_kv = 1, head_dim = 64;
+};
+
+// One problem: random inputs on host and device, and the reference for
+// `rows` (every row when empty).
+struct Problem {
+  Shape shape;
+  DType dtype = DType::bf16;
+  bool causal = false;
+  Layout layout = Layout::bshd;
+  std::vector<int> rows;
+  std::vector<double> q, k, v;
+  reference::Result ref;
+  DeviceBuffer dq, dk, dv, d_o, d_lse;
+  TensorView vq, vk, vv, vo, vlse;
+};
+
+Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed,
+                     std::vector<int> rows = {});
+
+// Up to `count` query rows: the first and last rows, rows at common tile
+// edges, and random ones; all rows when seqlen_q <= count.
+std::vector<int> sample_rows(int seqlen_q, int count, std::uint64_t seed);
+
+struct CheckResult {
+  bool ok = false;
+  std::string error;  // a flash::Error or CUDA failure, if any
+  double max_err = 0, bound = 0;
+  double lse_err = 0, lse_bound = 0;
+  std::size_t unwritten = 0;  // output elements still NaN after the call
+};
+
+// Poisons O and LSE, runs `kernel`, and checks O and LSE by FlashAttention's
+// rule: max|out - ref| <= 2 * max|out_lowp - ref| + floor(dtype) * max|ref|.
+CheckResult run_and_check(Problem& prob, const std::string& kernel);
+
+// Rounding floor of the bound, relative to max|ref|.
+double rounding_floor(DType dtype);
+
+}  // namespace flash::testing

@@ -1,0 +1,196 @@
+// Every class of invalid call raises flash::Error naming the argument, and
+// writes nothing. Validation runs before any device access, so host buffers
+// stand in for device memory and these tests run without a GPU.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "flash/flash.h"
+
+namespace {
+
+using flash::DType;
+
+constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = 64;
+constexpr std::uint16_t kPattern = 0x7e57;
+
+struct Buffers {
+  alignas(256) std::uint16_t q[kB * kS * kH * kD];
+  alignas(256) std::uint16_t k[kB * kS * kHkv * kD];
+  alignas(256) std::uint16_t v[kB * kS * kHkv * kD];
+  alignas(256) std::uint16_t o[kB * kS * kH * kD];
+  alignas(256) float lse[kB * kH * kS];
+};
+
+class ApiErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::memset(&buf_, 0, sizeof(buf_));
+    for (auto& x : buf_.o) x = kPattern;
+    for (auto& x : buf_.lse) x = 123.0f;
+    args_.q = flash::make_contiguous(buf_.q, DType::bf16, {kB, kS, kH, kD});
+    args_.k = flash::make_contiguous(buf_.k, DType::bf16, {kB, kS, kHkv, kD});
+    args_.v = flash::make_contiguous(buf_.v, DType::bf16, {kB, kS, kHkv, kD});
+    args_.o = flash::make_contiguous(buf_.o, DType::bf16, {kB, kS, kH, kD});
+    args_.lse = flash::make_contiguous(buf_.lse, DType::f32, {kB, kH, kS});
+    args_.kernel = "tiled";
+  }
+
+  // Expects flash::Error whose message contains every fragment, and O and
+  // LSE untouched.
+  void expect_error(std::initializer_list<const char*> fragments) {
+    try {
+      flash::attention_forward(args_);
+      ADD_FAILURE() << "no flash::Error thrown";
+    } catch (const flash::Error& e) {
+      const std::string msg = e.what();
+      for (const char* f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "message: " << msg << "\nmissing: " << f;
+    }
+    for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
+    for (auto x : buf_.lse) ASSERT_EQ(x, 123.0f) << "lse was written";
+  }
+
+  Buffers buf_;
+  flash::ForwardArgs args_;
+};
+
+TEST_F(ApiErrors, NullPointer) {
+  args_.k.data = nullptr;
+  expect_error({"k.data", "null"});
+}
+
+TEST_F(ApiErrors, PointerNotElementAligned) {
+  args_.q.data = reinterpret_cast<char*>(buf_.q) + 1;
+  expect_error({"q.data", "aligned"});
+}
+
+TEST_F(ApiErrors, PointerNotAlignedForTheVariant) {
+  args_.v.data = buf_.v + 1;  // element-aligned, not 16-byte aligned
+  expect_error({"tiled", "v.data", "16-byte"});
+}
+
+TEST_F(ApiErrors, StrideNotAlignedForTheVariant) {
+  args_.q.stride[2] = kD + 1;  // 130-byte head stride: tiled loads rows 16 bytes at a time
+  expect_error({"tiled", "q.stride[2]", "16 bytes"});
+}
+
+TEST_F(ApiErrors, WrongRank) {
+  args_.q.rank = 3;
+  expect_error({"q", "rank-4"});
+}
+
+TEST_F(ApiErrors, BatchMismatch) {
+  args_.k.shape[0] = 1;
+  expect_error({"k.shape[0]", "batch", "expected 2"});
+}
+
+TEST_F(ApiErrors, VShapeDiffersFromK) {
+  args_.v.shape[1] = kS - 1;
+  expect_error({"v.shape[1]", "seqlen_k"});
+}
+
+TEST_F(ApiErrors, OShapeDiffersFromQ) {
+  args_.o.shape[2] = kH / 2;
+  expect_error({"o.shape[2]", "heads_q"});
+}
+
+TEST_F(ApiErrors, HeadDimMismatch) {
+  args_.k.shape[3] = kD / 2;
+  expect_error({"k.shape[3]", "head_dim"});
+}
+
+TEST_F(ApiErrors, LastDimensionNotContiguous) {
+  args_.q.stride[3] = 2;
+  expect_error({"q.stride[3]", "contiguous"});
+}
+
+TEST_F(ApiErrors, NegativeStride) {
+  args_.k.stride[1] = -args_.k.stride[1];
+  expect_error({"k.stride[1]", ">= 0"});
+}
+
+TEST_F(ApiErrors, NegativeSize) {
+  args_.q.shape[1] = -1;
+  expect_error({"q.shape[1]", ">= 0"});
+}
+
+TEST_F(ApiErrors, DtypeMismatch) {
+  args_.k.dtype = DType::f16;
+  expect_error({"k.dtype", "f16", "bf16"});
+}
+
+TEST_F(ApiErrors, OutputDtypeMismatch) {
+  args_.o.dtype = DType::f32;
+  expect_error({"o.dtype", "f32"});
+}
+
+TEST_F(ApiErrors, LseDtype) {
+  args_.lse->dtype = DType::bf16;
+  expect_error({"lse.dtype", "f32"});
+}
+
+TEST_F(ApiErrors, LseShape) {
+  args_.lse->shape[2] = kS + 1;
+  expect_error({"lse.shape[2]", "seqlen_q"});
+}
+
+TEST_F(ApiErrors, HeadsNotAMultiple) {
+  args_.k.shape[2] = args_.v.shape[2] = 3;
+  args_.k.stride[1] = args_.v.stride[1] = 3 * kD;
+  args_.k.stride[0] = args_.v.stride[0] = kS * 3 * kD;
+  expect_error({"heads_q", "not a multiple", "heads_kv"});
+}
+
+TEST_F(ApiErrors, ZeroKvHeads) {
+  args_.k.shape[2] = args_.v.shape[2] = 0;
+  expect_error({"heads_kv", ">= 1"});
+}
+
+TEST_F(ApiErrors, UnsupportedHeadDim) {
+  for (auto* t : {&args_.q, &args_.k, &args_.v, &args_.o}) t->shape[3] = 48;
+  expect_error({"tiled", "head_dim 48", "not supported"});
+}
+
+TEST_F(ApiErrors, UnknownVariant) {
+  args_.kernel = "warp-drive";
+  expect_error({"kernel", "warp-drive", "naive"});
+}
+
+TEST_F(ApiErrors, OffsetsOverflow) {
+  args_.q.shape[1] = 1 << 30;
+  args_.q.stride[1] = std::int64_t(1) << 40;
+  expect_error({"q", "overflow"});
+}
+
+TEST_F(ApiErrors, SizeBeyondIndexType) {
+  args_.q.shape[1] = std::int64_t(1) << 32;
+  expect_error({"q.shape[1]", "2^31"});
+}
+
+TEST_F(ApiErrors, OverlappingOutput) {
+  args_.o.stride[1] = 1;  // rows overlap each other
+  expect_error({"o", "overlap"});
+}
+
+TEST_F(ApiErrors, BadSoftmaxScale) {
+  args_.softmax_scale = std::nanf("");
+  expect_error({"softmax_scale", "finite"});
+  args_.softmax_scale = -1.0f;
+  expect_error({"softmax_scale"});
+}
+
+TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
+  int dummy = 0;
+  const auto t = flash::make_contiguous(&dummy, DType::f16, {2, 3, 4, 5});
+  EXPECT_EQ(t.rank, 4);
+  EXPECT_EQ(t.stride[0], 60);
+  EXPECT_EQ(t.stride[3], 1);
+  EXPECT_EQ(t.numel(), 120);
+  EXPECT_EQ(flash::dtype_size(DType::bf16), 2u);
+  EXPECT_EQ(flash::dtype_name(DType::f32), "f32");
+}
+
+}  // namespace

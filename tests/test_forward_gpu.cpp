@@ -1,0 +1,191 @@
+// GPU tests (ctest label gpu): every built variant against the fp64 reference
+// over the foundation grid, by FlashAttention's rule
+//   max|out - ref| <= 2 * max|out_lowp - ref| + floor(dtype) * max|ref|,
+// LSE too, with outputs poisoned (NaN) before each call and every element
+// checked written. Fresh random inputs for every case: the base seed is
+// random unless FLASH_TEST_SEED is set, and printed so a failure can be rerun.
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <random>
+#include <tuple>
+
+#include "flash/flash.h"
+#include "testing/testing.h"
+
+namespace {
+
+using flash::DType;
+using flash::testing::Layout;
+using flash::testing::Shape;
+
+std::uint64_t base_seed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("FLASH_TEST_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    fmt::print("FLASH_TEST_SEED={}\n", s);
+    return s;
+  }();
+  return seed;
+}
+
+std::string no_gpu_reason() {
+  static const std::string why = [] {
+    std::string w;
+    return flash::testing::gpu_available(&w) ? std::string() : w;
+  }();
+  return why;
+}
+
+#define SKIP_WITHOUT_GPU()                                  \
+  do {                                                      \
+    if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
+  } while (0)
+
+struct Heads {
+  const char* name;
+  int q, kv;
+};
+constexpr Heads kHeads[] = {{"mha", 2, 2}, {"gqa4", 8, 2}, {"mqa", 3, 1}};
+constexpr int kSeqlens[][2] = {{1, 1}, {17, 17}, {113, 203}, {128, 128}, {257, 129}, {1023, 1024}};
+constexpr int kHeadDims[] = {32, 64, 96, 128, 256};
+
+// Runs every built variant that supports (dtype, head_dim) on one problem.
+void check_all_variants(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed) {
+  auto prob = flash::testing::make_problem(s, dtype, causal, layout, seed);
+  int checked = 0;
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.supports(dtype, s.head_dim)) continue;
+    const auto r = flash::testing::run_and_check(prob, v.name);
+    ++checked;
+    EXPECT_TRUE(r.error.empty()) << v.name << ": " << r.error;
+    EXPECT_EQ(r.unwritten, 0u) << v.name << ": output elements left unwritten";
+    EXPECT_LE(r.max_err, r.bound) << v.name << ": O error over the bound";
+    EXPECT_LE(r.lse_err, r.lse_bound) << v.name << ": LSE error over the bound";
+  }
+  EXPECT_GT(checked, 0) << "no built variant supports this case";
+}
+
+using GridParam = std::tuple<DType, int, bool, int, int>;  // dtype, head dim, causal, seqlen index, heads index
+
+class ForwardGrid : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(ForwardGrid, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const auto [dtype, head_dim, causal, seq_idx, heads_idx] = GetParam();
+  Shape s;
+  s.batch = 2;
+  s.seqlen_q = kSeqlens[seq_idx][0];
+  s.seqlen_k = kSeqlens[seq_idx][1];
+  s.heads_q = kHeads[heads_idx].q;
+  s.heads_kv = kHeads[heads_idx].kv;
+  s.head_dim = head_dim;
+  const std::uint64_t seed = base_seed() * 1000003u + std::hash<std::string>{}(
+      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  SCOPED_TRACE(fmt::format("seed {} shape b{} sq{} sk{} hq{} hkv{} d{} {}{}", seed, s.batch, s.seqlen_q, s.seqlen_k,
+                           s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(dtype), causal ? " causal" : ""));
+  check_all_variants(s, dtype, causal, Layout::bshd, seed);
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
+  const auto [dtype, head_dim, causal, seq_idx, heads_idx] = info.param;
+  return fmt::format("{}_d{}_{}_sq{}_sk{}_{}", flash::dtype_name(dtype), head_dim, causal ? "causal" : "full",
+                     kSeqlens[seq_idx][0], kSeqlens[seq_idx][1], kHeads[heads_idx].name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, ForwardGrid,
+                         ::testing::Combine(::testing::Values(DType::bf16, DType::f16, DType::f32),
+                                            ::testing::ValuesIn(kHeadDims), ::testing::Bool(),
+                                            ::testing::Range(0, 6), ::testing::Range(0, 3)),
+                         grid_name);
+
+// BHSD memory ([batch, heads, seqlen, head_dim]) through strided views.
+TEST(ForwardLayouts, StridedBhsdViews) {
+  SKIP_WITHOUT_GPU();
+  for (bool causal : {false, true})
+    for (int d : {64, 128}) {
+      Shape s{.batch = 2, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 8, .heads_kv = 2, .head_dim = d};
+      SCOPED_TRACE(fmt::format("bhsd d{} causal {}", d, causal));
+      check_all_variants(s, DType::bf16, causal, Layout::bhsd, base_seed() + d + causal);
+    }
+}
+
+flash::ForwardArgs args_for(flash::testing::Problem& p, const std::string& kernel) {
+  flash::ForwardArgs a;
+  a.q = p.vq, a.k = p.vk, a.v = p.vv, a.o = p.vo, a.lse = p.vlse;
+  a.kernel = kernel;
+  return a;
+}
+
+TEST(ForwardEdges, EmptyBatchOrQueriesIsANoOp) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.supports(DType::bf16, 64)) continue;
+    for (Shape s : {Shape{.batch = 0, .seqlen_q = 16, .seqlen_k = 16, .heads_q = 2, .heads_kv = 2, .head_dim = 64},
+                    Shape{.batch = 2, .seqlen_q = 0, .seqlen_k = 16, .heads_q = 2, .heads_kv = 2, .head_dim = 64}}) {
+      auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+      EXPECT_NO_THROW(flash::attention_forward(args_for(p, v.name))) << v.name;
+      EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    }
+  }
+}
+
+TEST(ForwardEdges, NoKeysGivesZeroOutputAndMinusInfLse) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.supports(DType::bf16, 64)) continue;
+    Shape s{.batch = 2, .seqlen_q = 5, .seqlen_k = 0, .heads_q = 4, .heads_kv = 2, .head_dim = 64};
+    auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+    const auto r = flash::testing::run_and_check(p, v.name);
+    EXPECT_TRUE(r.ok) << v.name << " " << r.error << " unwritten " << r.unwritten << " err " << r.max_err;
+  }
+}
+
+TEST(ForwardEdges, LseIsOptionalAndTheCallerMayOwnTheWorkspace) {
+  SKIP_WITHOUT_GPU();
+  Shape s{.batch = 1, .seqlen_q = 77, .seqlen_k = 91, .heads_q = 2, .heads_kv = 1, .head_dim = 64};
+  auto p = flash::testing::make_problem(s, DType::f16, true, Layout::bshd, base_seed());
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.supports(DType::f16, 64)) continue;
+    auto a = args_for(p, v.name);
+    a.causal = true;
+    a.lse.reset();
+    const auto plan = flash::plan_forward(a);
+    EXPECT_EQ(plan.kernel, v.name);
+    flash::testing::DeviceBuffer ws(plan.workspace_bytes + 256);
+    a.workspace = ws.get();
+    a.workspace_bytes = plan.workspace_bytes;
+    flash::testing::poison(p.vo);
+    EXPECT_NO_THROW(flash::attention_forward(a)) << v.name;
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    const auto o = flash::testing::download(p.vo);
+    double max_err = 0;
+    for (std::size_t i = 0; i < o.size(); ++i) max_err = std::max(max_err, std::abs(o[i] - p.ref.o[i]));
+    EXPECT_LT(max_err, 1e-2) << v.name;  // NaN (unwritten) fails this too
+    if (plan.workspace_bytes > 0) {
+      a.workspace_bytes = plan.workspace_bytes - 1;
+      EXPECT_THROW(flash::attention_forward(a), flash::Error) << v.name;
+    }
+  }
+}
+
+TEST(ForwardEdges, AutoPicksTheLastSupportingVariant) {
+  SKIP_WITHOUT_GPU();
+  Shape s{.batch = 1, .seqlen_q = 16, .seqlen_k = 16, .heads_q = 1, .heads_kv = 1, .head_dim = 64};
+  auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  std::string expected;
+  for (const auto& v : flash::forward_variants())
+    if (v.supports(DType::bf16, 64)) expected = v.name;
+  EXPECT_EQ(flash::plan_forward(args_for(p, "auto")).kernel, expected);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  if (!no_gpu_reason().empty()) fmt::print("gpu tests skip: {}\n", no_gpu_reason());
+  base_seed();
+  return RUN_ALL_TESTS();
+}

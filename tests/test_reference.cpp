@@ -1,0 +1,165 @@
+// The fp64 reference on tiny cases whose answers are known by construction.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+
+#include "flash/reference.h"
+
+namespace {
+
+using flash::DType;
+using flash::reference::Problem;
+
+std::vector<double> randn(std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> d;
+  std::vector<double> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// V = identity over keys (head_dim = seqlen_k, V[j][d] = [j == d]) makes O
+// equal to the row of P, which the tests below inspect directly.
+std::vector<double> one_hot_v(const Problem& p) {
+  std::vector<double> v(std::size_t(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim, 0.0);
+  for (int b = 0; b < p.batch; ++b)
+    for (int j = 0; j < p.seqlen_k; ++j)
+      for (int h = 0; h < p.heads_kv; ++h) v[((std::size_t(b) * p.seqlen_k + j) * p.heads_kv + h) * p.head_dim + j] = 1;
+  return v;
+}
+
+double p_at(const Problem& p, const flash::reference::Result& r, int b, int i, int h, int j) {
+  return r.o[((std::size_t(b) * p.seqlen_q + i) * p.heads_q + h) * p.head_dim + j];
+}
+
+TEST(Reference, RowsOfPSumToOne) {
+  Problem p{.batch = 2, .seqlen_q = 5, .seqlen_k = 7, .heads_q = 2, .heads_kv = 2, .head_dim = 7, .softmax_scale = 0.4};
+  const auto q = randn(2 * 5 * 2 * 7, 1), k = randn(2 * 7 * 2 * 7, 2);
+  const auto r = flash::reference::forward(p, q, k, one_hot_v(p));
+  for (int b = 0; b < 2; ++b)
+    for (int i = 0; i < 5; ++i)
+      for (int h = 0; h < 2; ++h) {
+        double sum = 0;
+        for (int j = 0; j < 7; ++j) {
+          EXPECT_GT(p_at(p, r, b, i, h, j), 0.0);
+          sum += p_at(p, r, b, i, h, j);
+        }
+        EXPECT_NEAR(sum, 1.0, 1e-12);
+      }
+}
+
+TEST(Reference, SoftmaxAndLseMatchHandComputation) {
+  // One query, two keys, head_dim 1: scores are scale * q * k_j.
+  Problem p{.batch = 1, .seqlen_q = 1, .seqlen_k = 2, .heads_q = 1, .heads_kv = 1, .head_dim = 1, .softmax_scale = 0.5};
+  const std::vector<double> q = {2.0}, k = {1.0, -3.0}, v = {10.0, 20.0};
+  const auto r = flash::reference::forward(p, q, k, v);
+  const double s0 = 0.5 * 2 * 1, s1 = 0.5 * 2 * -3;
+  const double p0 = std::exp(s0) / (std::exp(s0) + std::exp(s1));
+  EXPECT_NEAR(r.o[0], p0 * 10 + (1 - p0) * 20, 1e-12);
+  EXPECT_NEAR(r.lse[0], std::log(std::exp(s0) + std::exp(s1)), 1e-12);
+}
+
+TEST(Reference, CausalMaskIsBottomRightAligned) {
+  // seqlen_q 3, seqlen_k 5: query i sees keys 0 .. i + 2.
+  Problem p{.batch = 1, .seqlen_q = 3, .seqlen_k = 5, .heads_q = 1, .heads_kv = 1, .head_dim = 5, .softmax_scale = 1.0,
+            .causal = true};
+  const auto r = flash::reference::forward(p, randn(15, 3), randn(25, 4), one_hot_v(p));
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 5; ++j) {
+      if (j <= i + 2) EXPECT_GT(p_at(p, r, 0, i, 0, j), 0.0) << i << "," << j;
+      else EXPECT_EQ(p_at(p, r, 0, i, 0, j), 0.0) << i << "," << j;
+    }
+}
+
+TEST(Reference, CausalRowsThatSeeNoKeyAreZeroWithLseMinusInf) {
+  // seqlen_q 4 > seqlen_k 2: query i sees keys 0 .. i - 2, so rows 0 and 1 see none.
+  Problem p{.batch = 1, .seqlen_q = 4, .seqlen_k = 2, .heads_q = 1, .heads_kv = 1, .head_dim = 2, .softmax_scale = 1.0,
+            .causal = true};
+  const auto v = randn(4, 7);
+  const auto r = flash::reference::forward(p, randn(8, 5), randn(4, 6), v);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(r.lse[i], -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(r.o[i * 2], 0.0);
+    EXPECT_EQ(r.o[i * 2 + 1], 0.0);
+  }
+  EXPECT_TRUE(std::isfinite(r.lse[2]));
+  EXPECT_DOUBLE_EQ(r.o[2 * 2], v[0]);  // row 2 sees key 0 only: O = V[0]
+  EXPECT_DOUBLE_EQ(r.o[2 * 2 + 1], v[1]);
+}
+
+TEST(Reference, GqaMapsQueryHeadsToTheirKvHead) {
+  // heads_q 4 over heads_kv 2: query heads 0,1 use KV head 0; 2,3 use KV head 1.
+  // Compare with MHA where K/V are repeated per query head.
+  Problem gqa{.batch = 1, .seqlen_q = 3, .seqlen_k = 4, .heads_q = 4, .heads_kv = 2, .head_dim = 3, .softmax_scale = 0.7};
+  Problem mha = gqa;
+  mha.heads_kv = 4;
+  const auto q = randn(3 * 4 * 3, 8), k = randn(4 * 2 * 3, 9), v = randn(4 * 2 * 3, 10);
+  std::vector<double> k4, v4;
+  for (int j = 0; j < 4; ++j)
+    for (int h = 0; h < 4; ++h)
+      for (int d = 0; d < 3; ++d) {
+        k4.push_back(k[(j * 2 + h / 2) * 3 + d]);
+        v4.push_back(v[(j * 2 + h / 2) * 3 + d]);
+      }
+  const auto a = flash::reference::forward(gqa, q, k, v), b = flash::reference::forward(mha, q, k4, v4);
+  ASSERT_EQ(a.o.size(), b.o.size());
+  for (std::size_t i = 0; i < a.o.size(); ++i) EXPECT_DOUBLE_EQ(a.o[i], b.o[i]);
+  for (std::size_t i = 0; i < a.lse.size(); ++i) EXPECT_DOUBLE_EQ(a.lse[i], b.lse[i]);
+}
+
+TEST(Reference, SeqlenQDiffersFromSeqlenK) {
+  // Without a mask each query row is independent of the others: row i of a
+  // 3-query problem equals the 1-query problem with that row.
+  Problem p{.batch = 1, .seqlen_q = 3, .seqlen_k = 9, .heads_q = 1, .heads_kv = 1, .head_dim = 4, .softmax_scale = 0.5};
+  const auto q = randn(12, 11), k = randn(36, 12), v = randn(36, 13);
+  const auto all = flash::reference::forward(p, q, k, v);
+  Problem one = p;
+  one.seqlen_q = 1;
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<double> qi(q.begin() + i * 4, q.begin() + i * 4 + 4);
+    const auto r = flash::reference::forward(one, qi, k, v);
+    for (int d = 0; d < 4; ++d) EXPECT_DOUBLE_EQ(all.o[i * 4 + d], r.o[d]);
+    EXPECT_DOUBLE_EQ(all.lse[i], r.lse[0]);
+  }
+}
+
+TEST(Reference, SampledRowsMatchTheFullComputation) {
+  Problem p{.batch = 2, .seqlen_q = 6, .seqlen_k = 5, .heads_q = 2, .heads_kv = 1, .head_dim = 3, .softmax_scale = 0.5,
+            .causal = true};
+  const auto q = randn(2 * 6 * 2 * 3, 14), k = randn(2 * 5 * 3, 15), v = randn(2 * 5 * 3, 16);
+  const auto full = flash::reference::forward(p, q, k, v);
+  const auto some = flash::reference::forward(p, q, k, v, std::nullopt, {1, 4});
+  for (int b = 0; b < 2; ++b)
+    for (int i : {1, 4})
+      for (int h = 0; h < 2; ++h)
+        for (int d = 0; d < 3; ++d) {
+          const std::size_t idx = ((std::size_t(b) * 6 + i) * 2 + h) * 3 + d;
+          EXPECT_DOUBLE_EQ(full.o[idx], some.o[idx]);
+        }
+}
+
+TEST(Reference, LowPrecisionOutputIsCloseButNotExact) {
+  Problem p{.batch = 1, .seqlen_q = 8, .seqlen_k = 64, .heads_q = 1, .heads_kv = 1, .head_dim = 16, .softmax_scale = 0.25};
+  const auto q = randn(8 * 16, 17), k = randn(64 * 16, 18), v = randn(64 * 16, 19);
+  const auto r = flash::reference::forward(p, q, k, v, DType::bf16);
+  double max_err = 0, max_ref = 0;
+  for (std::size_t i = 0; i < r.o.size(); ++i) {
+    max_err = std::max(max_err, std::abs(r.o_lowp[i] - r.o[i]));
+    max_ref = std::max(max_ref, std::abs(r.o[i]));
+  }
+  EXPECT_GT(max_err, 0.0);
+  EXPECT_LT(max_err, 0.02 * max_ref);
+}
+
+TEST(Reference, RoundToMatchesTheFormats) {
+  EXPECT_EQ(flash::reference::round_to(DType::bf16, 1.0 + 1.0 / 256), 1.0);                  // tie to even
+  EXPECT_EQ(flash::reference::round_to(DType::bf16, 1.0 + 3.0 / 256), 1.0 + 4.0 / 256);      // tie to even, up
+  EXPECT_EQ(flash::reference::round_to(DType::f16, 1.0 + 1.0 / 4096), 1.0);                  // below half an ulp
+  EXPECT_EQ(flash::reference::round_to(DType::f16, 1.0 + 3.0 / 2048), 1.0 + 2.0 / 1024);     // tie to even, up
+  EXPECT_EQ(flash::reference::round_to(DType::f16, 70000.0), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(flash::reference::round_to(DType::f32, 1.0 + 1e-9), 1.0);
+}
+
+}  // namespace

@@ -1,0 +1,50 @@
+// The registry, as the runner, the tests and the bench enumerate it.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "flash/flash.h"
+
+namespace {
+
+TEST(Registry, ListsTheLadderInOrder) {
+  const auto variants = flash::forward_variants();
+  ASSERT_GE(variants.size(), 2u);
+  EXPECT_EQ(variants[0].name, "naive");
+  EXPECT_EQ(variants[1].name, "tiled");
+  std::set<std::string> names;
+  for (const auto& v : variants) {
+    EXPECT_TRUE(names.insert(v.name).second) << "duplicate variant " << v.name;
+    EXPECT_FALSE(v.description.empty()) << v.name;
+  }
+}
+
+TEST(Registry, BuiltVariantsDeclareWhatTheySupport) {
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.built) {
+      EXPECT_TRUE(v.dtypes.empty()) << v.name;
+      EXPECT_FALSE(v.supports(flash::DType::bf16, 128)) << v.name;
+      continue;
+    }
+    EXPECT_GE(v.min_compute_capability, 80) << v.name;
+    EXPECT_FALSE(v.dtypes.empty()) << v.name;
+    EXPECT_GT(v.max_head_dim, 0) << v.name;
+    for (int d : v.head_dims) EXPECT_TRUE(v.supports(v.dtypes[0], d)) << v.name << " " << d;
+    EXPECT_FALSE(v.supports(v.dtypes[0], v.max_head_dim + 1)) << v.name;
+    EXPECT_FALSE(v.supports(v.dtypes[0], 0)) << v.name;
+  }
+}
+
+TEST(Registry, FoundationVariantsCoverEveryDtypeAndHeadDim) {
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.built || (v.name != "naive" && v.name != "tiled")) continue;
+    for (auto t : {flash::DType::f32, flash::DType::f16, flash::DType::bf16}) {
+      EXPECT_TRUE(v.supports(t, 64)) << v.name;
+    }
+  }
+  const auto variants = flash::forward_variants();
+  EXPECT_TRUE(variants[0].built == false || variants[0].supports(flash::DType::bf16, 48)) << "naive takes any head dim";
+  EXPECT_TRUE(variants[1].built == false || !variants[1].supports(flash::DType::bf16, 48)) << "tiled instantiates fixed head dims";
+}
+
+}  // namespace
