@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# One device call on the H200: gpu tests, compute-sanitizer, runner, bench and
+# PyTorch SDPA in the same run. Expects a tree installed by
+#   cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90a && cmake --build build-gpu
+#   benchmarks/pack_gpu.sh           (copies binaries and shared libraries into .gpu/)
+# and writes logs under $OUT (default ./out).
+#   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh
+set -u
+OUT=${OUT:-./out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+STEPS=${STEPS:-"tests sanitize runner bench sdpa"}
+SEQS=${SEQS:-"512 1024 2048 4096 8192 16384"}
+DHEADS=${DHEADS:-"128"}
+BIN=.gpu/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+for step in $STEPS; do
+  echo "=== $step"
+  case $step in
+    tests)
+      t0=$SECONDS; $BIN/test_gpu > "$OUT/test_gpu.log" 2>&1
+      echo "test_gpu rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_gpu.log" | tail -20
+      $BIN/test_cpu --gtest_brief=1 2>&1 | tail -3 ;;
+    sanitize)
+      FILTER=${SAN_FILTER:-"Grid/*sq113_sk203_gqa4:Grid/*sq257_sk129_mqa:Grid/*sq17_sk17_mha:ForwardLayouts.*:ForwardEdges.*"}
+      timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool memcheck --error-exitcode 9 $BIN/test_gpu --gtest_filter="$FILTER" > "$OUT/memcheck.log" 2>&1
+      echo "memcheck rc=$?"; tail -4 "$OUT/memcheck.log"
+      RFILTER=${RACE_FILTER:-"Grid/bf16_d*_causal_sq113_sk203_gqa4:Grid/f32_d*_full_sq257_sk129_mqa"}
+      timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool racecheck --error-exitcode 9 $BIN/test_gpu --gtest_filter="$RFILTER" > "$OUT/racecheck.log" 2>&1
+      echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log" ;;
+    runner)
+      $BIN/runner > "$OUT/runner.txt" 2>&1; echo "runner rc=$?"; tail -3 "$OUT/runner.txt"
+      $BIN/runner --seq 16384 --dhead 128 --kernel tiled >> "$OUT/runner.txt" 2>&1; tail -2 "$OUT/runner.txt" ;;
+    bench)
+      for d in $DHEADS; do for s in $SEQS; do for c in "" "--causal"; do
+        $BIN/bench --seq $s --dhead $d $c --benchmark_format=json --benchmark_out_format=json \
+          --benchmark_out="$OUT/bench_s${s}_d${d}${c:+_causal}.json" --benchmark_min_time=0.3 2>&1 \
+          | grep -E "^fwd" ; done; done; done ;;
+    sdpa)
+      python3 benchmarks/sdpa_bench.py --seq $SEQS --dhead $DHEADS --both-masks --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.txt" ;;
+  esac
+done

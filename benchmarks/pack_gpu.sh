@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Copies the binaries of a build (default build-gpu) and the shared libraries
+# they need beyond the system's (Debian's libbenchmark and libfmt) into .gpu/,
+# the folder the device tool carries to the H200.
+set -eu
+BUILD=${1:-build-gpu}
+rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
+cp "$BUILD"/tests/test_gpu "$BUILD"/tests/test_cpu "$BUILD"/apps/runner "$BUILD"/benchmarks/bench .gpu/bin/
+for lib in $(ldd .gpu/bin/bench .gpu/bin/runner | awk '/libbenchmark|libfmt/ {print $3}' | sort -u); do
+  cp -L "$lib" .gpu/lib/
+done
+du -sh .gpu
