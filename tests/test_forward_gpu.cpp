@@ -8,6 +8,7 @@
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <random>
 #include <tuple>
@@ -169,6 +170,40 @@ TEST(ForwardEdges, LseIsOptionalAndTheCallerMayOwnTheWorkspace) {
       EXPECT_THROW(flash::attention_forward(a), flash::Error) << v.name;
     }
   }
+}
+
+// Negative controls: the check must fail when the kernel computes something
+// else than the reference does, or the grid above would prove nothing.
+TEST(ForwardChecker, FailsWhenTheMaskDiffers) {
+  SKIP_WITHOUT_GPU();
+  Shape s{.batch = 1, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 4, .heads_kv = 2, .head_dim = 64};
+  auto p = flash::testing::make_problem(s, DType::bf16, /*causal=*/false, Layout::bshd, base_seed());
+  p.causal = true;  // the kernel now runs causal against a non-causal reference
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.supports(DType::bf16, 64)) continue;
+    const auto r = flash::testing::run_and_check(p, v.name);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_FALSE(r.ok) << v.name << ": a causal result passed a non-causal reference (err " << r.max_err << ")";
+  }
+}
+
+TEST(ForwardChecker, FailsWhenAnOutputRowIsLeftUnwritten) {
+  SKIP_WITHOUT_GPU();
+  Shape s{.batch = 1, .seqlen_q = 40, .seqlen_k = 40, .heads_q = 2, .heads_kv = 2, .head_dim = 64};
+  auto p = flash::testing::make_problem(s, DType::f16, false, Layout::bshd, base_seed());
+  // Hand the kernel a view of the first 39 rows only: row 39 keeps its poison.
+  flash::TensorView full_o = p.vo, full_lse = p.vlse;
+  flash::ForwardArgs a;
+  a.q = p.vq, a.k = p.vk, a.v = p.vv, a.o = p.vo, a.lse = p.vlse;
+  a.q.shape[1] = a.o.shape[1] = 39;
+  a.lse->shape[2] = 39;
+  flash::testing::poison(full_o);
+  flash::testing::poison(full_lse);
+  flash::attention_forward(a);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  std::size_t nan = 0;
+  for (double x : flash::testing::download(full_o)) nan += std::isnan(x);
+  EXPECT_EQ(nan, std::size_t(2 * 64)) << "exactly row 39 of both heads stays poisoned";
 }
 
 TEST(ForwardEdges, AutoPicksTheLastSupportingVariant) {
