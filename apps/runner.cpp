@@ -31,6 +31,7 @@ struct Options {
   std::string dtype = "bf16";
   bool causal = false;
   bool causal_given = false;
+  bool list = false;
   Layout layout = Layout::bshd;
   int sample_rows = 64;
   std::uint64_t seed = std::random_device{}();
@@ -41,6 +42,7 @@ struct Options {
       "usage: runner [--kernel NAME|all] [--batch N] [--heads N] [--heads-kv N] [--seq N] [--seq-k N]\n"
       "              [--dhead N] [--dtype bf16|f16|f32|all] [--causal] [--layout bshd|bhsd]\n"
       "              [--rows N (query rows checked per shape when seq is larger)] [--seed N]\n"
+      "       runner --list   (the registered variants)\n"
       "Without --seq, runs the default list of shapes.\n");
   std::exit(code);
 }
@@ -78,6 +80,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--layout") o.layout = value() == "bhsd" ? Layout::bhsd : Layout::bshd;
     else if (a == "--rows") o.sample_rows = number();
     else if (a == "--seed") o.seed = std::strtoull(value().c_str(), nullptr, 10);
+    else if (a == "--list") o.list = true;
     else if (a == "--help" || a == "-h") usage(0);
     else {
       fmt::print(stderr, "runner: unknown flag {}\n", a);
@@ -123,8 +126,25 @@ double time_ms(flash::testing::Problem& p, const std::string& kernel) {
 
 }  // namespace
 
+void list_variants() {
+  fmt::print("{:<8} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "min cc", "dtypes", "head dims", "description");
+  for (const auto& v : flash::forward_variants()) {
+    std::string dtypes, dims;
+    for (auto t : v.dtypes) dtypes += std::string(dtypes.empty() ? "" : ",") + std::string(flash::dtype_name(t));
+    for (int d : v.head_dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
+    if (v.built && dims.empty()) dims = fmt::format("any <= {}", v.max_head_dim);
+    fmt::print("{:<8} {:<5} {:<6} {:<14} {:<22} {}\n", v.name, v.built ? "yes" : "no",
+               v.built ? fmt::format("{}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10) : "-", dtypes,
+               dims, v.description);
+  }
+}
+
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
+  if (opt.list) {
+    list_variants();
+    return 0;
+  }
   std::string why;
   if (!flash::testing::gpu_available(&why)) {
     fmt::print("runner: {}; nothing to check\n", why);

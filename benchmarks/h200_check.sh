@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One device call on the H200: gpu tests, compute-sanitizer, runner, bench and
 # PyTorch SDPA in the same run. Expects a tree installed by
-#   cmake -S . -B build-gpu -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90a && cmake --build build-gpu
+#   cmake --preset h200 && cmake --build --preset h200
 #   benchmarks/pack_gpu.sh           (copies binaries and shared libraries into .gpu/)
 # and writes logs under $OUT (default ./out).
 #   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh

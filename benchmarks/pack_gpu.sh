@@ -5,7 +5,7 @@
 set -eu
 BUILD=${1:-build-gpu}
 rm -rf .gpu && mkdir -p .gpu/bin .gpu/lib
-cp "$BUILD"/tests/test_gpu "$BUILD"/tests/test_cpu "$BUILD"/apps/runner "$BUILD"/benchmarks/bench .gpu/bin/
+cp "$BUILD"/bin/test_gpu "$BUILD"/bin/test_cpu "$BUILD"/bin/runner "$BUILD"/bin/bench .gpu/bin/
 for lib in $(ldd .gpu/bin/bench .gpu/bin/runner | awk '/libbenchmark|libfmt/ {print $3}' | sort -u); do
   cp -L "$lib" .gpu/lib/
 done

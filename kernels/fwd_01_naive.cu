@@ -19,6 +19,7 @@
 #include "common/numeric.cuh"
 #include "common/params.h"
 #include "common/variant.h"
+#include "flash/variants.h"
 
 namespace flash::detail {
 namespace {
@@ -164,6 +165,7 @@ const FwdVariant* variant_naive() {
     v.dtype_mask = dtype_bit(DType::f32) | dtype_bit(DType::f16) | dtype_bit(DType::bf16);
     v.max_head_dim = kMaxHeadDim;  // any head dim: the GEMMs tile it with bounds checks
     v.alignment = 0;               // element alignment is enough: scalar loads
+    v.features = kAllFeatures;
     v.check = naive_check;
     v.workspace_bytes = naive_workspace_bytes;
     v.run = naive_run;

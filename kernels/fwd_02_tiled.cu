@@ -28,6 +28,7 @@
 #include "common/reduce.cuh"
 #include "common/tile_copy.cuh"
 #include "common/variant.h"
+#include "flash/variants.h"
 
 namespace flash::detail {
 namespace {
@@ -258,6 +259,7 @@ const FwdVariant* variant_tiled() {
     v.num_head_dims = kNumBuiltHeadDims;
     v.max_head_dim = 256;
     v.alignment = 16;  // 16-byte vector loads of every row
+    v.features = kAllFeatures;
     v.check = tiled_check;
     v.workspace_bytes = nullptr;
     v.run = tiled_run;

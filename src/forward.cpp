@@ -8,6 +8,7 @@
 
 #include "common/no_keys.h"
 #include "flash/forward.h"
+#include "flash/variants.h"
 #include "internal.h"
 
 namespace flash {
@@ -179,6 +180,14 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   const FwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
   if (!(v->dtype_mask & detail::dtype_bit(p.dtype))) return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
+  const struct { unsigned bit; bool used; const char* what; } features[] = {
+      {kFeatureCausal, p.causal, "the causal mask"},
+      {kFeatureGqa, p.group_size > 1, "heads_q != heads_kv (GQA/MQA)"},
+      {kFeatureLse, p.lse != nullptr, "the LSE output"},
+      {kFeatureUnequalSeqlens, p.seqlen_q != p.seqlen_k, "seqlen_q != seqlen_k"},
+  };
+  for (const auto& f : features)
+    if (f.used && !(v->features & f.bit)) return std::string(f.what) + " is not supported";
   bool hdim_ok = p.head_dim <= v->max_head_dim;
   if (hdim_ok && v->num_head_dims > 0) {
     hdim_ok = false;

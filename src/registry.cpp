@@ -50,6 +50,7 @@ std::vector<VariantInfo> forward_variants() {
       info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
       info.max_head_dim = r.impl->max_head_dim;
       info.alignment = r.impl->alignment;
+      info.features = r.impl->features;
     }
     out.push_back(std::move(info));
   }

@@ -41,6 +41,7 @@ TEST(Registry, FoundationVariantsCoverEveryDtypeAndHeadDim) {
     for (auto t : {flash::DType::f32, flash::DType::f16, flash::DType::bf16}) {
       EXPECT_TRUE(v.supports(t, 64)) << v.name;
     }
+    EXPECT_EQ(v.features, flash::kAllFeatures) << v.name;
   }
   const auto variants = flash::forward_variants();
   EXPECT_TRUE(variants[0].built == false || variants[0].supports(flash::DType::bf16, 48)) << "naive takes any head dim";

@@ -8,6 +8,15 @@
 
 namespace flash {
 
+// Optional features a variant may implement (bits of VariantInfo::features).
+enum Feature : unsigned {
+  kFeatureCausal = 1u << 0,        // bottom-right causal mask
+  kFeatureGqa = 1u << 1,           // heads_q a multiple of heads_kv (GQA/MQA)
+  kFeatureLse = 1u << 2,           // writes the log-sum-exp
+  kFeatureUnequalSeqlens = 1u << 3,  // seqlen_q != seqlen_k
+};
+inline constexpr unsigned kAllFeatures = kFeatureCausal | kFeatureGqa | kFeatureLse | kFeatureUnequalSeqlens;
+
 struct VariantInfo {
   std::string name;
   std::string description;
@@ -21,6 +30,8 @@ struct VariantInfo {
   int max_head_dim = 0;
   // Required alignment, in bytes, of data pointers and of non-unit strides.
   int alignment = 0;
+  // Bits of Feature.
+  unsigned features = 0;
 
   bool supports(DType dtype, int head_dim) const;
 };

@@ -31,6 +31,8 @@ struct FwdVariant {
   int max_head_dim = 0;
   // Bytes: data pointers and non-unit strides must be multiples of it.
   int alignment = 0;
+  // Bits of flash::Feature (flash/variants.h).
+  unsigned features = 0;
   // Largest element offset the variant's index arithmetic handles.
   std::int64_t max_offset = INT64_MAX;
   // Variant-specific limits (grid dimensions, shared memory) for this call
