@@ -255,8 +255,8 @@ const FwdVariant* variant_tiled() {
     FwdVariant v;
     v.min_compute_capability = 80;
     v.dtype_mask = dtype_bit(DType::f32) | dtype_bit(DType::f16) | dtype_bit(DType::bf16);
-    v.head_dims = kBuiltHeadDims;
-    v.num_head_dims = kNumBuiltHeadDims;
+    v.head_dims = AllHeadDims::data();
+    v.num_head_dims = AllHeadDims::size();
     v.max_head_dim = 256;
     v.alignment = 16;  // 16-byte vector loads of every row
     v.features = kAllFeatures;

@@ -1,0 +1,46 @@
+// Tile copies for the tensor-core kernels (16-bit elements, 16-byte chunks).
+#pragma once
+
+#include <cstdint>
+
+#include "common/mma.cuh"
+
+namespace flash::detail {
+
+// cp.async of 16 bytes, global -> shared, bypassing L1 (.cg). With
+// src_bytes == 0 nothing is read and the 16 bytes are zero-filled: how the
+// tails of K, V and Q tiles become zeros without a branch around the copy.
+__device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+// Waits until at most kPending of this thread's committed groups are in flight.
+template <int kPending> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
+}
+
+// copy_g2s_tile: kRows x kCols elements, global row stride g_row_stride,
+// into a shared tile of the given Layout; rows at or past rows_valid become
+// zeros. kAsync: cp.async (the caller commits and waits); otherwise a plain
+// 16-byte load and store through registers. All kThreads threads take part.
+template <class Layout, int kRows, int kCols, int kThreads, bool kAsync, class T>
+__device__ __forceinline__ void copy_g2s_tile(T* __restrict__ s, const T* __restrict__ g, std::int64_t g_row_stride,
+                                              int rows_valid) {
+  constexpr int kChunks = kCols / 8;
+  static_assert((kRows * kChunks) % kThreads == 0, "every thread copies the same number of chunks");
+#pragma unroll
+  for (int i = 0; i < kRows * kChunks / kThreads; ++i) {
+    const int idx = i * kThreads + threadIdx.x;
+    const int row = idx / kChunks, col = (idx % kChunks) * 8;
+    const bool valid = row < rows_valid;
+    T* dst = s + Layout::offset(row, col);
+    const T* src = valid ? g + row * g_row_stride + col : g;  // never formed out of bounds
+    if constexpr (kAsync) {
+      cp_async_16(dst, src, valid ? 16 : 0);
+    } else {
+      *reinterpret_cast<uint4*>(dst) = valid ? *reinterpret_cast<const uint4*>(src) : make_uint4(0, 0, 0, 0);
+    }
+  }
+}
+
+}  // namespace flash::detail

@@ -1,0 +1,366 @@
+// The FlashAttention-2 forward on mma.sync, shared by the tensor-core rungs
+// of the ladder (fwd_04_mma, fwd_05_mma_swizzle, fwd_06_mma_pipeline). Each
+// rung is a Config that switches on its idea; this file is the common frame.
+//
+// Work split (FlashAttention-2): a CTA owns kBlockM query rows of one
+// (batch, head); each warp owns 16 * kMTiles of them, so softmax statistics
+// never leave the warp. Per K/V tile of kBlockN keys:
+//   S = Q K^T        mma.sync, Q fragments from registers or shared memory,
+//                    K fragments by ldmatrix from shared memory
+//   mask             ragged tail and causal diagonal (-inf)
+//   online softmax   exp2 with the scale folded in; O rows rescaled
+//   O += P V         P taken straight from the S accumulators (mma.cuh),
+//                    V fragments by ldmatrix.trans
+// then O / row_sum and LSE are written.
+//
+// Config (a struct with these members, see the rung files):
+//   kHeadDim, kBlockM, kBlockN, kWarps, kMTiles   tile shape (kBlockM = kWarps * 16 * kMTiles)
+//   Layout                                        RowMajorLayout<kHeadDim> or SwizzledLayout<kHeadDim>
+//   kStages                                       K/V shared-memory stages (1: load, then compute)
+//   kAsyncCopy                                    cp.async instead of loads through registers
+//   kQInRegisters                                 Q fragments loaded once and kept in registers
+//   kVectorEpilogue                               O staged in shared memory, 16-byte global stores
+//   kMaskOnlyWhereNeeded                          mask only tail / diagonal tiles
+//   kHeavyFirst                                   causal: launch the longest query blocks first
+//   kPrefetchFragments                            load step k+1's K/V fragments before step k's mma
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "common/copy.cuh"
+#include "common/smem_layout.cuh"
+#include "common/head_dims.h"
+#include "common/mma.cuh"
+#include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
+#include "common/params.h"
+#include "common/variant.h"
+#include "flash/variants.h"
+
+namespace flash::detail {
+
+template <class Cfg> struct Fa2Smem {
+  static constexpr int kQElems = Cfg::kBlockM * Cfg::kHeadDim;
+  static constexpr int kKVElems = Cfg::kBlockN * Cfg::kHeadDim;  // one K or V stage
+  static constexpr std::size_t kBytes = (kQElems + 2 * Cfg::kStages * kKVElems) * 2;
+};
+
+template <class T, class Cfg>
+__global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __grid_constant__ FwdParams p) {
+  constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  constexpr int kMTiles = Cfg::kMTiles, kThreads = Cfg::kWarps * 32, kStages = Cfg::kStages;
+  constexpr int kNTilesS = kBlockN / 8;    // 8-key n-tiles of S
+  constexpr int kNTilesO = kHeadDim / 8;   // 8-dim n-tiles of O
+  constexpr int kKStepsQK = kHeadDim / 16;
+  constexpr int kKStepsPV = kBlockN / 16;
+  using Layout = typename Cfg::Layout;
+  using Smem = Fa2Smem<Cfg>;
+  static_assert(kBlockM == Cfg::kWarps * 16 * kMTiles, "each warp owns 16 * kMTiles rows");
+  static_assert(kNTilesS % 2 == 0 && kNTilesO % 2 == 0, "ldmatrix.x4 loads n-tiles in pairs");
+
+  extern __shared__ uint4 smem_u4[];  // uint4: 16-byte aligned for ldmatrix and cp.async
+  T* sQ = reinterpret_cast<T*>(smem_u4);
+  T* sK = sQ + Smem::kQElems;                       // [kStages][kBlockN][kHeadDim]
+  T* sV = sK + kStages * Smem::kKVElems;            // [kStages][kBlockN][kHeadDim]
+
+  const int m_block = Cfg::kHeavyFirst && p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
+  const int m0 = m_block * kBlockM;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int g = lane / 4, t = lane % 4;
+  const int warp_row0 = warp * 16 * kMTiles;  // first row of this warp within the block
+
+  const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
+  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
+  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
+
+  // Keys this block sees: all, or under the bottom-right causal mask up to
+  // (its last row) + seqlen_k - seqlen_q. Tiles past that are never loaded.
+  const int diag = p.seqlen_k - p.seqlen_q;
+  int n_end = p.seqlen_k;
+  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + diag));
+  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
+  // Tiles from here on may hold masked keys: the ragged tail, or keys right
+  // of the diagonal for the block's first row.
+  const int n_block_masked = Cfg::kMaskOnlyWhereNeeded
+                                 ? min(p.seqlen_k / kBlockN, p.causal ? max(0, m0 + diag + 1) / kBlockN : n_blocks)
+                                 : 0;
+
+  auto load_kv = [&](int n_block) {
+    const int stage = n_block % kStages, n0 = n_block * kBlockN;
+    copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sK + stage * Smem::kKVElems,
+                                                                         gK + n0 * p.k_row_stride, p.k_row_stride,
+                                                                         p.seqlen_k - n0);
+    copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sV + stage * Smem::kKVElems,
+                                                                         gV + n0 * p.v_row_stride, p.v_row_stride,
+                                                                         p.seqlen_k - n0);
+    if constexpr (Cfg::kAsyncCopy) cp_async_commit();
+  };
+
+  // Prologue: Q, then the first kStages - 1 K/V tiles (one commit group each;
+  // Q rides in the first group).
+  copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreads, Cfg::kAsyncCopy>(sQ, gQ, p.q_row_stride, p.seqlen_q - m0);
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < n_blocks) load_kv(s);
+    else if constexpr (Cfg::kAsyncCopy) cp_async_commit();  // keep the group count uniform
+  }
+
+  // Fragment addresses: lane l gives one row address of an 8 x 8 matrix.
+  // A (Q, 16 x 16):      row l % 16,                 col 8 * (l / 16)
+  // B (K, 16 keys x 16): key l % 8 + 8 * (l / 16),   col 8 * ((l / 8) % 2)
+  // B^T (V, 16 keys x 16 dims, .trans): key l % 8 + 8 * ((l / 8) % 2), dim 8 * (l / 16)
+  const int a_row = lane % 16, a_col = 8 * (lane / 16);
+  const int k_row = lane % 8 + 8 * (lane / 16), k_col = 8 * ((lane / 8) % 2);
+  const int v_row = lane % 8 + 8 * ((lane / 8) % 2), v_col = 8 * (lane / 16);
+
+  std::uint32_t rQ[Cfg::kQInRegisters ? kMTiles : 1][Cfg::kQInRegisters ? kKStepsQK : 1][4];
+  float acc_o[kMTiles][kNTilesO][4];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < kNTilesO; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.0f;
+  OnlineSoftmax<kMTiles> softmax;
+
+  for (int n_block = 0; n_block < n_blocks; ++n_block) {
+    const int stage = n_block % kStages;
+    const T* sKs = sK + stage * Smem::kKVElems;
+    const T* sVs = sV + stage * Smem::kKVElems;
+    // Start the copy of tile n_block + kStages - 1 into the stage that the
+    // previous iteration finished with (its closing barrier made that safe).
+    if (n_block + kStages - 1 < n_blocks) load_kv(n_block + kStages - 1);
+    else if constexpr (Cfg::kAsyncCopy) cp_async_commit();
+    if constexpr (Cfg::kAsyncCopy) cp_async_wait<kStages - 1>();  // this thread's part of tile n_block landed
+    __syncthreads();  // ... and every thread's: the tile (and Q, first time) is complete
+
+    if constexpr (Cfg::kQInRegisters) {
+      if (n_block == 0) {
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+          for (int ks = 0; ks < kKStepsQK; ++ks)
+            ldmatrix_x4(rQ[mt][ks], sQ + Layout::offset(warp_row0 + mt * 16 + a_row, ks * 16 + a_col));
+      }
+    }
+
+    // S = Q K^T
+    float acc_s[kMTiles][kNTilesS][4];
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) acc_s[mt][nt][e] = 0.0f;
+    std::uint32_t bK[2][kNTilesS / 2][4];  // [buffer][n-tile pair]: double buffer over k-steps
+    auto load_k_frags = [&](int ks, std::uint32_t(&dst)[kNTilesS / 2][4]) {
+#pragma unroll
+      for (int np = 0; np < kNTilesS / 2; ++np)
+        ldmatrix_x4(dst[np], sKs + Layout::offset(np * 16 + k_row, ks * 16 + k_col));
+    };
+    if constexpr (Cfg::kPrefetchFragments) load_k_frags(0, bK[0]);
+#pragma unroll
+    for (int ks = 0; ks < kKStepsQK; ++ks) {
+      const int buf = Cfg::kPrefetchFragments ? ks % 2 : 0;
+      if constexpr (Cfg::kPrefetchFragments) {
+        if (ks + 1 < kKStepsQK) load_k_frags(ks + 1, bK[(ks + 1) % 2]);
+      } else {
+        load_k_frags(ks, bK[0]);
+      }
+      std::uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        if constexpr (Cfg::kQInRegisters) {
+#pragma unroll
+          for (int e = 0; e < 4; ++e) a[mt][e] = rQ[mt][ks][e];
+        } else {
+          ldmatrix_x4(a[mt], sQ + Layout::offset(warp_row0 + mt * 16 + a_row, ks * 16 + a_col));
+        }
+      }
+#pragma unroll
+      for (int np = 0; np < kNTilesS / 2; ++np) {
+        const std::uint32_t b0[2] = {bK[buf][np][0], bK[buf][np][1]};
+        const std::uint32_t b1[2] = {bK[buf][np][2], bK[buf][np][3]};
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<T>(acc_s[mt][2 * np], a[mt], b0);
+          mma_16816<T>(acc_s[mt][2 * np + 1], a[mt], b1);
+        }
+      }
+    }
+
+    if (n_block >= n_block_masked) {
+      const int n0 = n_block * kBlockN;
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int row = m0 + warp_row0 + mt * 16 + g + 8 * (e / 2);
+            const int key = n0 + nt * 8 + 2 * t + (e % 2);
+            if (key >= p.seqlen_k || (p.causal && key > row + diag)) acc_s[mt][nt][e] = -INFINITY;
+          }
+    }
+
+    softmax.update(acc_s, acc_o, p.scale_log2);
+
+    // O += P V, with P converted from the S accumulators in registers.
+    // V fragments come per pair of 8-dim n-tiles; with kPrefetchFragments the
+    // next pair's ldmatrix is issued before this pair's mma.
+    auto load_v_frags = [&](int kk, int dp, std::uint32_t(&dst)[4]) {
+      ldmatrix_x4_trans(dst, sVs + Layout::offset(kk * 16 + v_row, dp * 16 + v_col));
+    };
+#pragma unroll
+    for (int kk = 0; kk < kKStepsPV; ++kk) {
+      std::uint32_t a[kMTiles][4];
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt) {
+        a[mt][0] = pack2<T>(acc_s[mt][2 * kk][0], acc_s[mt][2 * kk][1]);
+        a[mt][1] = pack2<T>(acc_s[mt][2 * kk][2], acc_s[mt][2 * kk][3]);
+        a[mt][2] = pack2<T>(acc_s[mt][2 * kk + 1][0], acc_s[mt][2 * kk + 1][1]);
+        a[mt][3] = pack2<T>(acc_s[mt][2 * kk + 1][2], acc_s[mt][2 * kk + 1][3]);
+      }
+      std::uint32_t bV[2][4];
+      if constexpr (Cfg::kPrefetchFragments) load_v_frags(kk, 0, bV[0]);
+#pragma unroll
+      for (int dp = 0; dp < kNTilesO / 2; ++dp) {
+        const int buf = Cfg::kPrefetchFragments ? dp % 2 : 0;
+        if constexpr (Cfg::kPrefetchFragments) {
+          if (dp + 1 < kNTilesO / 2) load_v_frags(kk, dp + 1, bV[(dp + 1) % 2]);
+        } else {
+          load_v_frags(kk, dp, bV[0]);
+        }
+        const std::uint32_t b0[2] = {bV[buf][0], bV[buf][1]};
+        const std::uint32_t b1[2] = {bV[buf][2], bV[buf][3]};
+#pragma unroll
+        for (int mt = 0; mt < kMTiles; ++mt) {
+          mma_16816<T>(acc_o[mt][2 * dp], a[mt], b0);
+          mma_16816<T>(acc_o[mt][2 * dp + 1], a[mt], b1);
+        }
+      }
+    }
+    __syncthreads();  // every warp is done reading this stage before a later load overwrites it
+  }
+  if constexpr (Cfg::kAsyncCopy) {
+    cp_async_commit();  // Q of a block with no K/V tile may be uncommitted still
+    cp_async_wait<0>();  // no copy may land after this point
+  }
+
+  float lse[2 * kMTiles];
+  softmax.finalize(acc_o, p.scale, lse);
+
+  T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+  if constexpr (Cfg::kVectorEpilogue) {
+    // Stage O in this warp's own rows of sQ (no other warp reads them, and
+    // with Q in registers or after the last barrier above this warp is done
+    // with Q), then write whole 16-byte chunks per lane.
+    if (n_blocks == 0) __syncthreads();  // Q copies may still be landing: they were never waited on
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kNTilesO; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int row = warp_row0 + mt * 16 + g + 8 * half;
+          *reinterpret_cast<std::uint32_t*>(sQ + Layout::offset(row, nt * 8 + 2 * t)) =
+              pack2<T>(acc_o[mt][nt][2 * half], acc_o[mt][nt][2 * half + 1]);
+        }
+    __syncwarp();  // the warp's O rows are complete before lanes read each other's chunks
+    constexpr int kChunksPerRow = kHeadDim / 8, kWarpRows = 16 * kMTiles;
+#pragma unroll
+    for (int i = 0; i < kWarpRows * kChunksPerRow / 32; ++i) {
+      const int idx = i * 32 + lane;
+      const int row = warp_row0 + idx / kChunksPerRow, col = (idx % kChunksPerRow) * 8;
+      if (m0 + row < p.seqlen_q)
+        *reinterpret_cast<uint4*>(gO + (m0 + row) * p.o_row_stride + col) =
+            *reinterpret_cast<const uint4*>(sQ + Layout::offset(row, col));
+    }
+  } else {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = m0 + warp_row0 + mt * 16 + g + 8 * half;
+        if (row >= p.seqlen_q) continue;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt)
+          *reinterpret_cast<std::uint32_t*>(gO + row * p.o_row_stride + nt * 8 + 2 * t) =
+              pack2<T>(acc_o[mt][nt][2 * half], acc_o[mt][nt][2 * half + 1]);
+      }
+  }
+  if (p.lse != nullptr && t == 0) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = m0 + warp_row0 + mt * 16 + g + 8 * half;
+        if (row < p.seqlen_q) p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + row * p.lse_row_stride] = lse[2 * mt + half];
+      }
+  }
+}
+
+// The head dims of the tensor-core kernels: multiples of 64 (the swizzle's
+// 128-byte groups).
+template <class F> bool dispatch_tc_head_dim(int d, F&& f) {
+  return dispatch_head_dim_of<64, 128, 256>(d, static_cast<F&&>(f));
+}
+using TcHeadDims = BuiltHeadDims<64, 128, 256>;
+
+// Host side: the launch and the limits check for one Config family.
+// ConfigFor<kHeadDim> names the Config of each head dim.
+template <template <int> class ConfigFor> struct Fa2Launcher {
+  static std::string check(const FwdParams& p, const DeviceInfo& dev) {
+    if (p.heads_q > 65535) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the limit of 65535";
+    if (p.batch > 65535) return "batch = " + std::to_string(p.batch) + " exceeds the limit of 65535";
+    std::string err;
+    dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
+      constexpr std::size_t bytes = Fa2Smem<ConfigFor<decltype(hd)::value>>::kBytes;
+      if (bytes > dev.smem_per_block_optin)
+        err = "needs " + std::to_string(bytes) + " bytes of shared memory per block at head_dim " +
+              std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);
+    });
+    return err;
+  }
+
+  static cudaError_t run(const FwdParams& p, cudaStream_t stream) {
+    cudaError_t err = cudaErrorInvalidValue;
+    const auto launch = [&](auto tag, auto hd) {
+      using T = typename decltype(tag)::type;
+      using Cfg = ConfigFor<decltype(hd)::value>;
+      auto kernel = fa2_forward_kernel<T, Cfg>;
+      constexpr std::size_t smem = Fa2Smem<Cfg>::kBytes;
+      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+      if (err != cudaSuccess) return;
+      const dim3 grid((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
+      kernel<<<grid, Cfg::kWarps * 32, smem, stream>>>(p);
+      err = cudaGetLastError();
+    };
+    if (p.dtype == DType::f16) dispatch_tc_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
+    else dispatch_tc_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
+    return err;
+  }
+};
+
+// The registry entry of a Config family: f16/bf16, head dims 64/128/256,
+// every forward feature, sm_80 and up.
+template <template <int> class ConfigFor> const FwdVariant* fa2_variant() {
+  static const FwdVariant v = [] {
+    FwdVariant v;
+    v.min_compute_capability = 80;
+    v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+    v.head_dims = TcHeadDims::data();
+    v.num_head_dims = TcHeadDims::size();
+    v.max_head_dim = 256;
+    v.alignment = 16;  // 16-byte copies of every row
+    v.features = kAllFeatures;
+    v.check = Fa2Launcher<ConfigFor>::check;
+    v.run = Fa2Launcher<ConfigFor>::run;
+    return v;
+  }();
+  return &v;
+}
+
+}  // namespace flash::detail

@@ -1,0 +1,86 @@
+// Online softmax over mma.m16n8k16 accumulators (FlashAttention-2).
+//
+// A warp owns 16 * kMTiles query rows. In the accumulator layout each thread
+// holds two rows per m-tile (g and g + 8), as elements 0, 1 and 2, 3 of every
+// n-tile; the four threads of a quad (lanes 4g .. 4g + 3) share those rows,
+// so a row reduction is two shuffles. Scores stay in raw units; the softmax
+// scale is folded into exp2: exp(scale * (s - m)) = exp2(s * c - m * c) with
+// c = scale * log2(e), one FFMA per element.
+#pragma once
+
+#include <cmath>
+
+namespace flash::detail {
+
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 1));
+  return fmaxf(x, __shfl_xor_sync(0xffffffffu, x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += __shfl_xor_sync(0xffffffffu, x, 1);
+  return x + __shfl_xor_sync(0xffffffffu, x, 2);
+}
+
+template <int kMTiles> struct OnlineSoftmax {
+  static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
+  float row_max[kRows];
+  float row_sum[kRows];  // this thread's partial sum; quad-reduced in finalize()
+
+  __device__ __forceinline__ OnlineSoftmax() {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) row_max[r] = -INFINITY, row_sum[r] = 0.0f;
+  }
+
+  // Turns the scores of one K/V tile into probabilities P (in place, relative
+  // to the new running max) and rescales the O accumulator rows by
+  // exp2((old max - new max) * c).
+  template <int kNTilesS, int kNTilesO>
+  __device__ __forceinline__ void update(float (&s)[kMTiles][kNTilesS][4], float (&o)[kMTiles][kNTilesO][4],
+                                         float scale_log2) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = 2 * mt + half;
+        float tile_max = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
+        const float new_max = fmaxf(row_max[r], quad_max(tile_max));
+        // A row that has seen only masked keys keeps max -inf: subtract 0 so
+        // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
+        const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+        const float rescale = exp2f(row_max[r] * scale_log2 - max_scaled);
+        row_max[r] = new_max;
+        float tile_sum = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            s[mt][nt][e] = exp2f(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
+            tile_sum += s[mt][nt][e];
+          }
+        row_sum[r] = row_sum[r] * rescale + tile_sum;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt) o[mt][nt][2 * half] *= rescale, o[mt][nt][2 * half + 1] *= rescale;
+      }
+  }
+
+  // Reduces the row sums over the quad, scales O by 1 / row_sum (0 for rows
+  // that saw no key) and returns each row's LSE (natural log) in lse[].
+  template <int kNTilesO>
+  __device__ __forceinline__ void finalize(float (&o)[kMTiles][kNTilesO][4], float scale, float (&lse)[kRows]) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = 2 * mt + half;
+        const float sum = quad_sum(row_sum[r]);
+        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
+        lse[r] = sum > 0.0f ? row_max[r] * scale + logf(sum) : -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt) o[mt][nt][2 * half] *= inv, o[mt][nt][2 * half + 1] *= inv;
+      }
+  }
+};
+
+}  // namespace flash::detail

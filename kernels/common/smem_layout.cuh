@@ -1,0 +1,26 @@
+// Shared-memory layouts for tiles of 16-bit elements with kCols columns,
+// addressed in 16-byte chunks of 8 elements (one ldmatrix row, one cp.async).
+#pragma once
+
+namespace flash::detail {
+
+// Row-major, unpadded. With rows of 128 bytes or a multiple of it, the 8 row
+// addresses of one ldmatrix 8x8 matrix all fall in the same 16-byte bank
+// group: an 8-way bank conflict on every fragment load.
+template <int kCols> struct RowMajorLayout {
+  static_assert(kCols % 8 == 0, "rows are whole 16-byte chunks");
+  __device__ __forceinline__ static int offset(int row, int col) { return row * kCols + col; }
+};
+
+// XOR swizzle: chunk c of row r is stored at chunk c ^ (r % 8) within its
+// aligned group of 8 chunks (128 bytes). Any 8 consecutive rows at the same
+// logical chunk then land in 8 different bank groups, so ldmatrix and the
+// 16-byte copies are conflict-free, with no padding. Needs kCols % 64 == 0.
+template <int kCols> struct SwizzledLayout {
+  static_assert(kCols % 64 == 0, "the swizzle permutes groups of 8 chunks (64 elements)");
+  __device__ __forceinline__ static int offset(int row, int col) {
+    return row * kCols + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
+  }
+};
+
+}  // namespace flash::detail

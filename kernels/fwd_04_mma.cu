@@ -1,0 +1,40 @@
+// fwd_04_mma: tensor cores through mma.sync, FlashAttention-2's work split.
+//
+// What changed from fwd_03_wmma: the m16n8k16 fragment layouts are explicit
+// (inline PTX mma.sync, ldmatrix), so the softmax runs on the S accumulators
+// in registers and P goes straight back in as the A operand of P V: no
+// shared-memory round trip for S, P or O. Each warp owns 16 query rows, so
+// row max and row sum are two quad shuffles, and the scale is folded into
+// exp2. Q is loaded into registers once (head dim <= 128; at 256 it would
+// crowd out the O accumulator, so it is re-read from shared memory).
+// What it leaves for the next rungs: shared tiles are plain row-major, so
+// every ldmatrix is an 8-way bank conflict (fwd_05); loads are synchronous,
+// so the tensor cores idle while K and V arrive (fwd_06).
+// Measured on the H200 (2026-11-21): see README, "Results" and docs/NOTES.md.
+// Resources: 64 x 64 (hdim <= 128) or 64 x 32 (256) tiles, 4 warps;
+// shared memory 2 * (64 + 2 * kBlockN) * hdim bytes.
+// Run it: ./runner --kernel mma ; ./bench --kernel mma --seq 4096 --dhead 128
+#include "common/fa2_forward.cuh"
+
+namespace flash::detail {
+namespace {
+
+template <int kHeadDim_> struct MmaConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kWarps = 4, kMTiles = 1, kBlockM = 64;
+  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
+  using Layout = RowMajorLayout<kHeadDim>;
+  static constexpr int kStages = 1;
+  static constexpr bool kAsyncCopy = false;
+  static constexpr bool kQInRegisters = kHeadDim <= 128;
+  static constexpr bool kVectorEpilogue = false;
+  static constexpr bool kMaskOnlyWhereNeeded = false;
+  static constexpr bool kHeavyFirst = false;
+  static constexpr bool kPrefetchFragments = false;
+};
+
+}  // namespace
+
+const FwdVariant* variant_mma() { return fa2_variant<MmaConfig>(); }
+
+}  // namespace flash::detail

@@ -1,0 +1,36 @@
+// fwd_05_mma_swizzle: XOR-swizzled shared memory and 16-byte global stores.
+//
+// What changed from fwd_04_mma: Layout = SwizzledLayout (common/smem_layout.cuh):
+// the 16-byte chunk c of row r lives at chunk c ^ (r % 8). An ldmatrix 8 x 8
+// matrix reads 8 rows at one logical chunk; unswizzled, rows of 128 bytes or
+// a multiple all map to the same bank group (8-way conflict); swizzled, they
+// map to 8 different groups, and so do the 16-byte stores of the tile copies.
+// O is staged through each warp's own rows of the Q tile and written with
+// 16-byte stores instead of 4-byte ones.
+// Measured on the H200 (2026-11-21): see README, "Results" and docs/NOTES.md.
+// Resources: as fwd_04_mma.
+// Run it: ./runner --kernel mma_swizzle ; ./bench --kernel mma_swizzle --seq 4096 --dhead 128
+#include "common/fa2_forward.cuh"
+
+namespace flash::detail {
+namespace {
+
+template <int kHeadDim_> struct MmaSwizzleConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kWarps = 4, kMTiles = 1, kBlockM = 64;
+  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
+  using Layout = SwizzledLayout<kHeadDim>;  // the change
+  static constexpr int kStages = 1;
+  static constexpr bool kAsyncCopy = false;
+  static constexpr bool kQInRegisters = kHeadDim <= 128;
+  static constexpr bool kVectorEpilogue = true;  // the change
+  static constexpr bool kMaskOnlyWhereNeeded = false;
+  static constexpr bool kHeavyFirst = false;
+  static constexpr bool kPrefetchFragments = false;
+};
+
+}  // namespace
+
+const FwdVariant* variant_mma_swizzle() { return fa2_variant<MmaSwizzleConfig>(); }
+
+}  // namespace flash::detail

@@ -1,0 +1,42 @@
+// fwd_06_mma_pipeline: cp.async pipeline, fragment double-buffering, causal
+// scheduling and per-head-dim tiles.
+//
+// What changed from fwd_05_mma_swizzle:
+// - K/V tiles arrive by cp.async into a ring of kStages shared-memory stages:
+//   tile j + 1 is in flight while tile j computes, so the tensor cores no
+//   longer wait for HBM at every tile.
+// - ldmatrix for the next k-step (K) or the next dim pair (V) is issued
+//   before the current mma, hiding shared-memory latency.
+// - Causal: only the tiles that cross the diagonal (and the ragged tail) are
+//   masked; the longest query blocks are launched first so the short ones
+//   fill the tail of the grid.
+// - Tile shapes per head dim (below), 128 query rows per CTA.
+// Measured on the H200 (2026-11-21): see README, "Results" and docs/NOTES.md.
+// Run it: ./runner --kernel mma_pipeline ; ./bench --kernel mma_pipeline --seq 4096 --dhead 128
+#include "common/fa2_forward.cuh"
+
+namespace flash::detail {
+namespace {
+
+template <int kHeadDim_> struct MmaPipelineConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  // hdim 64: 4 warps x 32 rows; 128 and 256: 8 warps x 16 rows.
+  static constexpr int kWarps = kHeadDim == 64 ? 4 : 8;
+  static constexpr int kMTiles = kHeadDim == 64 ? 2 : 1;
+  static constexpr int kBlockM = 128;
+  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
+  using Layout = SwizzledLayout<kHeadDim>;
+  static constexpr int kStages = 2;
+  static constexpr bool kAsyncCopy = true;
+  static constexpr bool kQInRegisters = kHeadDim == 128;  // hdim 64 holds 2 m-tiles of S and O instead
+  static constexpr bool kVectorEpilogue = true;
+  static constexpr bool kMaskOnlyWhereNeeded = true;
+  static constexpr bool kHeavyFirst = true;
+  static constexpr bool kPrefetchFragments = true;
+};
+
+}  // namespace
+
+const FwdVariant* variant_mma_pipeline() { return fa2_variant<MmaPipelineConfig>(); }
+
+}  // namespace flash::detail
