@@ -33,11 +33,16 @@ for step in $STEPS; do
       $BIN/runner --seq 16384 --dhead 128 --kernel tiled >> "$OUT/runner.txt" 2>&1; tail -2 "$OUT/runner.txt" ;;
     bench)
       for d in $DHEADS; do for s in $SEQS; do for c in "" "--causal"; do
-        $BIN/bench --seq $s --dhead $d $c --benchmark_out_format=json \
+        $BIN/bench --seq $s --dhead $d $c --benchmark_out_format=json --benchmark_filter="${BENCH_FILTER:-.}" \
           --benchmark_out="$OUT/part_s${s}_d${d}${c:+_causal}.json" 2>&1 | grep -E "^fwd" ; done; done; done
       # One file back instead of one per shape (the device tool returns at most 8).
       python3 -c 'import json,glob,sys; json.dump({"benchmarks": [b for f in sorted(glob.glob(sys.argv[1] + "/part_*.json")) for b in json.load(open(f))["benchmarks"]]}, open(sys.argv[1] + "/bench.json", "w"), indent=1)' "$OUT"
       rm -f "$OUT"/part_*.json ;;
+    ncu)
+      timeout 300 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
+        --section ComputeWorkloadAnalysis -k regex:fa2_forward_kernel --launch-skip 3 --launch-count 1 \
+        $BIN/bench --seq 4096 --dhead 128 --kernel mma_pipeline --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
+      echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall" "$OUT/ncu.txt" | head -30 ;;
     sdpa)
       python3 benchmarks/sdpa_bench.py --seq $SEQS --dhead $DHEADS --both-masks --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.txt" ;;
   esac

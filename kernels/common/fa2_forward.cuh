@@ -344,22 +344,25 @@ template <template <int> class ConfigFor> struct Fa2Launcher {
   }
 };
 
-// The registry entry of a Config family: f16/bf16, head dims 64/128/256,
-// every forward feature, sm_80 and up.
+// The registry entry of a tensor-core variant: f16/bf16, head dims
+// 64/128/256, every forward feature, sm_80 and up.
+inline FwdVariant tensor_core_variant(std::string (*check)(const FwdParams&, const DeviceInfo&),
+                                      cudaError_t (*run)(const FwdParams&, cudaStream_t)) {
+  FwdVariant v;
+  v.min_compute_capability = 80;
+  v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+  v.head_dims = TcHeadDims::data();
+  v.num_head_dims = TcHeadDims::size();
+  v.max_head_dim = 256;
+  v.alignment = 16;  // 16-byte copies of every row
+  v.features = kAllFeatures;
+  v.check = check;
+  v.run = run;
+  return v;
+}
+
 template <template <int> class ConfigFor> const FwdVariant* fa2_variant() {
-  static const FwdVariant v = [] {
-    FwdVariant v;
-    v.min_compute_capability = 80;
-    v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
-    v.head_dims = TcHeadDims::data();
-    v.num_head_dims = TcHeadDims::size();
-    v.max_head_dim = 256;
-    v.alignment = 16;  // 16-byte copies of every row
-    v.features = kAllFeatures;
-    v.check = Fa2Launcher<ConfigFor>::check;
-    v.run = Fa2Launcher<ConfigFor>::run;
-    return v;
-  }();
+  static const FwdVariant v = tensor_core_variant(Fa2Launcher<ConfigFor>::check, Fa2Launcher<ConfigFor>::run);
   return &v;
 }
 

@@ -24,3 +24,14 @@ template <int kCols> struct SwizzledLayout {
 };
 
 }  // namespace flash::detail
+
+namespace flash::detail {
+
+// Row-major with kPad extra elements per row (the wmma rung): rows shift by
+// kPad * 2 bytes across banks, at the cost of unused shared memory.
+template <int kCols, int kPad> struct PaddedLayout {
+  static constexpr int kStride = kCols + kPad;
+  __device__ __forceinline__ static int offset(int row, int col) { return row * kStride + col; }
+};
+
+}  // namespace flash::detail
