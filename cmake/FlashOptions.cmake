@@ -22,6 +22,8 @@ if(NOT FLASH_HEAD_DIMS)
 endif()
 
 # The variant list comes from kernels/variants.def, the single source of truth.
+# Editing it re-runs configure.
+set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/variants.def)
 file(STRINGS ${PROJECT_SOURCE_DIR}/kernels/variants.def _flash_def_lines REGEX "^FLASH_FWD_VARIANT\\(")
 set(FLASH_ALL_VARIANTS "")
 foreach(line IN LISTS _flash_def_lines)

@@ -54,6 +54,33 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
   auto k_at = [&](int b, int j, int h) { return &k[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
   auto v_at = [&](int b, int j, int h) { return &v[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
 
+  // For f32 the "same math in the input dtype" is the whole row in float
+  // arithmetic: scores, exp and both sums, as an fp32 kernel does them.
+  auto fp32_row = [&](int b, int i, int h, int hk, std::vector<double>& o_out) {
+    std::vector<float> s(Sk);
+    float row_max = -std::numeric_limits<float>::infinity();
+    for (int j = 0; j < Sk; ++j) {
+      if (p.causal && !causal_allows(i, j, Sq, Sk)) {
+        s[j] = -std::numeric_limits<float>::infinity();
+        continue;
+      }
+      const double* qi = q_at(b, i, h);
+      const double* kj = k_at(b, j, hk);
+      float dot = 0.0f;
+      for (int d = 0; d < D; ++d) dot += static_cast<float>(qi[d]) * static_cast<float>(kj[d]);
+      s[j] = dot * static_cast<float>(p.softmax_scale);
+      row_max = std::max(row_max, s[j]);
+    }
+    float row_sum = 0.0f;
+    for (int j = 0; j < Sk; ++j) row_sum += (s[j] = row_max == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(s[j] - row_max));
+    std::vector<float> o(D, 0.0f);
+    for (int j = 0; j < Sk; ++j) {
+      const double* vj = v_at(b, j, hk);
+      for (int d = 0; d < D; ++d) o[d] += s[j] * static_cast<float>(vj[d]);
+    }
+    for (int d = 0; d < D; ++d) o_out[d] = row_sum > 0.0f ? o[d] / row_sum : 0.0f;
+  };
+
   auto run_head = [&](int bh) {
     const int b = bh / Hq, h = bh % Hq, hk = h / group;
     std::vector<double> s(Sk), o(D), o_lowp(D);
@@ -88,6 +115,7 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
           for (int d = 0; d < D; ++d) o_lowp[d] += pj_lowp * vj[d];
         }
       }
+      if (lowp == DType::f32) fp32_row(b, i, h, hk, o_lowp);
       const std::size_t o_off = ((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D;
       for (int d = 0; d < D; ++d) {
         out.o[o_off + d] = o[d];

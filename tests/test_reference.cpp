@@ -163,3 +163,17 @@ TEST(Reference, RoundToMatchesTheFormats) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Reference, Fp32LowPrecisionPathErrsLikeFloatArithmetic) {
+  Problem p{.batch = 1, .seqlen_q = 4, .seqlen_k = 512, .heads_q = 1, .heads_kv = 1, .head_dim = 256, .softmax_scale = 0.0625};
+  const auto q = randn(4 * 256, 21), k = randn(512 * 256, 22), v = randn(512 * 256, 23);
+  const auto r = flash::reference::forward(p, q, k, v, DType::f32);
+  double max_err = 0;
+  for (std::size_t i = 0; i < r.o.size(); ++i) max_err = std::max(max_err, std::abs(r.o_lowp[i] - r.o[i]));
+  EXPECT_GT(max_err, 1e-9);  // float accumulation leaves a trace ...
+  EXPECT_LT(max_err, 1e-4);  // ... of float size
+}
+
+}  // namespace

@@ -2,6 +2,8 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <string>
+#include <vector>
 
 #include "flash/flash.h"
 
@@ -9,9 +11,9 @@ namespace {
 
 TEST(Registry, ListsTheLadderInOrder) {
   const auto variants = flash::forward_variants();
-  ASSERT_GE(variants.size(), 2u);
-  EXPECT_EQ(variants[0].name, "naive");
-  EXPECT_EQ(variants[1].name, "tiled");
+  const std::vector<std::string> ladder = {"naive", "tiled", "wmma", "mma", "mma_swizzle", "mma_pipeline"};
+  ASSERT_GE(variants.size(), ladder.size());
+  for (std::size_t i = 0; i < ladder.size(); ++i) EXPECT_EQ(variants[i].name, ladder[i]);
   std::set<std::string> names;
   for (const auto& v : variants) {
     EXPECT_TRUE(names.insert(v.name).second) << "duplicate variant " << v.name;
@@ -32,6 +34,18 @@ TEST(Registry, BuiltVariantsDeclareWhatTheySupport) {
     for (int d : v.head_dims) EXPECT_TRUE(v.supports(v.dtypes[0], d)) << v.name << " " << d;
     EXPECT_FALSE(v.supports(v.dtypes[0], v.max_head_dim + 1)) << v.name;
     EXPECT_FALSE(v.supports(v.dtypes[0], 0)) << v.name;
+  }
+}
+
+TEST(Registry, TensorCoreVariantsCoverF16Bf16AndTheirHeadDims) {
+  for (const auto& v : flash::forward_variants()) {
+    if (!v.built || (v.name.rfind("mma", 0) != 0 && v.name != "wmma")) continue;
+    for (int d : {64, 128, 256}) {
+      EXPECT_TRUE(v.supports(flash::DType::bf16, d)) << v.name << " " << d;
+      EXPECT_TRUE(v.supports(flash::DType::f16, d)) << v.name << " " << d;
+    }
+    EXPECT_FALSE(v.supports(flash::DType::f32, 128)) << v.name;
+    EXPECT_EQ(v.features, flash::kAllFeatures) << v.name;
   }
 }
 

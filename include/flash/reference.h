@@ -27,8 +27,9 @@ struct Result {
   std::vector<double> o;
   // [batch, heads_q, seqlen_q]; -inf for rows that see no key.
   std::vector<double> lse;
-  // The same math with P rounded to `lowp` before P V and O rounded to
-  // `lowp`: the error a kernel computing in that dtype would make anyway.
+  // The same math done in the low-precision dtype `lowp`: for f16/bf16, P
+  // rounded to it before P V and O rounded to it; for f32, the whole row in
+  // float arithmetic. The error a kernel in that dtype makes anyway.
   // Filled only when forward() is given a lowp dtype.
   std::vector<double> o_lowp;
 };
