@@ -32,8 +32,10 @@ for step in $STEPS; do
       $BIN/runner > "$OUT/runner.txt" 2>&1; echo "runner rc=$?"; tail -3 "$OUT/runner.txt"
       $BIN/runner --seq 16384 --dhead 128 --kernel tiled >> "$OUT/runner.txt" 2>&1; tail -2 "$OUT/runner.txt" ;;
     bench)
+      # BENCH_FILTER_<dhead> narrows one head dim (e.g. BENCH_FILTER_64=mma).
       for d in $DHEADS; do for s in $SEQS; do for c in "" "--causal"; do
-        $BIN/bench --seq $s --dhead $d $c --benchmark_out_format=json --benchmark_filter="${BENCH_FILTER:-.}" \
+        filter_var=BENCH_FILTER_$d
+        $BIN/bench --seq $s --dhead $d $c --benchmark_out_format=json --benchmark_filter="${!filter_var:-${BENCH_FILTER:-.}}" \
           --benchmark_out="$OUT/part_s${s}_d${d}${c:+_causal}.json" 2>&1 | grep -E "^fwd" ; done; done; done
       # One file back instead of one per shape (the device tool returns at most 8).
       python3 -c 'import json,glob,sys; json.dump({"benchmarks": [b for f in sorted(glob.glob(sys.argv[1] + "/part_*.json")) for b in json.load(open(f))["benchmarks"]]}, open(sys.argv[1] + "/bench.json", "w"), indent=1)' "$OUT"

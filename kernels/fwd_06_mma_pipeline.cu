@@ -20,7 +20,8 @@ namespace {
 
 template <int kHeadDim_> struct MmaPipelineConfig {
   static constexpr int kHeadDim = kHeadDim_;
-  // hdim 64: 4 warps x 32 rows; 128 and 256: 8 warps x 16 rows.
+  // hdim 64: 4 warps x 32 rows (each K/V fragment feeds two m-tiles);
+  // 128 and 256: 8 warps x 16 rows (the O accumulator leaves no room for two).
   static constexpr int kWarps = kHeadDim == 64 ? 4 : 8;
   static constexpr int kMTiles = kHeadDim == 64 ? 2 : 1;
   static constexpr int kBlockM = 128;
@@ -28,7 +29,7 @@ template <int kHeadDim_> struct MmaPipelineConfig {
   using Layout = SwizzledLayout<kHeadDim>;
   static constexpr int kStages = 2;
   static constexpr bool kAsyncCopy = true;
-  static constexpr bool kQInRegisters = kHeadDim == 128;  // hdim 64 holds 2 m-tiles of S and O instead
+  static constexpr bool kQInRegisters = kHeadDim == 128;  // hdim 64 spends them on its second m-tile
   static constexpr bool kVectorEpilogue = true;
   static constexpr bool kMaskOnlyWhereNeeded = true;
   static constexpr bool kHeavyFirst = true;

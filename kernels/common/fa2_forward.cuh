@@ -125,17 +125,25 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
       for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.0f;
   OnlineSoftmax<kMTiles> softmax;
 
-  for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const int stage = n_block % kStages;
-    const T* sKs = sK + stage * Smem::kKVElems;
-    const T* sVs = sV + stage * Smem::kKVElems;
-    // Start the copy of tile n_block + kStages - 1 into the stage that the
-    // previous iteration finished with (its closing barrier made that safe).
+  // Waits until tile n_block has landed in shared memory for every thread.
+  // kAsyncCopy: the prologue commits tiles 0 .. kStages - 2 and each
+  // issue_next() one more group, so when tile n_block is needed n_block +
+  // kStages groups are committed and it is complete once at most kStages - 1
+  // are pending.
+  auto wait_tile = [&](int /*n_block*/) {
+    if constexpr (Cfg::kAsyncCopy) cp_async_wait<kStages - 1>();
+    __syncthreads();  // every thread's copies of the tile (and of Q, the first time) are visible
+  };
+  // Issues tile n_block + kStages - 1 (or an empty group) into the stage that
+  // the previous iteration's closing barrier released.
+  auto issue_next = [&](int n_block) {
     if (n_block + kStages - 1 < n_blocks) load_kv(n_block + kStages - 1);
     else if constexpr (Cfg::kAsyncCopy) cp_async_commit();
-    if constexpr (Cfg::kAsyncCopy) cp_async_wait<kStages - 1>();  // this thread's part of tile n_block landed
-    __syncthreads();  // ... and every thread's: the tile (and Q, first time) is complete
+  };
 
+  // S = Q K^T for tile n_block, raw (unscaled) scores.
+  auto compute_s = [&](int n_block, float(&acc_s)[kMTiles][kNTilesS][4]) {
+    const T* sKs = sK + (n_block % kStages) * Smem::kKVElems;
     if constexpr (Cfg::kQInRegisters) {
       if (n_block == 0) {
 #pragma unroll
@@ -145,9 +153,6 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
             ldmatrix_x4(rQ[mt][ks], sQ + Layout::offset(warp_row0 + mt * 16 + a_row, ks * 16 + a_col));
       }
     }
-
-    // S = Q K^T
-    float acc_s[kMTiles][kNTilesS][4];
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -190,26 +195,29 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
         }
       }
     }
+  };
 
-    if (n_block >= n_block_masked) {
-      const int n0 = n_block * kBlockN;
+  // -inf for keys past seqlen_k or right of the causal diagonal.
+  auto mask_s = [&](int n_block, float(&acc_s)[kMTiles][kNTilesS][4]) {
+    if (n_block < n_block_masked) return;
+    const int n0 = n_block * kBlockN;
 #pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
+    for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt)
+      for (int nt = 0; nt < kNTilesS; ++nt)
 #pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int row = m0 + warp_row0 + mt * 16 + g + 8 * (e / 2);
-            const int key = n0 + nt * 8 + 2 * t + (e % 2);
-            if (key >= p.seqlen_k || (p.causal && key > row + diag)) acc_s[mt][nt][e] = -INFINITY;
-          }
-    }
+        for (int e = 0; e < 4; ++e) {
+          const int row = m0 + warp_row0 + mt * 16 + g + 8 * (e / 2);
+          const int key = n0 + nt * 8 + 2 * t + (e % 2);
+          if (key >= p.seqlen_k || (p.causal && key > row + diag)) acc_s[mt][nt][e] = -INFINITY;
+        }
+  };
 
-    softmax.update(acc_s, acc_o, p.scale_log2);
-
-    // O += P V, with P converted from the S accumulators in registers.
-    // V fragments come per pair of 8-dim n-tiles; with kPrefetchFragments the
-    // next pair's ldmatrix is issued before this pair's mma.
+  // O += P V for tile n_block, P converted from the S accumulators in
+  // registers. V fragments come per pair of 8-dim n-tiles; with
+  // kPrefetchFragments the next pair's ldmatrix is issued before this pair's mma.
+  auto accumulate_pv = [&](int n_block, const float(&acc_s)[kMTiles][kNTilesS][4]) {
+    const T* sVs = sV + (n_block % kStages) * Smem::kKVElems;
     auto load_v_frags = [&](int kk, int dp, std::uint32_t(&dst)[4]) {
       ldmatrix_x4_trans(dst, sVs + Layout::offset(kk * 16 + v_row, dp * 16 + v_col));
     };
@@ -242,6 +250,16 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
         }
       }
     }
+  };
+
+  for (int n_block = 0; n_block < n_blocks; ++n_block) {
+    issue_next(n_block);
+    wait_tile(n_block);
+    float acc_s[kMTiles][kNTilesS][4];
+    compute_s(n_block, acc_s);
+    mask_s(n_block, acc_s);
+    softmax.update(acc_s, acc_o, p.scale_log2);
+    accumulate_pv(n_block, acc_s);
     __syncthreads();  // every warp is done reading this stage before a later load overwrites it
   }
   if constexpr (Cfg::kAsyncCopy) {
