@@ -10,7 +10,8 @@
 // bytes written and read twice), and the GEMMs run on CUDA cores with one
 // multiply-add per shared-memory load. It is here as the readable baseline
 // every later step is measured against, and it handles any head dim.
-// Measured on the H200 (2026-11-21): see README, "Results".
+// Measured on the H200 (2026-11-21, bf16, hdim 128, 16k tokens): 6.0 TFLOPS
+// at seq 4096 (91 ms), 3.0 causal (it computes the whole matrix either way).
 // Resources: 2.1 KB static shared memory per CTA for the GEMMs, 1 KB for the softmax.
 // Run it: ./runner --kernel naive ; ./bench --kernel naive --seq 4096 --dhead 128
 #include <cmath>

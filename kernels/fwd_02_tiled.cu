@@ -15,7 +15,9 @@
 // dim (4-wide chunks, chunk = lane + 8 k), so row reductions are 3 shuffles.
 // Shared rows are padded by 4 floats: a float4 read of 8 lanes from 8
 // different rows then lands in 8 different 16-byte bank groups.
-// Measured on the H200 (2026-11-21): see README, "Results".
+// Measured on the H200 (2026-11-21, bf16, hdim 128, 16k tokens): 32.3 TFLOPS
+// at seq 4096 (5.4x naive), 30.3 causal: about half the fp32 FMA peak.
+// Registers: 131-168 per thread, no spills.
 // Resources per CTA (fp32 tiles): hdim 32: 45 KB, 64: 69 KB, 96: 94 KB,
 // 128: 77 KB, 256: 104 KB of dynamic shared memory; 128 threads.
 // Run it: ./runner --kernel tiled ; ./bench --kernel tiled --seq 4096 --dhead 128
