@@ -19,6 +19,7 @@
 
 #include "common/numeric.cuh"
 #include "common/params.h"
+#include "common/launch_limits.h"
 #include "common/variant.h"
 #include "flash/variants.h"
 
@@ -28,7 +29,6 @@ namespace {
 constexpr int kTile = 16;            // GEMM tile edge: a 16 x 16 CTA, one output each
 constexpr int kSoftmaxThreads = 256;  // one CTA per softmax row
 constexpr int kMaxHeadDim = 512;
-constexpr int kMaxGridYZ = 65535;
 
 // The workspace holds S, then P in place: [batch * heads_q, seqlen_q, seqlen_k] fp32.
 std::size_t naive_workspace_bytes(const FwdParams& p) {

@@ -29,6 +29,7 @@
 #include "common/params.h"
 #include "common/reduce.cuh"
 #include "common/tile_copy.cuh"
+#include "common/launch_limits.h"
 #include "common/variant.h"
 #include "flash/variants.h"
 
@@ -40,7 +41,6 @@ constexpr int kThreads = kWarps * 32;
 constexpr int kRowLanes = 8;                     // lanes sharing one row group
 constexpr int kRowGroupsPerWarp = 32 / kRowLanes;
 constexpr int kPad = 4;                          // floats of padding per shared row
-constexpr int kMaxGridYZ = 65535;
 
 template <int kHeadDim> struct TiledConfig {
   // Smaller tiles at large head dims keep Q, K, V and P tiles in shared memory.
@@ -219,15 +219,9 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
 }
 
 std::string tiled_check(const FwdParams& p, const DeviceInfo& dev) {
-  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds tiled's limit of 65535";
-  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds tiled's limit of 65535";
   std::string err;
   dispatch_head_dim(p.head_dim, [&](auto hd) {
-    constexpr std::size_t bytes = TiledConfig<decltype(hd)::value>::kSmemBytes;
-    if (bytes > dev.smem_per_block_optin) {
-      err = "tiled at head_dim " + std::to_string(p.head_dim) + " needs " + std::to_string(bytes) +
-            " bytes of shared memory per block; this GPU allows " + std::to_string(dev.smem_per_block_optin);
-    }
+    err = check_head_batch_grid(p, dev, TiledConfig<decltype(hd)::value>::kSmemBytes);
   });
   return err;
 }

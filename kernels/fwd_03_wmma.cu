@@ -20,6 +20,7 @@
 #include <mma.h>
 
 #include "common/copy.cuh"
+#include "common/launch_limits.h"
 #include "common/fa2_forward.cuh"
 #include "common/smem_layout.cuh"
 
@@ -157,14 +158,9 @@ __global__ void __launch_bounds__(kThreads) fwd_03_wmma_kernel(const __grid_cons
 }
 
 std::string wmma_check(const FwdParams& p, const DeviceInfo& dev) {
-  if (p.heads_q > 65535) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the limit of 65535";
-  if (p.batch > 65535) return "batch = " + std::to_string(p.batch) + " exceeds the limit of 65535";
   std::string err;
   dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
-    constexpr std::size_t bytes = WmmaConfig<decltype(hd)::value>::kBytes;
-    if (bytes > dev.smem_per_block_optin)
-      err = "needs " + std::to_string(bytes) + " bytes of shared memory per block; this GPU allows " +
-            std::to_string(dev.smem_per_block_optin);
+    err = check_head_batch_grid(p, dev, WmmaConfig<decltype(hd)::value>::kBytes);
   });
   return err;
 }

@@ -31,6 +31,7 @@
 #include "common/copy.cuh"
 #include "common/smem_layout.cuh"
 #include "common/head_dims.h"
+#include "common/launch_limits.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
@@ -331,14 +332,9 @@ using TcHeadDims = BuiltHeadDims<64, 128, 256>;
 // ConfigFor<kHeadDim> names the Config of each head dim.
 template <template <int> class ConfigFor> struct Fa2Launcher {
   static std::string check(const FwdParams& p, const DeviceInfo& dev) {
-    if (p.heads_q > 65535) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the limit of 65535";
-    if (p.batch > 65535) return "batch = " + std::to_string(p.batch) + " exceeds the limit of 65535";
     std::string err;
     dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
-      constexpr std::size_t bytes = Fa2Smem<ConfigFor<decltype(hd)::value>>::kBytes;
-      if (bytes > dev.smem_per_block_optin)
-        err = "needs " + std::to_string(bytes) + " bytes of shared memory per block at head_dim " +
-              std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);
+      err = check_head_batch_grid(p, dev, Fa2Smem<ConfigFor<decltype(hd)::value>>::kBytes);
     });
     return err;
   }
