@@ -131,7 +131,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   // issue_next() one more group, so when tile n_block is needed n_block +
   // kStages groups are committed and it is complete once at most kStages - 1
   // are pending.
-  auto wait_tile = [&](int /*n_block*/) {
+  auto wait_tile = [&]() {
     if constexpr (Cfg::kAsyncCopy) cp_async_wait<kStages - 1>();
     __syncthreads();  // every thread's copies of the tile (and of Q, the first time) are visible
   };
@@ -255,7 +255,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
 
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
     issue_next(n_block);
-    wait_tile(n_block);
+    wait_tile();
     float acc_s[kMTiles][kNTilesS][4];
     compute_s(n_block, acc_s);
     mask_s(n_block, acc_s);
