@@ -127,13 +127,13 @@ double time_ms(flash::testing::Problem& p, const std::string& kernel) {
 }  // namespace
 
 void list_variants() {
-  fmt::print("{:<8} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "min cc", "dtypes", "head dims", "description");
+  fmt::print("{:<13} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "min cc", "dtypes", "head dims", "description");
   for (const auto& v : flash::forward_variants()) {
     std::string dtypes, dims;
     for (auto t : v.dtypes) dtypes += std::string(dtypes.empty() ? "" : ",") + std::string(flash::dtype_name(t));
     for (int d : v.head_dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     if (v.built && dims.empty()) dims = fmt::format("any <= {}", v.max_head_dim);
-    fmt::print("{:<8} {:<5} {:<6} {:<14} {:<22} {}\n", v.name, v.built ? "yes" : "no",
+    fmt::print("{:<13} {:<5} {:<6} {:<14} {:<22} {}\n", v.name, v.built ? "yes" : "no",
                v.built ? fmt::format("{}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10) : "-", dtypes,
                dims, v.description);
   }
@@ -155,7 +155,7 @@ int main(int argc, char** argv) {
   for (const auto& v : flash::forward_variants()) {
     if (opt.kernel != "all" && v.name != opt.kernel) continue;
     if (!v.built) {
-      fmt::print("{:<8} not built (FLASH_VARIANTS)\n", v.name);
+      fmt::print("{:<13} not built (FLASH_VARIANTS)\n", v.name);
       continue;
     }
     kernels.push_back(v.name);
@@ -193,7 +193,7 @@ int main(int argc, char** argv) {
   }
 
   fmt::print("seed {}\n", opt.seed);
-  fmt::print("{:<8} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "variant", "b x sq x sk x hq/hkv",
+  fmt::print("{:<13} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "variant", "b x sq x sk x hq/hkv",
              "d", "dtype", "max err", "bound", "lse err", "lse bnd", "ms", "TFLOPS", "result");
   int failed = 0, passed = 0;
   std::uint64_t case_seed = opt.seed;
@@ -220,14 +220,14 @@ int main(int argc, char** argv) {
             if (!supported) continue;
             const auto r = flash::testing::run_and_check(prob, k);
             if (!r.error.empty()) {
-              fmt::print("{:<8} {:>22} {:>5} {:>6}  ERROR {}\n", k, shape, d, flash::dtype_name(dtype), r.error);
+              fmt::print("{:<13} {:>22} {:>5} {:>6}  ERROR {}\n", k, shape, d, flash::dtype_name(dtype), r.error);
               ++failed;
               continue;
             }
             const double ms = time_ms(prob, k);
             const double flops = 4.0 * s.batch * s.heads_q * double(s.seqlen_q) * s.seqlen_k * d * (causal ? 0.5 : 1.0);
             const char* status = r.ok ? "[OK]" : "[FAIL]";
-            fmt::print("{:<8} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}{}\n", k,
+            fmt::print("{:<13} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}{}\n", k,
                        shape, d, flash::dtype_name(dtype), r.max_err, r.bound, r.lse_err, r.lse_bound, ms,
                        flops / (ms * 1e-3) / 1e12, status, causal ? " causal" : "",
                        r.unwritten ? fmt::format(" ({} unwritten)", r.unwritten) : "");
