@@ -115,6 +115,16 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   const int a_row = lane % 16, a_col = 8 * (lane / 16);
   const int k_row = lane % 8 + 8 * (lane / 16), k_col = 8 * ((lane / 8) % 2);
   const int v_row = lane % 8 + 8 * ((lane / 8) % 2), v_col = 8 * (lane / 16);
+  // Per-lane shared addresses of those rows for the four phases of a 16-column
+  // step (smem_layout.cuh); K and V at stage 0.
+  std::uint32_t q_addr[4], k_addr[4], v_addr[4];
+#pragma unroll
+  for (int ph = 0; ph < 4; ++ph) {
+    q_addr[ph] = smem_addr(sQ + Layout::lane_offset(warp_row0 + a_row, a_col, ph));
+    k_addr[ph] = smem_addr(sK + Layout::lane_offset(k_row, k_col, ph));
+    v_addr[ph] = smem_addr(sV + Layout::lane_offset(v_row, v_col, ph));
+  }
+  constexpr std::uint32_t kStageBytes = Smem::kKVElems * sizeof(T);
 
   std::uint32_t rQ[Cfg::kQInRegisters ? kMTiles : 1][Cfg::kQInRegisters ? kKStepsQK : 1][4];
   float acc_o[kMTiles][kNTilesO][4];
@@ -144,14 +154,14 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
 
   // S = Q K^T for tile n_block, raw (unscaled) scores.
   auto compute_s = [&](int n_block, float(&acc_s)[kMTiles][kNTilesS][4]) {
-    const T* sKs = sK + (n_block % kStages) * Smem::kKVElems;
+    const std::uint32_t stage_bytes = (n_block % kStages) * kStageBytes;
     if constexpr (Cfg::kQInRegisters) {
       if (n_block == 0) {
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
           for (int ks = 0; ks < kKStepsQK; ++ks)
-            ldmatrix_x4(rQ[mt][ks], sQ + Layout::offset(warp_row0 + mt * 16 + a_row, ks * 16 + a_col));
+            ldmatrix_x4(rQ[mt][ks], q_addr[ks % 4] + 2 * Layout::step_offset(mt * 16, ks));
       }
     }
 #pragma unroll
@@ -164,7 +174,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
     auto load_k_frags = [&](int ks, std::uint32_t(&dst)[kNTilesS / 2][4]) {
 #pragma unroll
       for (int np = 0; np < kNTilesS / 2; ++np)
-        ldmatrix_x4(dst[np], sKs + Layout::offset(np * 16 + k_row, ks * 16 + k_col));
+        ldmatrix_x4(dst[np], k_addr[ks % 4] + stage_bytes + 2 * Layout::step_offset(np * 16, ks));
     };
     if constexpr (Cfg::kPrefetchFragments) load_k_frags(0, bK[0]);
 #pragma unroll
@@ -182,7 +192,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
 #pragma unroll
           for (int e = 0; e < 4; ++e) a[mt][e] = rQ[mt][ks][e];
         } else {
-          ldmatrix_x4(a[mt], sQ + Layout::offset(warp_row0 + mt * 16 + a_row, ks * 16 + a_col));
+          ldmatrix_x4(a[mt], q_addr[ks % 4] + 2 * Layout::step_offset(mt * 16, ks));
         }
       }
 #pragma unroll
@@ -218,9 +228,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   // registers. V fragments come per pair of 8-dim n-tiles; with
   // kPrefetchFragments the next pair's ldmatrix is issued before this pair's mma.
   auto accumulate_pv = [&](int n_block, const float(&acc_s)[kMTiles][kNTilesS][4]) {
-    const T* sVs = sV + (n_block % kStages) * Smem::kKVElems;
+    const std::uint32_t stage_bytes = (n_block % kStages) * kStageBytes;
     auto load_v_frags = [&](int kk, int dp, std::uint32_t(&dst)[4]) {
-      ldmatrix_x4_trans(dst, sVs + Layout::offset(kk * 16 + v_row, dp * 16 + v_col));
+      ldmatrix_x4_trans(dst, v_addr[dp % 4] + stage_bytes + 2 * Layout::step_offset(kk * 16, dp));
     };
 #pragma unroll
     for (int kk = 0; kk < kKStepsPV; ++kk) {

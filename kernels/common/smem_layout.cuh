@@ -7,9 +7,20 @@ namespace flash::detail {
 // Row-major, unpadded. With rows of 128 bytes or a multiple of it, the 8 row
 // addresses of one ldmatrix 8x8 matrix all fall in the same 16-byte bank
 // group: an 8-way bank conflict on every fragment load.
+//
+// ldmatrix addressing (both layouts): a lane's row address for the 8x8
+// matrix at (row_off + row_lane, 16 * j + col_lane), with row_off a multiple
+// of 8, col_lane 0 or 8 and j a compile-time 16-column step, is
+//   lane_offset(row_lane, col_lane, j % 4) + step_offset(row_off, j):
+// four per-lane bases computed once, plus a compile-time immediate, so the
+// fragment loads of the main loop need no address arithmetic.
 template <int kCols> struct RowMajorLayout {
   static_assert(kCols % 8 == 0, "rows are whole 16-byte chunks");
   __device__ __forceinline__ static int offset(int row, int col) { return row * kCols + col; }
+  __device__ __forceinline__ static int lane_offset(int row_lane, int col_lane, int /*phase*/) {
+    return row_lane * kCols + col_lane;
+  }
+  static constexpr int step_offset(int row_off, int j) { return row_off * kCols + 16 * j; }
 };
 
 // XOR swizzle: chunk c of row r is stored at chunk c ^ (r % 8) within its
@@ -21,6 +32,12 @@ template <int kCols> struct SwizzledLayout {
   __device__ __forceinline__ static int offset(int row, int col) {
     return row * kCols + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
   }
+  // Step j moves the chunk by 2j: its low bits (2j & 6) XOR into the lane's
+  // swizzled chunk (phase = j % 4), its high bits add whole 8-chunk groups.
+  __device__ __forceinline__ static int lane_offset(int row_lane, int col_lane, int phase) {
+    return (row_lane * kCols + (((col_lane >> 3) ^ (row_lane & 7)) << 3)) ^ (phase << 4);
+  }
+  static constexpr int step_offset(int row_off, int j) { return row_off * kCols + (j >> 2) * 64; }
 };
 
 }  // namespace flash::detail
