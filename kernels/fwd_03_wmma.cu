@@ -11,7 +11,7 @@
 // loaded, rescaled and stored around every tile's P V. fwd_04_mma removes all
 // three round trips by using mma.sync with its documented layout.
 // Measured on the H200 (2026-11-21, bf16, 16k tokens, seq 4096): hdim 128
-// 71.8 TFLOPS (2.2x tiled), 68.2 causal; hdim 64 66.9, hdim 256 34.4 (the
+// 72.4 TFLOPS (2.2x tiled), 67.6 causal; hdim 64 66.9, hdim 256 34.4 (the
 // shared-memory O round trip grows with the head dim).
 // Registers: 95 / 152 / 113 (hdim 64 / 128 / 256), no spills.
 // Resources: 4 warps; 64 query rows x 64 keys (32 at hdim 256); shared memory

@@ -14,15 +14,16 @@
 // Measured on the H200 (2026-11-21, bf16, 16k tokens), TFLOPS at seq 4096 /
 // harmonic mean over seq 512-16k, and the share of PyTorch SDPA's flash
 // backend (FlashAttention-2) measured in the same run:
-//   hdim  64: 300.7 / 286.1 (100% / 100%), causal 274.6 / 241.8 (99% / 105%)
-//   hdim 128: 299.4 / 286.4 ( 90% /  87%), causal 273.0 / 243.9 (90% /  95%)
-//   hdim 256: 260.7 / 252.4 ( 87% /  83%), causal 225.9 / 209.6 (81% /  83%)
-// ncu at hdim 128: tensor pipe 46% busy, 8 warps per SM (registers and
-// shared memory allow one 8-warp CTA), issue slots 44% busy.
+//   hdim  64: 310.0 / 295.0 (107% / 104%), causal 280.2 / 247.1 (101% / 108%)
+//   hdim 128: 307.5 / 294.0 ( 96% /  90%), causal 280.0 / 249.8 ( 93% /  98%)
+//   hdim 256: 275.0 / 265.5 ( 90% /  87%), causal 238.1 / 220.0 ( 85% /  87%)
+// ncu at hdim 128 (before the ldmatrix addressing change, at 299 TFLOPS):
+// tensor pipe 46% busy, issue slots 44%, 8 warps per SM (registers and
+// shared memory allow one 8-warp CTA).
 // What did not help (docs/NOTES.md): issuing S of tile j + 1 before the
 // softmax of tile j (a second S in registers spills; -17%), 128-key tiles at
 // hdim 128 (-5%), 4-warp CTAs at hdim 128 (-6%).
-// Registers: 242 / 227 / 246 (hdim 64 / 128 / 256), no spills; shared memory
+// Registers: 237 / 225 / 244 (hdim 64 / 128 / 256), no spills; shared memory
 // 48 / 96 / 128 KB; SASS: HMMA.16816, LDSM, LDGSTS, no local memory.
 // Run it: ./runner --kernel mma_pipeline ; ./bench --kernel mma_pipeline --seq 4096 --dhead 128
 #include "common/fa2_forward.cuh"
