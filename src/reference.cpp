@@ -142,4 +142,78 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
   return out;
 }
 
+Gradients backward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                   const std::vector<double>& v, const std::vector<double>& dout, int threads) {
+  const int B = p.batch, Sq = p.seqlen_q, Sk = p.seqlen_k, Hq = p.heads_q, Hkv = p.heads_kv, D = p.head_dim;
+  const int group = Hq / Hkv;
+  Gradients g;
+  g.dq.assign(q.size(), 0.0);
+  g.dk.assign(k.size(), 0.0);
+  g.dv.assign(v.size(), 0.0);
+  auto q_idx = [&](int b, int i, int h) { return ((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D; };
+  auto kv_idx = [&](int b, int j, int h) { return ((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D; };
+
+  // One (batch, KV head) per task: it owns dK and dV of that head, and dQ of
+  // the query heads in its group, so tasks never write the same element.
+  auto run_kv_head = [&](int task) {
+    const int b = task / Hkv, hk = task % Hkv;
+    std::vector<double> prob(Sk), dprob(Sk);
+    for (int h = hk * group; h < (hk + 1) * group; ++h) {
+      for (int i = 0; i < Sq; ++i) {
+        const double* qi = &q[q_idx(b, i, h)];
+        const double* doi = &dout[q_idx(b, i, h)];
+        double row_max = -std::numeric_limits<double>::infinity();
+        for (int j = 0; j < Sk; ++j) {
+          if (p.causal && !causal_allows(i, j, Sq, Sk)) {
+            prob[j] = -std::numeric_limits<double>::infinity();
+            continue;
+          }
+          const double* kj = &k[kv_idx(b, j, hk)];
+          double dot = 0.0;
+          for (int d = 0; d < D; ++d) dot += qi[d] * kj[d];
+          prob[j] = dot * p.softmax_scale;
+          row_max = std::max(row_max, prob[j]);
+        }
+        if (row_max == -std::numeric_limits<double>::infinity()) continue;  // no key: no gradient
+        double row_sum = 0.0;
+        for (int j = 0; j < Sk; ++j) row_sum += (prob[j] = std::exp(prob[j] - row_max));
+        double d_i = 0.0;  // rowsum(dO * O) = sum_j P_ij dP_ij
+        for (int j = 0; j < Sk; ++j) {
+          prob[j] /= row_sum;
+          const double* vj = &v[kv_idx(b, j, hk)];
+          double dp = 0.0;
+          for (int d = 0; d < D; ++d) dp += doi[d] * vj[d];
+          dprob[j] = dp;
+          d_i += prob[j] * dp;
+        }
+        double* dqi = &g.dq[q_idx(b, i, h)];
+        for (int j = 0; j < Sk; ++j) {
+          if (prob[j] == 0.0) continue;
+          const double ds = prob[j] * (dprob[j] - d_i) * p.softmax_scale;
+          const double* kj = &k[kv_idx(b, j, hk)];
+          double* dkj = &g.dk[kv_idx(b, j, hk)];
+          double* dvj = &g.dv[kv_idx(b, j, hk)];
+          for (int d = 0; d < D; ++d) {
+            dqi[d] += ds * kj[d];
+            dkj[d] += ds * qi[d];
+            dvj[d] += prob[j] * doi[d];
+          }
+        }
+      }
+    }
+  };
+
+  const int tasks = B * Hkv;
+  int n_threads = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  n_threads = std::min(n_threads, std::max(tasks, 1));
+  std::vector<std::thread> pool;
+  for (int t = 1; t < n_threads; ++t)
+    pool.emplace_back([&, t] {
+      for (int task = t; task < tasks; task += n_threads) run_kv_head(task);
+    });
+  for (int task = 0; task < tasks; task += n_threads) run_kv_head(task);
+  for (auto& th : pool) th.join();
+  return g;
+}
+
 }  // namespace flash::reference

@@ -49,4 +49,19 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
                const std::vector<double>& v, std::optional<DType> lowp = std::nullopt,
                const std::vector<int>& rows = {}, int threads = 0);
 
+// Gradients of L = sum(O * dO) (the backward pass), shaped like q, k, v.
+// With GQA/MQA, dk and dv sum over the query heads that share a KV head.
+struct Gradients {
+  std::vector<double> dq;
+  std::vector<double> dk;
+  std::vector<double> dv;
+};
+
+// The fp64 backward: P recomputed from Q, K (and the mask), then
+//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),
+//   dQ = scale * dS K,  dK = scale * dS^T Q.
+// Parallel over (batch, KV head) on `threads` threads (0: all cores).
+Gradients backward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
+                   const std::vector<double>& v, const std::vector<double>& dout, int threads = 0);
+
 }  // namespace flash::reference
