@@ -42,15 +42,10 @@ __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
 }
 
-// Four 8 x 8 matrices of 16-bit elements; lanes 8i..8i+7 give the row
-// addresses of matrix i, and register i receives matrix i in the
-// "thread g holds row g, cols 2t, 2t+1" layout.
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_ptr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row_ptr)));
-}
-
+// Four 8 x 8 matrices of 16-bit elements from shared memory; lanes 8i..8i+7
+// give the row addresses (shared-window addresses, see smem_addr) of matrix
+// i, and register i receives matrix i in the "thread g holds row g, cols 2t,
+// 2t+1" layout.
 __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t smem_row_addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
@@ -58,12 +53,6 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], std::uint32_t
 }
 
 // The same, each matrix transposed: register i holds (rows 2t, 2t+1 of col g).
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row_ptr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row_ptr)));
-}
-
 __device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], std::uint32_t smem_row_addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
