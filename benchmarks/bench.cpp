@@ -93,7 +93,7 @@ struct Inputs {
   flash::ForwardArgs args;
 };
 
-Inputs make_inputs(const Options& o, const char* kernel) {
+Inputs make_inputs(const Options& o) {
   Inputs in;
   const std::size_t es = flash::dtype_size(o.dtype);
   const std::size_t nq = std::size_t(o.batch) * o.seq * o.heads * o.dhead;
@@ -110,7 +110,6 @@ Inputs make_inputs(const Options& o, const char* kernel) {
   a.o = flash::make_contiguous(in.o.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
   a.lse = flash::make_contiguous(in.lse.get(), DType::f32, {o.batch, o.heads, o.seq});
   a.causal = o.causal;
-  a.kernel = kernel;
   // Random normal inputs (never zeros: they run faster than real data).
   std::mt19937_64 rng(42);
   flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), a.q);
@@ -126,7 +125,7 @@ Inputs make_inputs(const Options& o, const char* kernel) {
 
 // Every benchmark of one process shares the shape, so the inputs are made once.
 Inputs& shared_inputs(const Options& o) {
-  static Inputs in = make_inputs(o, "auto");
+  static Inputs in = make_inputs(o);
   return in;
 }
 
