@@ -45,6 +45,25 @@ std::string no_gpu_reason() {
     if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
   } while (0)
 
+int device_compute_capability() {
+  static const int cc = [] {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    return major * 10 + minor;
+  }();
+  return cc;
+}
+
+// Built, supports (dtype, head_dim), and this GPU can run it (the sm_90a
+// variants need exactly compute capability 9.0).
+bool runnable(const flash::VariantInfo& v, DType dtype, int head_dim) {
+  if (!v.supports(dtype, head_dim)) return false;
+  const int cc = device_compute_capability();
+  return cc >= v.min_compute_capability && (v.min_compute_capability < 90 || cc == 90);
+}
+
 struct Heads {
   const char* name;
   int q, kv;
@@ -58,7 +77,7 @@ void check_all_variants(const Shape& s, DType dtype, bool causal, Layout layout,
   auto prob = flash::testing::make_problem(s, dtype, causal, layout, seed);
   int checked = 0;
   for (const auto& v : flash::forward_variants()) {
-    if (!v.supports(dtype, s.head_dim)) continue;
+    if (!runnable(v, dtype, s.head_dim)) continue;
     const auto r = flash::testing::run_and_check(prob, v.name);
     ++checked;
     EXPECT_TRUE(r.error.empty()) << v.name << ": " << r.error;
@@ -123,7 +142,7 @@ flash::ForwardArgs args_for(flash::testing::Problem& p, const std::string& kerne
 TEST(ForwardEdges, EmptyBatchOrQueriesIsANoOp) {
   SKIP_WITHOUT_GPU();
   for (const auto& v : flash::forward_variants()) {
-    if (!v.supports(DType::bf16, 64)) continue;
+    if (!runnable(v, DType::bf16, 64)) continue;
     for (Shape s : {Shape{.batch = 0, .seqlen_q = 16, .seqlen_k = 16, .heads_q = 2, .heads_kv = 2, .head_dim = 64},
                     Shape{.batch = 2, .seqlen_q = 0, .seqlen_k = 16, .heads_q = 2, .heads_kv = 2, .head_dim = 64}}) {
       auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
@@ -136,7 +155,7 @@ TEST(ForwardEdges, EmptyBatchOrQueriesIsANoOp) {
 TEST(ForwardEdges, NoKeysGivesZeroOutputAndMinusInfLse) {
   SKIP_WITHOUT_GPU();
   for (const auto& v : flash::forward_variants()) {
-    if (!v.supports(DType::bf16, 64)) continue;
+    if (!runnable(v, DType::bf16, 64)) continue;
     Shape s{.batch = 2, .seqlen_q = 5, .seqlen_k = 0, .heads_q = 4, .heads_kv = 2, .head_dim = 64};
     auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
     const auto r = flash::testing::run_and_check(p, v.name);
@@ -149,7 +168,7 @@ TEST(ForwardEdges, LseIsOptionalAndTheCallerMayOwnTheWorkspace) {
   Shape s{.batch = 1, .seqlen_q = 77, .seqlen_k = 91, .heads_q = 2, .heads_kv = 1, .head_dim = 64};
   auto p = flash::testing::make_problem(s, DType::f16, true, Layout::bshd, base_seed());
   for (const auto& v : flash::forward_variants()) {
-    if (!v.supports(DType::f16, 64)) continue;
+    if (!runnable(v, DType::f16, 64)) continue;
     auto a = args_for(p, v.name);
     a.causal = true;
     a.lse.reset();
@@ -180,7 +199,7 @@ TEST(ForwardChecker, FailsWhenTheMaskDiffers) {
   auto p = flash::testing::make_problem(s, DType::bf16, /*causal=*/false, Layout::bshd, base_seed());
   p.causal = true;  // the kernel now runs causal against a non-causal reference
   for (const auto& v : flash::forward_variants()) {
-    if (!v.supports(DType::bf16, 64)) continue;
+    if (!runnable(v, DType::bf16, 64)) continue;
     const auto r = flash::testing::run_and_check(p, v.name);
     EXPECT_TRUE(r.error.empty()) << r.error;
     EXPECT_FALSE(r.ok) << v.name << ": a causal result passed a non-causal reference (err " << r.max_err << ")";
@@ -212,7 +231,7 @@ TEST(ForwardEdges, AutoPicksTheLastSupportingVariant) {
   auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
   std::string expected;
   for (const auto& v : flash::forward_variants())
-    if (v.supports(DType::bf16, 64)) expected = v.name;
+    if (runnable(v, DType::bf16, 64)) expected = v.name;
   EXPECT_EQ(flash::plan_forward(args_for(p, "auto")).kernel, expected);
 }
 

@@ -73,6 +73,46 @@ template <int kMTiles> struct OnlineSoftmax {
       }
   }
 
+  // update() in two halves, for kernels whose O accumulator may still be an
+  // operand of a running wgmma (fa3_forward.cuh): probs() turns the scores
+  // into P and returns each row's rescale factor without touching O;
+  // rescale_o() applies the factors once O is safe to change.
+  template <int kNTilesS>
+  __device__ __forceinline__ void probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows]) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = 2 * mt + half;
+        float tile_max = -INFINITY;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
+        const float new_max = fmaxf(row_max[r], quad_max(tile_max));
+        const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+        rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled);
+        row_max[r] = new_max;
+        float tile_sum = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
+            tile_sum += s[mt][nt][e];
+          }
+        row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
+      }
+  }
+  template <int kNTilesO>
+  __device__ __forceinline__ void rescale_o(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows]) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half)
+#pragma unroll
+        for (int nt = 0; nt < kNTilesO; ++nt)
+          o[mt][nt][2 * half] *= rescale[2 * mt + half], o[mt][nt][2 * half + 1] *= rescale[2 * mt + half];
+  }
+
   // Reduces the row sums over the quad, scales O by 1 / row_sum (0 for rows
   // that saw no key) and returns each row's LSE (natural log) in lse[].
   template <int kNTilesO>

@@ -1,0 +1,82 @@
+// Hopper synchronisation and data movement for warp-specialized kernels:
+// mbarriers, TMA tile loads and stores, named barriers and setmaxnreg.
+// mbarrier and TMA go through libcu++'s cuda::ptx; the rest is one PTX
+// instruction each.
+//
+// An mbarrier counts arrivals (and, for TMA, transaction bytes) in phases.
+// A waiter names the parity of the phase it waits for; a freshly
+// initialised barrier is in phase 0, and a wait for parity 1 returns at once
+// (that phase counts as complete), which is how a producer passes its first
+// round of "stage empty" waits.
+#pragma once
+
+#include <cuda/ptx>
+
+#include <cstdint>
+
+namespace flash::detail {
+
+__device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {
+  cuda::ptx::mbarrier_init(bar, count);
+}
+// Makes the initialised barriers visible to the async proxy (TMA) and to
+// other threads; follow with a CTA barrier.
+__device__ __forceinline__ void mbar_init_fence() {
+  cuda::ptx::fence_mbarrier_init(cuda::ptx::sem_release, cuda::ptx::scope_cluster);
+}
+__device__ __forceinline__ void mbar_wait(std::uint64_t* bar, std::uint32_t parity) {
+  while (!cuda::ptx::mbarrier_try_wait_parity(bar, parity)) {
+  }
+}
+__device__ __forceinline__ void mbar_arrive(std::uint64_t* bar) {
+  cuda::ptx::mbarrier_arrive(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, bar);
+}
+// One arrival plus the number of bytes TMA will deliver in this phase.
+__device__ __forceinline__ void mbar_arrive_expect_tx(std::uint64_t* bar, std::uint32_t bytes) {
+  cuda::ptx::mbarrier_arrive_expect_tx(cuda::ptx::sem_release, cuda::ptx::scope_cta, cuda::ptx::space_shared, bar,
+                                       bytes);
+}
+
+// One box of a 4-D tensor map (coordinates innermost first) into shared
+// memory, completing on bar.
+__device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tensor_map, int c0, int c1, int c2, int c3,
+                                            std::uint64_t* bar) {
+  const std::int32_t coords[4] = {c0, c1, c2, c3};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, tensor_map, coords, bar);
+}
+// One box from shared memory to global memory; out-of-bounds rows are not
+// written. Complete with tma_store_commit() and tma_store_wait_read().
+__device__ __forceinline__ void tma_store_4d(const void* tensor_map, const void* smem_src, int c0, int c1, int c2,
+                                             int c3) {
+  const std::int32_t coords[4] = {c0, c1, c2, c3};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_global, cuda::ptx::space_shared, tensor_map, coords, smem_src);
+}
+__device__ __forceinline__ void tma_store_commit() { cuda::ptx::cp_async_bulk_commit_group(); }
+// Waits until the committed stores have read their shared memory.
+__device__ __forceinline__ void tma_store_wait_read() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
+// Orders this thread's ordinary shared-memory writes before later reads by
+// the async proxy (TMA stores, wgmma operands).
+__device__ __forceinline__ void fence_async_shared() {
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+}
+
+// Named barriers 1..15 (0 is __syncthreads): sync waits for `count` threads
+// (arrivals included); arrive counts this thread and moves on.
+__device__ __forceinline__ void named_barrier_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void named_barrier_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(count) : "memory");
+}
+
+// setmaxnreg: a warpgroup gives back (dec) or takes (inc) registers so that
+// the producer runs on few and the consumers on many. Takes effect only with
+// a register cap at entry (__launch_bounds__(threads, 1)).
+template <int kRegs> __device__ __forceinline__ void setmaxnreg_dec() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+template <int kRegs> __device__ __forceinline__ void setmaxnreg_inc() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(kRegs));
+}
+
+}  // namespace flash::detail

@@ -1,0 +1,57 @@
+#include "common/hopper/tma_host.h"
+
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+#include <mutex>
+
+namespace flash::detail {
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn(std::string* err) {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = nullptr;
+  static std::string why;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    const cudaError_t e = cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+    if (e != cudaSuccess || q != cudaDriverEntryPointSuccess || p == nullptr)
+      why = std::string("the driver has no cuTensorMapEncodeTiled (") + cudaGetErrorString(e) + ")";
+    else
+      fn = reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  });
+  if (fn == nullptr) *err = why;
+  return fn;
+}
+
+}  // namespace
+
+std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype, int batch, int seqlen, int heads,
+                                 int head_dim, std::int64_t batch_stride, std::int64_t row_stride,
+                                 std::int64_t head_stride, int box_rows) {
+  std::string err;
+  const auto fn = encode_fn(&err);
+  if (fn == nullptr) return err;
+  const std::uint64_t esize = 2;
+  // A dimension of extent 1 is never stepped along: give it a stride TMA
+  // accepts whatever the view holds there (0, say).
+  auto stride_bytes = [&](std::int64_t stride, int extent) -> cuuint64_t {
+    return extent > 1 ? static_cast<cuuint64_t>(stride) * esize : 16;
+  };
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seqlen),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {stride_bytes(row_stride, seqlen), stride_bytes(head_stride, heads),
+                                 stride_bytes(batch_stride, batch)};
+  const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
+  const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
+  const CUtensorMapDataType type =
+      dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  const CUresult r = fn(map, type, 4, const_cast<void*>(data), dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ")";
+  return {};
+}
+
+}  // namespace flash::detail

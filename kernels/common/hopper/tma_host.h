@@ -1,0 +1,25 @@
+// Host side of TMA: building the tensor maps (CUtensorMap) that a kernel
+// takes as __grid_constant__ parameters. The driver's cuTensorMapEncodeTiled
+// is reached through the runtime's entry-point query, so flash needs no link
+// against libcuda.
+#pragma once
+
+#include <cuda.h>
+
+#include <cstdint>
+#include <string>
+
+#include "flash/tensor.h"
+
+namespace flash::detail {
+
+// A [batch, seqlen, heads, head_dim] tensor (element strides; head_dim
+// contiguous) as a 4-D tensor map (head_dim, seqlen, heads, batch) whose box
+// is 64 elements of head_dim (128 bytes, swizzled 128B) by box_rows rows.
+// Rows outside [0, seqlen) read as zero and are never written. Returns an
+// empty string on success, else what the driver refused.
+std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype, int batch, int seqlen, int heads,
+                                 int head_dim, std::int64_t batch_stride, std::int64_t row_stride,
+                                 std::int64_t head_stride, int box_rows);
+
+}  // namespace flash::detail

@@ -1,0 +1,74 @@
+// wgmma (sm_90a): warpgroup matrix multiply-accumulate, issued by the 128
+// threads of a warpgroup and run asynchronously by the tensor cores.
+//
+// Operands in shared memory are described by a 64-bit matrix descriptor
+// (PTX ISA, "Matrix Descriptor Format"):
+//   bits  0-13  start address >> 4
+//   bits 16-29  leading-dimension byte offset (LBO) >> 4
+//   bits 32-45  stride-dimension byte offset (SBO) >> 4
+//   bits 62-63  swizzle mode (1 = 128-byte)
+// flash keeps every tile in the layout TMA writes with 128-byte swizzle: a
+// tile of R rows x 64 16-bit elements is R rows of 128 bytes, the sixteen
+// bytes chunks of row r XOR-permuted by r % 8, and a wider tile is a row of
+// such 64-column blocks. For that layout:
+//   K-major (the reduction dim contiguous; Q and K in S = Q K^T):
+//     SBO = 1024 (from one 8-row group to the next), LBO unused; the k-step
+//     inside a 64-column block is a +32-byte start address, the next block
+//     a +R * 128.
+//   MN-major (the output dim contiguous; V in O += P V, "transposed B"):
+//     SBO = 1024 (8 rows along the reduction dim), LBO = R * 128 (from one
+//     64-column block of the output dim to the next); the k-step of 16 rows
+//     is a +2048-byte start address.
+// The swizzle is a function of address bits, so every tile starts at a
+// multiple of 1024 bytes.
+//
+// Accumulators (m64nN, fp32): warp w of the warpgroup holds rows 16w..16w+15
+// in exactly the mma.m16n8 layout of mma.cuh, n-tile after n-tile:
+//   d[4j + 0, 1] = (row g, cols 8j + 2t, +1), d[4j + 2, 3] = (row g + 8, same cols)
+// and the register A operand (64 x 16) is the mma.m16n8k16 A fragment. So, as
+// in FlashAttention-2, the S accumulators of two neighbouring n-tiles are
+// the P operand of O += P V once rounded to 16 bits.
+#pragma once
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace flash::detail {
+
+__device__ __forceinline__ std::uint64_t wgmma_desc_sw128(std::uint32_t smem_addr, std::uint32_t lbo_bytes,
+                                                          std::uint32_t sbo_bytes) {
+  return static_cast<std::uint64_t>((smem_addr & 0x3FFFF) >> 4) | static_cast<std::uint64_t>(lbo_bytes >> 4) << 16 |
+         static_cast<std::uint64_t>(sbo_bytes >> 4) << 32 | 1ull << 62;
+}
+
+// Orders this thread's register writes before the next wgmma reads them
+// (and is required before the first wgmma of a batch).
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+// Closes the wgmmas issued so far into one group.
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+// Waits until at most kPending groups are still running.
+template <int kPending> __device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
+}
+// Keeps the compiler from moving accesses to these registers across the
+// wgmma issue/wait points (the asm statements above do not name them).
+template <int kN> __device__ __forceinline__ void fence_registers(float (&r)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+template <int kN> __device__ __forceinline__ void fence_registers(std::uint32_t (&r)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+r"(r[i])::"memory");
+}
+
+// WgmmaOp<N>::ss<T>(d, desc_a, desc_b, scale_d): d = A B (+ d when scale_d != 0),
+//   A 64 x 16 and B 16 x N both from shared memory, K-major.
+// WgmmaOp<N>::rs<T>(d, a, desc_b, scale_d): the same with A from registers
+//   and B N-major.
+template <int kN> struct WgmmaOp;
+#include "common/hopper/wgmma_ops.inc"
+
+}  // namespace flash::detail

@@ -1,0 +1,43 @@
+// fwd_07_wgmma: the Hopper forward's first step: TMA, wgmma and warp
+// specialization (FlashAttention-3's structure, without its overlaps).
+//
+// What changed from fwd_06_mma_pipeline (kernels/common/fa3_forward.cuh):
+// - wgmma instead of mma.sync: one warpgroup (4 warps) issues a 64 x N x 16
+//   product with both operands read by the tensor cores straight from shared
+//   memory (S = Q K^T) or A from registers (O += P V); no ldmatrix, no
+//   fragments in registers for K and V.
+// - TMA instead of cp.async: one producer thread asks the copy engine for a
+//   whole tile, which lands already in the 128-byte-swizzled layout wgmma
+//   reads; out-of-range rows arrive as zeros, so ragged tails need no code.
+// - Warp specialization: a producer warpgroup (24 registers per thread after
+//   setmaxnreg) and two consumer warpgroups (240), synchronised by mbarriers
+//   per pipeline stage instead of __syncthreads.
+// - The epilogue stores O by TMA from shared memory.
+// Each consumer still runs S -> softmax -> PV in sequence: the tensor cores
+// idle during the softmax. fwd_08 fills that gap.
+// Run it: ./runner --kernel wgmma ; ./bench --kernel wgmma --seq 4096 --dhead 128
+#include "common/fa3_forward.cuh"
+
+namespace flash::detail {
+namespace {
+
+template <int kHeadDim_> struct WgmmaConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kConsumerWGs = 2;  // 128 query rows per CTA
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  static constexpr int kStages = 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  static constexpr bool kIntraWGOverlap = false;
+  static constexpr bool kPingpong = false;
+  static constexpr bool kHeavyFirst = true;
+};
+
+}  // namespace
+
+#if FLASH_HAS_SM90A
+const FwdVariant* variant_wgmma() { return fa3_variant<WgmmaConfig>(); }
+#else
+const FwdVariant* variant_wgmma() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
+#endif
+
+}  // namespace flash::detail

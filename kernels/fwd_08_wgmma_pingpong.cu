@@ -1,0 +1,35 @@
+// fwd_08_wgmma_pingpong: fwd_07 + the two overlaps of FlashAttention-3.
+//
+// What changed from fwd_07_wgmma (switches in kernels/common/fa3_forward.cuh):
+// - Intra-warpgroup overlap: S(j) = Q K(j)^T and O += P(j-1) V(j-1) are
+//   issued together; the softmax of tile j runs while the PV product is still
+//   on the tensor cores, and O is rescaled once it lands.
+// - Pingpong: named barriers hand the tensor cores to the two consumer
+//   warpgroups in turn, so one warpgroup's softmax runs under the other's
+//   GEMMs.
+// Run it: ./runner --kernel wgmma_pingpong ; ./bench --kernel wgmma_pingpong --seq 4096 --dhead 128
+#include "common/fa3_forward.cuh"
+
+namespace flash::detail {
+namespace {
+
+template <int kHeadDim_> struct WgmmaPingpongConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kConsumerWGs = 2;
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
+  static constexpr int kStages = 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  static constexpr bool kIntraWGOverlap = true;
+  static constexpr bool kPingpong = true;
+  static constexpr bool kHeavyFirst = true;
+};
+
+}  // namespace
+
+#if FLASH_HAS_SM90A
+const FwdVariant* variant_wgmma_pingpong() { return fa3_variant<WgmmaPingpongConfig>(); }
+#else
+const FwdVariant* variant_wgmma_pingpong() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
+#endif
+
+}  // namespace flash::detail
