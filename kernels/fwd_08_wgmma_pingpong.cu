@@ -15,13 +15,18 @@ namespace {
 
 template <int kHeadDim_> struct WgmmaPingpongConfig {
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kConsumerWGs = 2;
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kStages = 2;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  // hdim 64: three consumer warpgroups (192 rows) and three stages; their O
+  // and S fit the 160 registers that leaves. 128 and 256: two (240 each).
+  static constexpr int kConsumerWGs = kHeadDim == 64 ? 3 : 2;
+  // 80-key tiles at hdim 256 are the widest that fit two stages in 227 KB.
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 80;
+  static constexpr int kStages = kHeadDim == 64 ? 3 : 2;
+  static constexpr int kProducerRegs = kConsumerWGs == 2 ? 24 : 32;
+  static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 240 : 160;
   static constexpr bool kIntraWGOverlap = true;
   static constexpr bool kPingpong = true;
   static constexpr bool kHeavyFirst = true;
+  static constexpr bool kPersistent = false;
 };
 
 }  // namespace

@@ -11,7 +11,7 @@ writing by hand. Run from this directory: python3 gen_wgmma.py > wgmma_ops.inc
 """
 import sys
 
-NS = [64, 80, 96, 128, 176, 192, 256]
+NS = [64, 80, 96, 112, 128, 144, 160, 176, 192, 256]
 
 
 def body(n, src_a):
