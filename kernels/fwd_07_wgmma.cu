@@ -30,7 +30,7 @@ template <int kHeadDim_> struct WgmmaConfig {
   static constexpr bool kIntraWGOverlap = false;
   static constexpr bool kPingpong = false;
   static constexpr bool kHeavyFirst = true;
-  static constexpr bool kPersistent = false;
+  static constexpr bool kQInRegisters = false;
 };
 
 }  // namespace

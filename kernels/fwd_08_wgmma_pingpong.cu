@@ -26,7 +26,7 @@ template <int kHeadDim_> struct WgmmaPingpongConfig {
   static constexpr bool kIntraWGOverlap = true;
   static constexpr bool kPingpong = true;
   static constexpr bool kHeavyFirst = true;
-  static constexpr bool kPersistent = false;
+  static constexpr bool kQInRegisters = kHeadDim == 128;  // 32 registers; 64 and 256 have none to spare
 };
 
 }  // namespace

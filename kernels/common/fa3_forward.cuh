@@ -26,14 +26,12 @@
 //   kPingpong         named barriers take the consumer warpgroups' GEMMs in
 //                     turn, so one warpgroup's softmax overlaps another's GEMMs
 //   kHeavyFirst       causal: launch the longest query blocks first
-//   kPersistent       one CTA per SM loops over tiles; the producer loads the
-//                     next tile's Q and K/V while the consumers store O (which
-//                     then needs its own shared-memory buffer)
+//   kQInRegisters     S = Q K^T with Q as the register operand (ldmatrix once
+//                     per tile): shared memory then feeds only K to that GEMM
 #pragma once
 
 #include <cuda.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <string>
 
@@ -73,50 +71,26 @@ template <class Cfg> struct Fa3Smem {
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQBytes;
   static constexpr int kV = kK + Cfg::kStages * kKVBytes;
-  // O staging: the Q tile once Q is done with, or its own buffer when the
-  // next tile's Q may already be landing (persistent).
-  static constexpr int kO = Cfg::kPersistent ? kV + Cfg::kStages * kKVBytes : kQ;
-  static constexpr int kBars = Cfg::kPersistent ? kO + kQBytes : kV + Cfg::kStages * kKVBytes;
-  // q_full, q_empty, then per stage: k_full, k_empty, v_full, v_empty
-  static constexpr int kNumBars = 2 + 4 * Cfg::kStages;
+  static constexpr int kBars = kV + Cfg::kStages * kKVBytes;
+  // q_full, then per stage: k_full, k_empty, v_full, v_empty
+  static constexpr int kNumBars = 1 + 4 * Cfg::kStages;
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(!Cfg::kPingpong || Cfg::kConsumerWGs >= 2, "pingpong needs two consumer warpgroups");
   static_assert(128 * (Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs) <= 65536, "register file");
 };
 
-// Tile scheduler. A tile is (query block, head, batch); tiles are numbered
-// with the query block fastest, so CTAs running together share a head's K/V
-// in L2. Under a causal mask the blocks with the most keys come first, so
-// the short ones fill the tail. Non-persistent: one CTA per tile.
-// Persistent: min(tiles, SMs) CTAs, CTA i taking tiles i, i + grid, ...
+// Tile scheduler: one CTA per (query block, head, batch); under a causal mask
+// the blocks with the most keys are launched first so short ones fill the tail.
 template <class Cfg> struct Fa3TileScheduler {
   static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
+  static dim3 grid(const FwdParams& p) { return dim3((p.seqlen_q + kBlockM - 1) / kBlockM, p.heads_q, p.batch); }
   struct Tile {
     int m_block, head, batch;
   };
-  __host__ __device__ static int num_m_blocks(const FwdParams& p) { return (p.seqlen_q + kBlockM - 1) / kBlockM; }
-  static std::int64_t num_tiles(const FwdParams& p) {
-    return std::int64_t{num_m_blocks(p)} * p.heads_q * p.batch;
-  }
-  static dim3 grid(const FwdParams& p, int sm_count) {
-    if constexpr (Cfg::kPersistent) return dim3(static_cast<unsigned>(std::min<std::int64_t>(num_tiles(p), sm_count)));
-    return dim3(num_m_blocks(p), p.heads_q, p.batch);
-  }
-  __device__ static int first() { return Cfg::kPersistent ? blockIdx.x : 0; }
-  __device__ static int count(const FwdParams& p) {
-    return Cfg::kPersistent ? num_m_blocks(p) * p.heads_q * p.batch : 1;
-  }
-  __device__ static int stride() { return Cfg::kPersistent ? gridDim.x : 1; }
-  __device__ static Tile get(const FwdParams& p, int idx) {
-    int m = blockIdx.x, head = blockIdx.y, batch = blockIdx.z;
-    const int num_m = num_m_blocks(p);
-    if constexpr (Cfg::kPersistent) {
-      m = idx % num_m;
-      head = (idx / num_m) % p.heads_q;
-      batch = idx / num_m / p.heads_q;
-    }
-    return {Cfg::kHeavyFirst && p.causal ? num_m - 1 - m : m, head, batch};
+  __device__ static Tile get(const FwdParams& p) {
+    const int m_block = Cfg::kHeavyFirst && p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    return {m_block, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
   }
   // K/V tiles the block at m0 sees: all, or under the bottom-right causal
   // mask up to its last row + seqlen_k - seqlen_q.
@@ -125,13 +99,6 @@ template <class Cfg> struct Fa3TileScheduler {
     if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + p.seqlen_k - p.seqlen_q));
     return (n_end + Cfg::kBlockN - 1) / Cfg::kBlockN;
   }
-};
-
-// Where a warpgroup is in the K/V ring and the Q buffer, carried across the
-// tiles of a persistent CTA (producer and consumers count alike).
-struct Fa3PipeState {
-  int kv_iter = 0;             // K/V tiles consumed so far: stage = kv_iter % kStages
-  std::uint32_t q_parity = 0;  // phase of the Q buffer's barriers
 };
 
 template <class T, class Cfg> struct Fa3Mainloop {
@@ -145,14 +112,12 @@ template <class T, class Cfg> struct Fa3Mainloop {
   struct Barriers {
     std::uint64_t* base;
     __device__ std::uint64_t* q_full() const { return base; }
-    __device__ std::uint64_t* q_empty() const { return base + 1; }
-    __device__ std::uint64_t* k_full(int s) const { return base + 2 + 4 * s; }
-    __device__ std::uint64_t* k_empty(int s) const { return base + 3 + 4 * s; }
-    __device__ std::uint64_t* v_full(int s) const { return base + 4 + 4 * s; }
-    __device__ std::uint64_t* v_empty(int s) const { return base + 5 + 4 * s; }
+    __device__ std::uint64_t* k_full(int s) const { return base + 1 + 4 * s; }
+    __device__ std::uint64_t* k_empty(int s) const { return base + 2 + 4 * s; }
+    __device__ std::uint64_t* v_full(int s) const { return base + 3 + 4 * s; }
+    __device__ std::uint64_t* v_empty(int s) const { return base + 4 + 4 * s; }
     __device__ void init() const {
       mbar_init(q_full(), 1);
-      mbar_init(q_empty(), kConsumerWarps);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(k_full(s), 1);
         mbar_init(v_full(s), 1);
@@ -165,18 +130,16 @@ template <class T, class Cfg> struct Fa3Mainloop {
 
   // ---- producer: one thread of warpgroup 0 ---------------------------------
   __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, const Barriers& bars, int m0, int h, int b,
-                                 int n_blocks, Fa3PipeState& st) {
+                                 int n_blocks) {
     if (n_blocks == 0) return;  // the consumers will not wait for anything
     const int h_kv = h / prm.p.group_size;
-    if constexpr (Cfg::kPersistent) mbar_wait(bars.q_empty(), st.q_parity ^ 1);  // the last tile's Q is done with
-    st.q_parity ^= 1;
     mbar_arrive_expect_tx(bars.q_full(), Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
       tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, m0, h, b, bars.q_full());
     for (int i = 0; i < n_blocks; ++i) {
-      const int n_block = n_blocks - 1 - i, stage = (st.kv_iter + i) % kStages;
-      const std::uint32_t parity = ((st.kv_iter + i) / kStages) & 1;
+      const int n_block = n_blocks - 1 - i, stage = i % kStages;
+      const std::uint32_t parity = (i / kStages) & 1;
       mbar_wait(bars.k_empty(stage), parity ^ 1);
       mbar_arrive_expect_tx(bars.k_full(stage), Smem::kKVBytes);
 #pragma unroll
@@ -190,7 +153,6 @@ template <class T, class Cfg> struct Fa3Mainloop {
         tma_load_4d(smem + Smem::kV + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.v, cb * 64, n_block * kBlockN,
                     h_kv, b, bars.v_full(stage));
     }
-    st.kv_iter += n_blocks;
   }
 
   // ---- consumer: one warpgroup, 64 query rows -------------------------------
@@ -214,15 +176,35 @@ template <class T, class Cfg> struct Fa3Mainloop {
       }
     }
 
-    __device__ void gemm_qk(int stage, float (&s)[1][kNTilesS][4]) const {
+    // Q fragments (kQInRegisters): the A operand of every k-step, by
+    // ldmatrix from the swizzled Q tile (lane l addresses row l % 16 and
+    // column 8 * (l / 16) of the warp's 16 x 16 block, as in mma.cuh).
+    using QFrags = std::uint32_t[Cfg::kQInRegisters ? kHeadDim / 16 : 1][4];
+    __device__ void load_q(QFrags& q) const {
+      if constexpr (Cfg::kQInRegisters) {
+        const int r = 64 * wg + 16 * warp + lane % 16;  // row within the CTA tile
+#pragma unroll
+        for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+          const int col = 16 * ks + 8 * (lane / 16);
+          const int byte = (col / 64) * kBlockM * 128 + r * 128 + ((((col % 64) / 8) ^ (r % 8)) * 16);
+          ldmatrix_x4(q[ks], q_addr - 64 * wg * 128 + byte);
+        }
+      }
+    }
+
+    __device__ void gemm_qk(int stage, const QFrags& q, float (&s)[1][kNTilesS][4]) const {
       auto& d = *reinterpret_cast<float(*)[kBlockN / 2]>(&s);
       const std::uint32_t k_stage = k_addr + stage * Smem::kKVBytes;
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-        const std::uint64_t da = wgmma_desc_sw128(q_addr + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
         const std::uint64_t db = wgmma_desc_sw128(k_stage + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
-        WgmmaOp<kBlockN>::template ss<T>(d, da, db, ks > 0);
+        if constexpr (Cfg::kQInRegisters) {
+          WgmmaOp<kBlockN>::template rs_kmajor<T>(d, q[ks], db, ks > 0);
+        } else {
+          const std::uint64_t da = wgmma_desc_sw128(q_addr + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+          WgmmaOp<kBlockN>::template ss<T>(d, da, db, ks > 0);
+        }
       }
       wgmma_commit();
     }
@@ -273,21 +255,20 @@ template <class T, class Cfg> struct Fa3Mainloop {
     }
 
     // The whole K/V loop; O (unnormalised) and the softmax state come back.
-    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, Fa3PipeState& st) const {
+    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax) const {
       if (n_blocks == 0) return;
-      mbar_wait(bars.q_full(), st.q_parity);
-      st.q_parity ^= 1;
-      const int it0 = st.kv_iter;
-      st.kv_iter += n_blocks;
+      mbar_wait(bars.q_full(), 0);
+      QFrags q;
+      load_q(q);
       float s[1][kNTilesS][4];
       std::uint32_t pr[kBlockN / 16][4];
       if constexpr (!Cfg::kIntraWGOverlap) {
         for (int i = 0; i < n_blocks; ++i) {
-          const int n_block = n_blocks - 1 - i, stage = (it0 + i) % kStages;
-          const std::uint32_t parity = ((it0 + i) / kStages) & 1;
+          const int n_block = n_blocks - 1 - i, stage = i % kStages;
+          const std::uint32_t parity = (i / kStages) & 1;
           mbar_wait(bars.k_full(stage), parity);
           sched_sync();
-          gemm_qk(stage, s);
+          gemm_qk(stage, q, s);
           sched_arrive(false);
           wgmma_wait<0>();
           fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
@@ -303,28 +284,26 @@ template <class T, class Cfg> struct Fa3Mainloop {
           fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
           release(bars.v_empty(stage));
         }
-        if constexpr (Cfg::kPersistent) release(bars.q_empty());
       } else {
         // Tile 0: S alone.
-        const int stage0 = it0 % kStages;
-        mbar_wait(bars.k_full(stage0), (it0 / kStages) & 1);
+        mbar_wait(bars.k_full(0), 0);
         sched_sync();
-        gemm_qk(stage0, s);
+        gemm_qk(0, q, s);
         sched_arrive(false);
         wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-        release(bars.k_empty(stage0));
+        release(bars.k_empty(0));
         mask(n_blocks - 1, s);
         softmax.update(s, o, p.scale_log2);  // O is still zero: rescaling it is harmless
         to_p(s, pr);
         // Tile i: S(i) and O += P(i-1) V(i-1) in flight together; softmax(i)
         // runs while PV finishes; O is rescaled once PV is done.
         for (int i = 1; i < n_blocks; ++i) {
-          const int n_block = n_blocks - 1 - i, stage = (it0 + i) % kStages, prev = (it0 + i - 1) % kStages;
-          const std::uint32_t parity = ((it0 + i) / kStages) & 1, prev_parity = ((it0 + i - 1) / kStages) & 1;
+          const int n_block = n_blocks - 1 - i, stage = i % kStages, prev = (i - 1) % kStages;
+          const std::uint32_t parity = (i / kStages) & 1, prev_parity = ((i - 1) / kStages) & 1;
           mbar_wait(bars.k_full(stage), parity);
           sched_sync();
-          gemm_qk(stage, s);
+          gemm_qk(stage, q, s);
           mbar_wait(bars.v_full(prev), prev_parity);
           gemm_pv(prev, pr, o);
           sched_arrive(false);
@@ -340,10 +319,8 @@ template <class T, class Cfg> struct Fa3Mainloop {
           softmax.rescale_o(o, rescale);
           to_p(s, pr);
         }
-        // Every S = Q K^T of this tile is done: the producer may load the next Q.
-        if constexpr (Cfg::kPersistent) release(bars.q_empty());
-        const int last = (it0 + n_blocks - 1) % kStages;
-        mbar_wait(bars.v_full(last), ((it0 + n_blocks - 1) / kStages) & 1);
+        const int last = (n_blocks - 1) % kStages;
+        mbar_wait(bars.v_full(last), ((n_blocks - 1) / kStages) & 1);
         sched_sync();
         gemm_pv(last, pr, o);
         sched_arrive(true);
@@ -359,37 +336,31 @@ template <class T, class Cfg> struct Fa3Epilogue {
   using Smem = Fa3Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Smem::kBlockM, kNTilesO = kHeadDim / 8;
 
-  // O (normalised here) through shared memory (this warpgroup's own rows of
-  // the Q tile, which its last S = Q K^T has finished reading, or the O
-  // buffer), then one TMA store per 64-column block; LSE from registers.
+  // O (normalised here) through this warpgroup's own rows of the Q tile,
+  // which its last S = Q K^T has finished reading, then one TMA store per
+  // 64-column block; LSE straight from registers.
   __device__ static void store(const Fa3Params& prm, std::uint8_t* smem, float (&o)[1][kNTilesO][4],
                                OnlineSoftmax<1>& softmax, int wg, int tid, int m0, int h, int b) {
     const FwdParams& p = prm.p;
     float lse[2];
     softmax.finalize(o, p.scale, lse);
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    if constexpr (Cfg::kPersistent) {
-      if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
-      named_barrier_sync(8 + wg, 128);
-    }
 #pragma unroll
     for (int nt = 0; nt < kNTilesO; ++nt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 64 * wg + 16 * warp + g + 8 * half;  // row within the CTA tile
         const int byte = (nt / 8) * kBlockM * 128 + r * 128 + (((nt % 8) ^ (r % 8)) * 16) + 4 * t;
-        *reinterpret_cast<std::uint32_t*>(smem + Smem::kO + byte) = pack2<T>(o[0][nt][2 * half], o[0][nt][2 * half + 1]);
+        *reinterpret_cast<std::uint32_t*>(smem + Smem::kQ + byte) = pack2<T>(o[0][nt][2 * half], o[0][nt][2 * half + 1]);
       }
     fence_async_shared();                          // the stores above, before the TMA engine reads them
     named_barrier_sync(8 + wg, 128);               // the whole warpgroup's rows are in place
     if (tid == 0 && m0 + 64 * wg < p.seqlen_q) {
 #pragma unroll
       for (int cb = 0; cb < kHeadDim / 64; ++cb)
-        tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64, m0 + 64 * wg, h, b);
+        tma_store_4d(&prm.o, smem + Smem::kQ + cb * kBlockM * 128 + 64 * wg * 128, cb * 64, m0 + 64 * wg, h, b);
       tma_store_commit();
-      // Shared memory must outlive the reads: wait now, or (persistent) before
-      // the next tile's O overwrites it and at exit.
-      if constexpr (!Cfg::kPersistent) tma_store_wait_read();
+      tma_store_wait_read();  // shared memory must outlive the reads
     }
     if (p.lse != nullptr && t == 0) {
 #pragma unroll
@@ -414,56 +385,44 @@ __global__ void __launch_bounds__(128 * (1 + Cfg::kConsumerWGs), 1) fa3_forward_
   const typename Mainloop::Barriers bars{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
 
   const FwdParams& p = prm.p;
+  const auto tile = Scheduler::get(p);
+  const int m0 = tile.m_block * Smem::kBlockM;
+  const int n_blocks = Scheduler::n_blocks(p, m0);
+
   if (threadIdx.x == 0) bars.init();
   __syncthreads();
 
   const int wg = threadIdx.x / 128;
-  const int num_tiles = Scheduler::count(p);
-  Fa3PipeState st;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      for (int idx = Scheduler::first(); idx < num_tiles; idx += Scheduler::stride()) {
-        const auto tile = Scheduler::get(p, idx);
-        const int m0 = tile.m_block * Smem::kBlockM;
-        Mainloop::produce(prm, smem, bars, m0, tile.head, tile.batch, Scheduler::n_blocks(p, m0), st);
-      }
-    }
+    if (threadIdx.x == 0) Mainloop::produce(prm, smem, bars, m0, tile.head, tile.batch, n_blocks);
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegs>();
     const int c = wg - 1, tid = threadIdx.x - 128 * wg;
     const std::uint32_t base = smem_addr(smem);
-    for (int idx = Scheduler::first(); idx < num_tiles; idx += Scheduler::stride()) {
-      const auto tile = Scheduler::get(p, idx);
-      const int m0 = tile.m_block * Smem::kBlockM;
-      const int n_blocks = Scheduler::n_blocks(p, m0);
-      const typename Mainloop::Consumer consumer{p,
-                                                 bars,
-                                                 base + Smem::kQ + 64 * c * 128,
-                                                 base + Smem::kK,
-                                                 base + Smem::kV,
-                                                 c,
-                                                 tid / 32,
-                                                 tid % 32,
-                                                 m0,
-                                                 m0 + 64 * c + 16 * (tid / 32),
-                                                 n_blocks};
-      // Pingpong: the last warpgroup lets the first one go first.
-      if constexpr (Cfg::kPingpong) {
-        if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
-      }
-      float o[1][Mainloop::kNTilesO][4];
-#pragma unroll
-      for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
-      OnlineSoftmax<1> softmax;
-      consumer.run(o, softmax, st);
-      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
+    const typename Mainloop::Consumer consumer{p,
+                                               bars,
+                                               base + Smem::kQ + 64 * c * 128,
+                                               base + Smem::kK,
+                                               base + Smem::kV,
+                                               c,
+                                               tid / 32,
+                                               tid % 32,
+                                               m0,
+                                               m0 + 64 * c + 16 * (tid / 32),
+                                               n_blocks};
+    // Pingpong: the last warpgroup lets the first one go first.
+    if constexpr (Cfg::kPingpong) {
+      if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
     }
-    if constexpr (Cfg::kPersistent) {
-      if (tid == 0) tma_store_wait_read();
-    }
+    float o[1][Mainloop::kNTilesO][4];
+#pragma unroll
+    for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
+    OnlineSoftmax<1> softmax;
+    consumer.run(o, softmax);
+    Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
   }
 #endif
 }
@@ -500,8 +459,6 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
-      if (err.empty() && Fa3TileScheduler<Cfg>::num_tiles(p) > INT32_MAX)
-        err = "too many query tiles for one launch (" + std::to_string(Fa3TileScheduler<Cfg>::num_tiles(p)) + ")";
       if (err.empty() && p.batch > 0 && p.seqlen_q > 0 && p.seqlen_k > 0) {
         Fa3Params prm;
         err = make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN);
@@ -521,10 +478,7 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
-      int device = 0, sms = 0;
-      if ((err = cudaGetDevice(&device)) != cudaSuccess) return;
-      if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return;
-      kernel<<<Fa3TileScheduler<Cfg>::grid(p, sms), 128 * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
+      kernel<<<Fa3TileScheduler<Cfg>::grid(p), 128 * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
       err = cudaGetLastError();
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });

@@ -6,15 +6,16 @@ writing by hand. Run from this directory: python3 gen_wgmma.py > wgmma_ops.inc
 
   ss<N>: D(64 x N, fp32) (+)= A(64 x 16, shared, K-major) * B(16 x N, shared, K-major)
          (S = Q K^T: Q and K both store head_dim contiguously)
-  rs<N>: D(64 x N, fp32) += A(64 x 16, registers) * B(16 x N, shared, N-major)
+  rs<N>: D(64 x N, fp32) (+)= A(64 x 16, registers) * B(16 x N, shared, N-major)
          (O += P V: V stores head_dim, the N of this product, contiguously)
+  rs_kmajor<N>: the same with B K-major (S = Q K^T with Q in registers)
 """
 import sys
 
 NS = [64, 80, 96, 112, 128, 144, 160, 176, 192, 256]
 
 
-def body(n, src_a):
+def body(n, src_a, trans_b=1):
     nacc = n // 2
     accs = ", ".join(f"%{i}" for i in range(nacc))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nacc))
@@ -27,7 +28,7 @@ def body(n, src_a):
         else:
             a_op = "{" + ", ".join(f"%{nacc + i}" for i in range(4)) + "}"
             b_op, scale = f"%{nacc + 4}", f"%{nacc + 5}"
-            tail = "p, 1, 1, 1"
+            tail = f"p, 1, 1, {trans_b}"
             ins = '"r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(desc_b), "r"(scale_d)'
         cond = "if constexpr" if ty == "__half" else "} else"
         lines.append(f"  {cond} (std::is_same_v<T, {ty}>) {{" if ty == "__half" else "  } else {")
@@ -57,6 +58,10 @@ def main():
         out.append("  template <class T>")
         out.append(f"  static __device__ __forceinline__ void rs(float (&d)[{n // 2}], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {{")
         out.append(body(n, "rs"))
+        out.append("  }")
+        out.append("  template <class T>")
+        out.append(f"  static __device__ __forceinline__ void rs_kmajor(float (&d)[{n // 2}], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {{")
+        out.append(body(n, "rs", 0))
         out.append("  }")
         out.append("};")
     out.append("// NOLINTEND")

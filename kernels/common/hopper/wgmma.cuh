@@ -67,7 +67,7 @@ template <int kN> __device__ __forceinline__ void fence_registers(std::uint32_t 
 // WgmmaOp<N>::ss<T>(d, desc_a, desc_b, scale_d): d = A B (+ d when scale_d != 0),
 //   A 64 x 16 and B 16 x N both from shared memory, K-major.
 // WgmmaOp<N>::rs<T>(d, a, desc_b, scale_d): the same with A from registers
-//   and B N-major.
+//   and B N-major; rs_kmajor the same with B K-major.
 template <int kN> struct WgmmaOp;
 #include "common/hopper/wgmma_ops.inc"
 
