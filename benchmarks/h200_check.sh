@@ -27,7 +27,9 @@ for step in $STEPS; do
       echo "memcheck rc=$?"; tail -4 "$OUT/memcheck.log"
       RFILTER=${RACE_FILTER:-"*bf16_d*_causal_sq113_sk203_gqa4:*f32_d*_full_sq257_sk129_mqa:*f16_d*_causal_sq1023_sk1024_mha"}
       timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool racecheck --error-exitcode 9 $BIN/test_gpu --gtest_filter="$RFILTER" > "$OUT/racecheck.log" 2>&1
-      echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log" ;;
+      echo "racecheck rc=$?"; tail -4 "$OUT/racecheck.log"
+      timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool synccheck --error-exitcode 9 $BIN/test_gpu --gtest_filter="$RFILTER" > "$OUT/synccheck.log" 2>&1
+      echo "synccheck rc=$?"; tail -3 "$OUT/synccheck.log" ;;
     runner)
       $BIN/runner > "$OUT/runner.txt" 2>&1; echo "runner rc=$?"; tail -3 "$OUT/runner.txt"
       $BIN/runner --seq 16384 --dhead 128 --kernel tiled >> "$OUT/runner.txt" 2>&1; tail -2 "$OUT/runner.txt" ;;
@@ -42,9 +44,10 @@ for step in $STEPS; do
       rm -f "$OUT"/part_*.json ;;
     ncu)
       timeout 300 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
-        --section ComputeWorkloadAnalysis -k regex:fa2_forward_kernel --launch-skip 3 --launch-count 1 \
-        $BIN/bench --seq 4096 --dhead 128 --kernel mma_pipeline --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
-      echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall" "$OUT/ncu.txt" | head -30 ;;
+        --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:${NCU_KERNEL:-fa3_forward_kernel} \
+        --launch-skip 3 --launch-count 1 $BIN/bench --seq 4096 --dhead 128 --kernel ${NCU_VARIANT:-wgmma_pingpong} \
+        --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
+      echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall|Pipe" "$OUT/ncu.txt" | head -30 ;;
     sdpa)
       python3 benchmarks/sdpa_bench.py --seq $SEQS --dhead $DHEADS --both-masks --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.txt" ;;
   esac

@@ -7,6 +7,28 @@
 // - Pingpong: named barriers hand the tensor cores to the two consumer
 //   warpgroups in turn, so one warpgroup's softmax runs under the other's
 //   GEMMs.
+// - Per head dim: hdim 64 runs three consumer warpgroups (192 rows) with
+//   three stages (+5-10% over two); hdim 256 80-key tiles (+4-7% over 64);
+//   hdim 128 keeps Q in registers as the A operand of S = Q K^T (+0.3-2%,
+//   shared memory then feeds only K to that GEMM).
+// Measured on the H200 (2026-11-21, bf16, 16k tokens), TFLOPS at seq 4096 /
+// harmonic mean over seq 512-16k, and the share of PyTorch SDPA's cuDNN
+// backend (cuDNN 9.19) measured in the same run:
+//   hdim  64: 459.9 / 409.4 (97% / 96%), causal 384.2 / 301.7 (91% / 84%)
+//   hdim 128: 571.8 / 518.7 (88% / 87%), causal 495.4 / 412.6 (90% / 91%)
+//   hdim 256: 612.0 / 555.7 (87% / 89%), causal 533.1 / 442.2 (93% / 92%)
+// At seq 16k: 496 / 600 / 645 TFLOPS (110% / 100% / 97% of cuDNN), causal
+// 457 / 584 / 633 (104% / 102% / 99%). Over fwd_07: +9% at hdim 128
+// (predicted +15-20%: the softmax is about half the GEMM time, so full
+// overlap would hide it all; the per-tile start, where S(0) has nothing to
+// overlap, and the tail remain). ncu at hdim 128, seq 4096: tensor pipe 71%
+// busy, issue slots 40%, SMs active 96% of the time, no spills.
+// Tried and dropped (docs/NOTES.md): a persistent tile scheduler (-5 to -9%
+// non-causal, up to -32% causal with static round-robin), 176- and 192-key
+// tiles at hdim 128 (+2% at 8k, -2% at 2k), three stages at hdim 128.
+// Registers (setmaxnreg): producer 24 / consumers 240 (hdim 64: 32 / 160), no
+// spills; shared memory 120 / 160 / 224 KB (hdim 64 / 128 / 256); SASS:
+// HGMMA, UTMALDG / UTMASTG, LDSM (Q fragments at 128), no local memory.
 // Run it: ./runner --kernel wgmma_pingpong ; ./bench --kernel wgmma_pingpong --seq 4096 --dhead 128
 #include "common/fa3_forward.cuh"
 
