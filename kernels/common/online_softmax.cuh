@@ -45,32 +45,9 @@ template <int kMTiles> struct OnlineSoftmax {
   template <int kNTilesS, int kNTilesO>
   __device__ __forceinline__ void update(float (&s)[kMTiles][kNTilesS][4], float (&o)[kMTiles][kNTilesO][4],
                                          float scale_log2) {
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = 2 * mt + half;
-        float tile_max = -INFINITY;
-#pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
-        const float new_max = fmaxf(row_max[r], quad_max(tile_max));
-        // A row that has seen only masked keys keeps max -inf: subtract 0 so
-        // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
-        const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
-        const float rescale = fast_exp2(row_max[r] * scale_log2 - max_scaled);
-        row_max[r] = new_max;
-        float tile_sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-          for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
-            tile_sum += s[mt][nt][e];
-          }
-        row_sum[r] = row_sum[r] * rescale + tile_sum;
-#pragma unroll
-        for (int nt = 0; nt < kNTilesO; ++nt) o[mt][nt][2 * half] *= rescale, o[mt][nt][2 * half + 1] *= rescale;
-      }
+    float rescale[kRows];
+    probs(s, scale_log2, rescale);
+    rescale_o(o, rescale);
   }
 
   // update() in two halves, for kernels whose O accumulator may still be an
@@ -88,6 +65,8 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
         for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
         const float new_max = fmaxf(row_max[r], quad_max(tile_max));
+        // A row that has seen only masked keys keeps max -inf: subtract 0 so
+        // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
         const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
         rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled);
         row_max[r] = new_max;
