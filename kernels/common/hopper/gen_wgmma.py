@@ -12,7 +12,9 @@ writing by hand. Run from this directory: python3 gen_wgmma.py > wgmma_ops.inc
 """
 import sys
 
-NS = [64, 80, 96, 112, 128, 144, 160, 176, 192, 256]
+# The N (tile widths) the Configs use: S is 64 x kBlockN, O is 64 x head_dim.
+# Add a width here to try a new tile shape.
+NS = [64, 80, 128, 256]
 
 
 def body(n, src_a, trans_b=1):

@@ -59,10 +59,6 @@ template <int kN> __device__ __forceinline__ void fence_registers(float (&r)[kN]
 #pragma unroll
   for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(r[i])::"memory");
 }
-template <int kN> __device__ __forceinline__ void fence_registers(std::uint32_t (&r)[kN]) {
-#pragma unroll
-  for (int i = 0; i < kN; ++i) asm volatile("" : "+r"(r[i])::"memory");
-}
 
 // WgmmaOp<N>::ss<T>(d, desc_a, desc_b, scale_d): d = A B (+ d when scale_d != 0),
 //   A 64 x 16 and B 16 x N both from shared memory, K-major.
