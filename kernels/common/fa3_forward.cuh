@@ -28,12 +28,19 @@
 //   kHeavyFirst       causal: launch the longest query blocks first
 //   kQInRegisters     S = Q K^T with Q as the register operand (ldmatrix once
 //                     per tile): shared memory then feeds only K to that GEMM
+//   kPersistent       (optional, needs kIntraWGOverlap) one CTA per SM loops
+//                     over the tiles; the producer loads the next tile's Q and
+//                     K/V while the consumers finish and store the current one.
+//                     Causal calls keep one CTA per tile (the hardware's block
+//                     scheduler balances their uneven tiles better).
 #pragma once
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "common/head_dims.h"
 #include "common/hopper/sync.cuh"
@@ -64,6 +71,17 @@ struct Fa3Params {
 
 // Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
 // swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
+// Whether a Config asked for the persistent schedule (absent: no).
+template <class Cfg, class = void> struct Fa3IsPersistent : std::false_type {};
+template <class Cfg> struct Fa3IsPersistent<Cfg, std::void_t<decltype(Cfg::kPersistent)>>
+    : std::integral_constant<bool, Cfg::kPersistent> {};
+template <class Cfg> inline constexpr bool kFa3Persistent = Fa3IsPersistent<Cfg>::value;
+
+// The same Config with one CTA per tile (persistent rungs under a causal mask).
+template <class Cfg> struct Fa3NonPersistent : Cfg {
+  static constexpr bool kPersistent = false;
+};
+
 template <class Cfg> struct Fa3Smem {
   static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
   static constexpr int kQBytes = kBlockM * Cfg::kHeadDim * 2;
@@ -71,13 +89,18 @@ template <class Cfg> struct Fa3Smem {
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQBytes;
   static constexpr int kV = kK + Cfg::kStages * kKVBytes;
-  static constexpr int kBars = kV + Cfg::kStages * kKVBytes;
-  // q_full, then per stage: k_full, k_empty, v_full, v_empty
-  static constexpr int kNumBars = 1 + 4 * Cfg::kStages;
+  // Persistent: O gets its own buffer, since the next tile's Q may already be
+  // landing in the Q tile while this one's O is stored.
+  static constexpr int kOwnO = kFa3Persistent<Cfg> ? kV + Cfg::kStages * kKVBytes : 0;
+  static constexpr int kO = kFa3Persistent<Cfg> ? kOwnO : kQ;
+  static constexpr int kBars = kFa3Persistent<Cfg> ? kOwnO + kQBytes : kV + Cfg::kStages * kKVBytes;
+  // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent: q_empty
+  static constexpr int kNumBars = 1 + 4 * Cfg::kStages + (kFa3Persistent<Cfg> ? 1 : 0);
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(!Cfg::kPingpong || Cfg::kConsumerWGs >= 2, "pingpong needs two consumer warpgroups");
   static_assert(128 * (Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs) <= 65536, "register file");
+  static_assert(!kFa3Persistent<Cfg> || Cfg::kIntraWGOverlap, "the persistent loop is the overlapped one");
 };
 
 // Tile scheduler: one CTA per (query block, head, batch); under a causal mask
@@ -92,6 +115,19 @@ template <class Cfg> struct Fa3TileScheduler {
     const int m_block = Cfg::kHeavyFirst && p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
     return {m_block, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
   }
+  // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + grid, ...,
+  // numbered with the query block fastest so CTAs running together share a
+  // head's K/V in L2.
+  __host__ __device__ static int num_m_blocks(const FwdParams& p) { return (p.seqlen_q + kBlockM - 1) / kBlockM; }
+  static std::int64_t num_tiles(const FwdParams& p) { return std::int64_t{num_m_blocks(p)} * p.heads_q * p.batch; }
+  static dim3 persistent_grid(const FwdParams& p, int sm_count) {
+    return dim3(static_cast<unsigned>(std::min<std::int64_t>(num_tiles(p), sm_count)));
+  }
+  __device__ static Tile get(const FwdParams& p, int idx) {
+    const int num_m = num_m_blocks(p);
+    return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
+  }
+
   // K/V tiles the block at m0 sees: all, or under the bottom-right causal
   // mask up to its last row + seqlen_k - seqlen_q.
   __device__ static int n_blocks(const FwdParams& p, int m0) {
@@ -116,7 +152,9 @@ template <class T, class Cfg> struct Fa3Mainloop {
     __device__ std::uint64_t* k_empty(int s) const { return base + 2 + 4 * s; }
     __device__ std::uint64_t* v_full(int s) const { return base + 3 + 4 * s; }
     __device__ std::uint64_t* v_empty(int s) const { return base + 4 + 4 * s; }
+    __device__ std::uint64_t* q_empty() const { return base + 1 + 4 * kStages; }  // persistent only
     __device__ void init() const {
+      if constexpr (kFa3Persistent<Cfg>) mbar_init(q_empty(), kConsumerWarps);
       mbar_init(q_full(), 1);
       for (int s = 0; s < kStages; ++s) {
         mbar_init(k_full(s), 1);
@@ -153,6 +191,58 @@ template <class T, class Cfg> struct Fa3Mainloop {
         tma_load_4d(smem + Smem::kV + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.v, cb * 64, n_block * kBlockN,
                     h_kv, b, bars.v_full(stage));
     }
+  }
+
+  // Persistent schedule: every tile restarts the K/V ring at stage 0, so the
+  // consumers' stage is a compile-time constant in their unrolled loop (the
+  // wgmma descriptors then stay on the uniform datapath) and only the
+  // mbarrier parities are run-time: uses[s] counts the times stage s was
+  // filled before this tile.
+  struct RingState {
+    std::uint32_t uses[kStages] = {};
+    std::uint32_t q_parity = 0;
+    // Parity of the i-th K/V tile of this tile (stage i % kStages). The
+    // select keeps uses[] in registers for a run-time stage.
+    __device__ std::uint32_t parity(int i, int stage) const {
+      std::uint32_t u = 0;
+#pragma unroll
+      for (int s = 0; s < kStages; ++s)
+        if (s == stage) u = uses[s];
+      return (u + i / kStages) & 1;
+    }
+    __device__ void advance(int n_blocks) {
+#pragma unroll
+      for (int s = 0; s < kStages; ++s) uses[s] += n_blocks > s ? (n_blocks - 1 - s) / kStages + 1 : 0;
+      q_parity ^= 1;
+    }
+  };
+
+  __device__ static void produce_persistent(const Fa3Params& prm, std::uint8_t* smem, const Barriers& bars, int m0,
+                                            int h, int b, int n_blocks, RingState& ring) {
+    if (n_blocks == 0) return;
+    const int h_kv = h / prm.p.group_size;
+    mbar_wait(bars.q_empty(), ring.q_parity ^ 1);  // the last tile's S = Q K^T are all done
+    mbar_arrive_expect_tx(bars.q_full(), Smem::kQBytes);
+#pragma unroll
+    for (int cb = 0; cb < kColBlocks; ++cb)
+      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, m0, h, b, bars.q_full());
+    for (int i = 0; i < n_blocks; ++i) {
+      const int n_block = n_blocks - 1 - i, stage = i % kStages;
+      const std::uint32_t parity = ring.parity(i, stage);
+      mbar_wait(bars.k_empty(stage), parity ^ 1);
+      mbar_arrive_expect_tx(bars.k_full(stage), Smem::kKVBytes);
+#pragma unroll
+      for (int cb = 0; cb < kColBlocks; ++cb)
+        tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, n_block * kBlockN,
+                    h_kv, b, bars.k_full(stage));
+      mbar_wait(bars.v_empty(stage), parity ^ 1);
+      mbar_arrive_expect_tx(bars.v_full(stage), Smem::kKVBytes);
+#pragma unroll
+      for (int cb = 0; cb < kColBlocks; ++cb)
+        tma_load_4d(smem + Smem::kV + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.v, cb * 64, n_block * kBlockN,
+                    h_kv, b, bars.v_full(stage));
+    }
+    ring.advance(n_blocks);
   }
 
   // ---- consumer: one warpgroup, 64 query rows -------------------------------
@@ -329,6 +419,73 @@ template <class T, class Cfg> struct Fa3Mainloop {
         release(bars.v_empty(last));
       }
     }
+
+    // The overlapped loop of run() for the persistent schedule: the ring
+    // restarts at stage 0 each tile and the loop is unrolled by kStages, so
+    // every stage (and with it every descriptor) is a compile-time offset.
+    __device__ void run_persistent(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, RingState& ring) const {
+      if (n_blocks == 0) return;
+      mbar_wait(bars.q_full(), ring.q_parity);
+      QFrags q;
+      load_q(q);
+      float s[1][kNTilesS][4];
+      std::uint32_t pr[kBlockN / 16][4];
+      mbar_wait(bars.k_full(0), ring.parity(0, 0));
+      sched_sync();
+      gemm_qk(0, q, s);
+      sched_arrive(false);
+      wgmma_wait<0>();
+      fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
+      release(bars.k_empty(0));
+      mask(n_blocks - 1, s);
+      softmax.update(s, o, p.scale_log2);
+      to_p(s, pr);
+      for (int i0 = 1; i0 < n_blocks; i0 += kStages) {
+#pragma unroll
+        for (int u = 0; u < kStages; ++u) {
+          const int i = i0 + u;
+          if (i < n_blocks) {
+            const int stage = (1 + u) % kStages, prev = u % kStages;  // constants once unrolled
+            mbar_wait(bars.k_full(stage), ring.parity(i, stage));
+            sched_sync();
+            gemm_qk(stage, q, s);
+            mbar_wait(bars.v_full(prev), ring.parity(i - 1, prev));
+            gemm_pv(prev, pr, o);
+            sched_arrive(false);
+            wgmma_wait<1>();
+            fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
+            release(bars.k_empty(stage));
+            mask(n_blocks - 1 - i, s);
+            float rescale[2];
+            softmax.probs(s, p.scale_log2, rescale);
+            wgmma_wait<0>();
+            fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
+            release(bars.v_empty(prev));
+            softmax.rescale_o(o, rescale);
+            to_p(s, pr);
+          }
+        }
+      }
+      release(bars.q_empty());  // every S = Q K^T of this tile is done: the next Q may load
+      const int last = (n_blocks - 1) % kStages;
+      mbar_wait(bars.v_full(last), ring.parity(n_blocks - 1, last));
+      sched_sync();
+      gemm_pv_any_stage(last, pr, o);
+      sched_arrive(true);
+      wgmma_wait<0>();
+      fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
+      release(bars.v_empty(last));
+      ring.advance(n_blocks);
+    }
+
+    // gemm_pv with a run-time stage, unrolled into one call per stage so each
+    // keeps its descriptors uniform.
+    __device__ void gemm_pv_any_stage(int stage, const std::uint32_t (&pr)[kBlockN / 16][4],
+                                      float (&o)[1][kNTilesO][4]) const {
+#pragma unroll
+      for (int st = 0; st < kStages; ++st)
+        if (st == stage) gemm_pv(st, pr, o);
+    }
   };
 };
 
@@ -345,22 +502,28 @@ template <class T, class Cfg> struct Fa3Epilogue {
     float lse[2];
     softmax.finalize(o, p.scale, lse);
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
+    if constexpr (kFa3Persistent<Cfg>) {
+      if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
+      named_barrier_sync(8 + wg, 128);
+    }
 #pragma unroll
     for (int nt = 0; nt < kNTilesO; ++nt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 64 * wg + 16 * warp + g + 8 * half;  // row within the CTA tile
         const int byte = (nt / 8) * kBlockM * 128 + r * 128 + (((nt % 8) ^ (r % 8)) * 16) + 4 * t;
-        *reinterpret_cast<std::uint32_t*>(smem + Smem::kQ + byte) = pack2<T>(o[0][nt][2 * half], o[0][nt][2 * half + 1]);
+        *reinterpret_cast<std::uint32_t*>(smem + Smem::kO + byte) = pack2<T>(o[0][nt][2 * half], o[0][nt][2 * half + 1]);
       }
     fence_async_shared();                          // the stores above, before the TMA engine reads them
     named_barrier_sync(8 + wg, 128);               // the whole warpgroup's rows are in place
     if (tid == 0 && m0 + 64 * wg < p.seqlen_q) {
 #pragma unroll
       for (int cb = 0; cb < kHeadDim / 64; ++cb)
-        tma_store_4d(&prm.o, smem + Smem::kQ + cb * kBlockM * 128 + 64 * wg * 128, cb * 64, m0 + 64 * wg, h, b);
+        tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64, m0 + 64 * wg, h, b);
       tma_store_commit();
-      tma_store_wait_read();  // shared memory must outlive the reads
+      // Shared memory must outlive the reads: wait now, or (persistent) before
+      // the next tile writes the O buffer, and at exit.
+      if constexpr (!kFa3Persistent<Cfg>) tma_store_wait_read();
     }
     if (p.lse != nullptr && t == 0) {
 #pragma unroll
@@ -385,6 +548,56 @@ __global__ void __launch_bounds__(128 * (1 + Cfg::kConsumerWGs), 1) fa3_forward_
   const typename Mainloop::Barriers bars{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
 
   const FwdParams& p = prm.p;
+  if constexpr (kFa3Persistent<Cfg>) {
+    if (threadIdx.x == 0) bars.init();
+    __syncthreads();
+    const int wg = threadIdx.x / 128;
+    const int num_m = Scheduler::num_m_blocks(p), num_tiles = num_m * p.heads_q * p.batch;
+    typename Mainloop::RingState ring;
+    if (wg == 0) {
+      setmaxnreg_dec<Cfg::kProducerRegs>();
+      if (threadIdx.x == 0) {
+        for (int idx = blockIdx.x; idx < num_tiles; idx += gridDim.x) {
+          const auto tile = Scheduler::get(p, idx);
+          const int m0 = tile.m_block * Smem::kBlockM;
+          Mainloop::produce_persistent(prm, smem, bars, m0, tile.head, tile.batch, Scheduler::n_blocks(p, m0), ring);
+        }
+      }
+    } else {
+      setmaxnreg_inc<Cfg::kConsumerRegs>();
+      const int c = wg - 1, tid = threadIdx.x - 128 * wg;
+      const std::uint32_t base = smem_addr(smem);
+      for (int idx = blockIdx.x; idx < num_tiles; idx += gridDim.x) {
+        const auto tile = Scheduler::get(p, idx);
+        const int m0 = tile.m_block * Smem::kBlockM;
+        const int n_blocks = Scheduler::n_blocks(p, m0);
+        const typename Mainloop::Consumer consumer{p,
+                                                   bars,
+                                                   base + Smem::kQ + 64 * c * 128,
+                                                   base + Smem::kK,
+                                                   base + Smem::kV,
+                                                   c,
+                                                   tid / 32,
+                                                   tid % 32,
+                                                   m0,
+                                                   m0 + 64 * c + 16 * (tid / 32),
+                                                   n_blocks};
+        if constexpr (Cfg::kPingpong) {
+          if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
+        }
+        float o[1][Mainloop::kNTilesO][4];
+#pragma unroll
+        for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
+        OnlineSoftmax<1> softmax;
+        consumer.run_persistent(o, softmax, ring);
+        Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
+      }
+      if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
+    }
+    return;
+  }
   const auto tile = Scheduler::get(p);
   const int m0 = tile.m_block * Smem::kBlockM;
   const int n_blocks = Scheduler::n_blocks(p, m0);
@@ -459,6 +672,8 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
+      if (err.empty() && Fa3TileScheduler<Cfg>::num_tiles(p) > INT32_MAX)
+        err = "too many query tiles for one launch (" + std::to_string(Fa3TileScheduler<Cfg>::num_tiles(p)) + ")";
       if (err.empty() && p.batch > 0 && p.seqlen_q > 0 && p.seqlen_k > 0) {
         Fa3Params prm;
         err = make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN);
@@ -469,17 +684,31 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
 
   static cudaError_t run(const FwdParams& p, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
-    const auto launch = [&](auto tag, auto hd) {
+    const auto launch_cfg = [&](auto tag, auto cfg) {
       using T = typename decltype(tag)::type;
-      using Cfg = ConfigFor<decltype(hd)::value>;
+      using Cfg = typename decltype(cfg)::type;
       Fa3Params prm;
       if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
       auto kernel = fa3_forward_kernel<T, Cfg>;
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
-      kernel<<<Fa3TileScheduler<Cfg>::grid(p), 128 * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
+      dim3 grid = Fa3TileScheduler<Cfg>::grid(p);
+      if constexpr (kFa3Persistent<Cfg>) {
+        int device = 0, sms = 0;
+        if ((err = cudaGetDevice(&device)) != cudaSuccess) return;
+        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return;
+        grid = Fa3TileScheduler<Cfg>::persistent_grid(p, sms);
+      }
+      kernel<<<grid, 128 * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
       err = cudaGetLastError();
+    };
+    const auto launch = [&](auto tag, auto hd) {
+      using Cfg = ConfigFor<decltype(hd)::value>;
+      if constexpr (kFa3Persistent<Cfg>) {
+        if (p.causal) return launch_cfg(tag, TypeTag<Fa3NonPersistent<Cfg>>{});
+      }
+      launch_cfg(tag, TypeTag<Cfg>{});
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
     else dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
