@@ -14,18 +14,18 @@
 // Measured on the H200 (2026-11-21, bf16, 16k tokens), TFLOPS at seq 4096 /
 // harmonic mean over seq 512-16k, and the share of PyTorch SDPA's cuDNN
 // backend (cuDNN 9.19) measured in the same run:
-//   hdim  64: 459.9 / 409.4 (97% / 96%), causal 384.2 / 301.7 (91% / 84%)
-//   hdim 128: 571.8 / 518.7 (88% / 87%), causal 495.4 / 412.6 (90% / 91%)
-//   hdim 256: 612.0 / 555.7 (87% / 89%), causal 533.1 / 442.2 (93% / 92%)
-// At seq 16k: 496 / 600 / 645 TFLOPS (110% / 100% / 97% of cuDNN), causal
-// 457 / 584 / 633 (104% / 102% / 99%). Over fwd_07: +9% at hdim 128
+//   hdim  64: 467.7 / 419.9 (98% / 96%), causal 393.1 / 307.0 (92% / 85%)
+//   hdim 128: 591.2 / 535.3 (90% / 88%), causal 522.9 / 430.1 (92% / 91%)
+//   hdim 256: 634.4 / 578.7 (88% / 90%), causal 534.3 / 456.8 (90% / 92%)
+// At seq 16k: 505 / 618 / 654 TFLOPS (111% / 102% / 96% of cuDNN), causal
+// 471 / 604 / 639 (104% / 100% / 98%). Over fwd_07: +10% at hdim 128
 // (predicted +15-20%: the softmax is about half the GEMM time, so full
 // overlap would hide it all; the per-tile start, where S(0) has nothing to
 // overlap, and the tail remain). ncu at hdim 128, seq 4096: tensor pipe 71%
 // busy, issue slots 40%, SMs active 96% of the time, no spills.
-// Tried and dropped (docs/NOTES.md): a persistent tile scheduler (-5 to -9%
-// non-causal, up to -32% causal with static round-robin), 176- and 192-key
-// tiles at hdim 128 (+2% at 8k, -2% at 2k), three stages at hdim 128.
+// Tried and dropped (docs/NOTES.md): 176- and 192-key tiles at hdim 128 (+2%
+// at 8k, -2% at 2k), three stages at hdim 128, softmax row max/sum split into
+// 2 or 4 partial chains (+-1%, -2% at hdim 256).
 // Registers (setmaxnreg): producer 24 / consumers 240 (hdim 64: 32 / 160), no
 // spills; shared memory 120 / 160 / 224 KB (hdim 64 / 128 / 256); SASS:
 // HGMMA, UTMALDG / UTMASTG, LDSM (Q fragments at 128), no local memory.

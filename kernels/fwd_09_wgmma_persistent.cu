@@ -13,7 +13,22 @@
 // The first try was slower (docs/NOTES.md): its stage arithmetic moved the
 // wgmma descriptors off the uniform datapath. Here each tile restarts the
 // K/V ring at stage 0 and the loop is unrolled by the stage count, so every
-// descriptor is a uniform base plus a constant.
+// descriptor is a uniform base plus a constant (R2UR 116 -> 17 in the SASS).
+// Prediction: +5% at seq 4096, more when tiles are short (ncu on fwd_08: the
+// tensor pipe idles at each CTA's start and end; SMs active 96%).
+// Measured on the H200 (2026-11-21, bf16, 16k tokens, same run as fwd_08's
+// figures), non-causal hdim 128, TFLOPS (fwd_08 -> fwd_09):
+//   seq 512: 414 -> 460 (+11%), 1024: 496 -> 528 (+6%), 2048: 551 -> 567
+//   (+3%), 4096: 591 -> 595, 8192: 606 -> 603, 16384: 618 -> 615
+// harmonic mean over 512-16k 535.3 -> 556.0 (+4%; 92% of cuDNN's 606.0);
+// hdim 64 419.9 -> 432.1 (+3%; 98% of cuDNN). So the start and end of a
+// tile cost ~10% at seq 512 and nothing measurable past 4096: at long
+// sequences the mainloop itself (tensor pipe 71% busy) is what bounds.
+// Causal and hdim 256 run fwd_08's code (differences there are run noise,
+// +-2%).
+// Registers (setmaxnreg): producer 24 / consumers 240 (hdim 64: 32 / 160), no
+// spills; shared memory 144 / 192 KB (hdim 64 / 128: Q, O and the K/V ring);
+// SASS: HGMMA, UTMALDG / UTMASTG, no local memory.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "common/fa3_forward.cuh"
 
