@@ -166,36 +166,10 @@ template <class T, class Cfg> struct Fa3Mainloop {
     }
   };
 
-  // ---- producer: one thread of warpgroup 0 ---------------------------------
-  __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, const Barriers& bars, int m0, int h, int b,
-                                 int n_blocks) {
-    if (n_blocks == 0) return;  // the consumers will not wait for anything
-    const int h_kv = h / prm.p.group_size;
-    mbar_arrive_expect_tx(bars.q_full(), Smem::kQBytes);
-#pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, m0, h, b, bars.q_full());
-    for (int i = 0; i < n_blocks; ++i) {
-      const int n_block = n_blocks - 1 - i, stage = i % kStages;
-      const std::uint32_t parity = (i / kStages) & 1;
-      mbar_wait(bars.k_empty(stage), parity ^ 1);
-      mbar_arrive_expect_tx(bars.k_full(stage), Smem::kKVBytes);
-#pragma unroll
-      for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, n_block * kBlockN,
-                    h_kv, b, bars.k_full(stage));
-      mbar_wait(bars.v_empty(stage), parity ^ 1);
-      mbar_arrive_expect_tx(bars.v_full(stage), Smem::kKVBytes);
-#pragma unroll
-      for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(smem + Smem::kV + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.v, cb * 64, n_block * kBlockN,
-                    h_kv, b, bars.v_full(stage));
-    }
-  }
-
-  // Persistent schedule: every tile restarts the K/V ring at stage 0, so the
-  // consumers' stage is a compile-time constant in their unrolled loop (the
-  // wgmma descriptors then stay on the uniform datapath) and only the
+  // The K/V ring restarts at stage 0 with every tile, so the consumers'
+  // stage is a compile-time constant in their unrolled loop (the wgmma
+  // descriptors then stay on the uniform datapath, which a persistent CTA's
+  // run-time tile arithmetic would otherwise push them off) and only the
   // mbarrier parities are run-time: uses[s] counts the times stage s was
   // filled before this tile.
   struct RingState {
@@ -217,11 +191,12 @@ template <class T, class Cfg> struct Fa3Mainloop {
     }
   };
 
-  __device__ static void produce_persistent(const Fa3Params& prm, std::uint8_t* smem, const Barriers& bars, int m0,
-                                            int h, int b, int n_blocks, RingState& ring) {
-    if (n_blocks == 0) return;
+  // ---- producer: one thread of warpgroup 0 ---------------------------------
+  __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, const Barriers& bars, int m0, int h, int b,
+                                 int n_blocks, RingState& ring) {
+    if (n_blocks == 0) return;  // the consumers will not wait for anything
     const int h_kv = h / prm.p.group_size;
-    mbar_wait(bars.q_empty(), ring.q_parity ^ 1);  // the last tile's S = Q K^T are all done
+    if constexpr (kFa3Persistent<Cfg>) mbar_wait(bars.q_empty(), ring.q_parity ^ 1);  // the last tile's S are done
     mbar_arrive_expect_tx(bars.q_full(), Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
@@ -345,9 +320,9 @@ template <class T, class Cfg> struct Fa3Mainloop {
     }
 
     // The whole K/V loop; O (unnormalised) and the softmax state come back.
-    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax) const {
+    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, RingState& ring) const {
       if (n_blocks == 0) return;
-      mbar_wait(bars.q_full(), 0);
+      mbar_wait(bars.q_full(), ring.q_parity);
       QFrags q;
       load_q(q);
       float s[1][kNTilesS][4];
@@ -355,7 +330,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
       if constexpr (!Cfg::kIntraWGOverlap) {
         for (int i = 0; i < n_blocks; ++i) {
           const int n_block = n_blocks - 1 - i, stage = i % kStages;
-          const std::uint32_t parity = (i / kStages) & 1;
+          const std::uint32_t parity = ring.parity(i, stage);
           mbar_wait(bars.k_full(stage), parity);
           sched_sync();
           gemm_qk(stage, q, s);
@@ -376,7 +351,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
         }
       } else {
         // Tile 0: S alone.
-        mbar_wait(bars.k_full(0), 0);
+        mbar_wait(bars.k_full(0), ring.parity(0, 0));
         sched_sync();
         gemm_qk(0, q, s);
         sched_arrive(false);
@@ -387,94 +362,45 @@ template <class T, class Cfg> struct Fa3Mainloop {
         softmax.update(s, o, p.scale_log2);  // O is still zero: rescaling it is harmless
         to_p(s, pr);
         // Tile i: S(i) and O += P(i-1) V(i-1) in flight together; softmax(i)
-        // runs while PV finishes; O is rescaled once PV is done.
-        for (int i = 1; i < n_blocks; ++i) {
-          const int n_block = n_blocks - 1 - i, stage = i % kStages, prev = (i - 1) % kStages;
-          const std::uint32_t parity = (i / kStages) & 1, prev_parity = ((i - 1) / kStages) & 1;
-          mbar_wait(bars.k_full(stage), parity);
-          sched_sync();
-          gemm_qk(stage, q, s);
-          mbar_wait(bars.v_full(prev), prev_parity);
-          gemm_pv(prev, pr, o);
-          sched_arrive(false);
-          wgmma_wait<1>();
-          fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-          release(bars.k_empty(stage));
-          mask(n_block, s);
-          float rescale[2];
-          softmax.probs(s, p.scale_log2, rescale);
-          wgmma_wait<0>();
-          fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-          release(bars.v_empty(prev));
-          softmax.rescale_o(o, rescale);
-          to_p(s, pr);
+        // runs while PV finishes; O is rescaled once PV is done. Unrolled by
+        // kStages so that each stage is a constant.
+        for (int i0 = 1; i0 < n_blocks; i0 += kStages) {
+#pragma unroll
+          for (int u = 0; u < kStages; ++u) {
+            const int i = i0 + u;
+            if (i < n_blocks) {
+              const int stage = (1 + u) % kStages, prev = u % kStages;
+              mbar_wait(bars.k_full(stage), ring.parity(i, stage));
+              sched_sync();
+              gemm_qk(stage, q, s);
+              mbar_wait(bars.v_full(prev), ring.parity(i - 1, prev));
+              gemm_pv(prev, pr, o);
+              sched_arrive(false);
+              wgmma_wait<1>();
+              fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
+              release(bars.k_empty(stage));
+              mask(n_blocks - 1 - i, s);
+              float rescale[2];
+              softmax.probs(s, p.scale_log2, rescale);
+              wgmma_wait<0>();
+              fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
+              release(bars.v_empty(prev));
+              softmax.rescale_o(o, rescale);
+              to_p(s, pr);
+            }
+          }
         }
+        // Every S = Q K^T of this tile is done: the producer may load the next Q.
+        if constexpr (kFa3Persistent<Cfg>) release(bars.q_empty());
         const int last = (n_blocks - 1) % kStages;
-        mbar_wait(bars.v_full(last), ((n_blocks - 1) / kStages) & 1);
+        mbar_wait(bars.v_full(last), ring.parity(n_blocks - 1, last));
         sched_sync();
-        gemm_pv(last, pr, o);
+        gemm_pv_any_stage(last, pr, o);
         sched_arrive(true);
         wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
         release(bars.v_empty(last));
       }
-    }
-
-    // The overlapped loop of run() for the persistent schedule: the ring
-    // restarts at stage 0 each tile and the loop is unrolled by kStages, so
-    // every stage (and with it every descriptor) is a compile-time offset.
-    __device__ void run_persistent(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, RingState& ring) const {
-      if (n_blocks == 0) return;
-      mbar_wait(bars.q_full(), ring.q_parity);
-      QFrags q;
-      load_q(q);
-      float s[1][kNTilesS][4];
-      std::uint32_t pr[kBlockN / 16][4];
-      mbar_wait(bars.k_full(0), ring.parity(0, 0));
-      sched_sync();
-      gemm_qk(0, q, s);
-      sched_arrive(false);
-      wgmma_wait<0>();
-      fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-      release(bars.k_empty(0));
-      mask(n_blocks - 1, s);
-      softmax.update(s, o, p.scale_log2);
-      to_p(s, pr);
-      for (int i0 = 1; i0 < n_blocks; i0 += kStages) {
-#pragma unroll
-        for (int u = 0; u < kStages; ++u) {
-          const int i = i0 + u;
-          if (i < n_blocks) {
-            const int stage = (1 + u) % kStages, prev = u % kStages;  // constants once unrolled
-            mbar_wait(bars.k_full(stage), ring.parity(i, stage));
-            sched_sync();
-            gemm_qk(stage, q, s);
-            mbar_wait(bars.v_full(prev), ring.parity(i - 1, prev));
-            gemm_pv(prev, pr, o);
-            sched_arrive(false);
-            wgmma_wait<1>();
-            fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-            release(bars.k_empty(stage));
-            mask(n_blocks - 1 - i, s);
-            float rescale[2];
-            softmax.probs(s, p.scale_log2, rescale);
-            wgmma_wait<0>();
-            fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-            release(bars.v_empty(prev));
-            softmax.rescale_o(o, rescale);
-            to_p(s, pr);
-          }
-        }
-      }
-      release(bars.q_empty());  // every S = Q K^T of this tile is done: the next Q may load
-      const int last = (n_blocks - 1) % kStages;
-      mbar_wait(bars.v_full(last), ring.parity(n_blocks - 1, last));
-      sched_sync();
-      gemm_pv_any_stage(last, pr, o);
-      sched_arrive(true);
-      wgmma_wait<0>();
-      fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-      release(bars.v_empty(last));
       ring.advance(n_blocks);
     }
 
@@ -548,94 +474,62 @@ __global__ void __launch_bounds__(128 * (1 + Cfg::kConsumerWGs), 1) fa3_forward_
   const typename Mainloop::Barriers bars{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
 
   const FwdParams& p = prm.p;
-  if constexpr (kFa3Persistent<Cfg>) {
-    if (threadIdx.x == 0) bars.init();
-    __syncthreads();
-    const int wg = threadIdx.x / 128;
-    const int num_m = Scheduler::num_m_blocks(p), num_tiles = num_m * p.heads_q * p.batch;
-    typename Mainloop::RingState ring;
-    if (wg == 0) {
-      setmaxnreg_dec<Cfg::kProducerRegs>();
-      if (threadIdx.x == 0) {
-        for (int idx = blockIdx.x; idx < num_tiles; idx += gridDim.x) {
-          const auto tile = Scheduler::get(p, idx);
-          const int m0 = tile.m_block * Smem::kBlockM;
-          Mainloop::produce_persistent(prm, smem, bars, m0, tile.head, tile.batch, Scheduler::n_blocks(p, m0), ring);
-        }
-      }
-    } else {
-      setmaxnreg_inc<Cfg::kConsumerRegs>();
-      const int c = wg - 1, tid = threadIdx.x - 128 * wg;
-      const std::uint32_t base = smem_addr(smem);
-      for (int idx = blockIdx.x; idx < num_tiles; idx += gridDim.x) {
-        const auto tile = Scheduler::get(p, idx);
-        const int m0 = tile.m_block * Smem::kBlockM;
-        const int n_blocks = Scheduler::n_blocks(p, m0);
-        const typename Mainloop::Consumer consumer{p,
-                                                   bars,
-                                                   base + Smem::kQ + 64 * c * 128,
-                                                   base + Smem::kK,
-                                                   base + Smem::kV,
-                                                   c,
-                                                   tid / 32,
-                                                   tid % 32,
-                                                   m0,
-                                                   m0 + 64 * c + 16 * (tid / 32),
-                                                   n_blocks};
-        if constexpr (Cfg::kPingpong) {
-          if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
-        }
-        float o[1][Mainloop::kNTilesO][4];
-#pragma unroll
-        for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
-        OnlineSoftmax<1> softmax;
-        consumer.run_persistent(o, softmax, ring);
-        Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
-      }
-      if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
-    }
-    return;
-  }
-  const auto tile = Scheduler::get(p);
-  const int m0 = tile.m_block * Smem::kBlockM;
-  const int n_blocks = Scheduler::n_blocks(p, m0);
-
   if (threadIdx.x == 0) bars.init();
   __syncthreads();
 
+  // Tiles of this CTA: one (blockIdx), or persistent: blockIdx.x, + gridDim.x, ...
+  constexpr bool kPersistent = kFa3Persistent<Cfg>;
+  const int num_tiles = kPersistent ? Scheduler::num_m_blocks(p) * p.heads_q * p.batch : 1;
+  const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
+  const int stride = kPersistent ? static_cast<int>(gridDim.x) : 1;
+  const auto tile_of = [&](int idx) { return kPersistent ? Scheduler::get(p, idx) : Scheduler::get(p); };
+
   const int wg = threadIdx.x / 128;
+  typename Mainloop::RingState ring;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) Mainloop::produce(prm, smem, bars, m0, tile.head, tile.batch, n_blocks);
+    if (threadIdx.x == 0) {
+      for (int idx = first; idx < num_tiles; idx += stride) {
+        const auto tile = tile_of(idx);
+        const int m0 = tile.m_block * Smem::kBlockM;
+        Mainloop::produce(prm, smem, bars, m0, tile.head, tile.batch, Scheduler::n_blocks(p, m0), ring);
+      }
+    }
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegs>();
     const int c = wg - 1, tid = threadIdx.x - 128 * wg;
     const std::uint32_t base = smem_addr(smem);
-    const typename Mainloop::Consumer consumer{p,
-                                               bars,
-                                               base + Smem::kQ + 64 * c * 128,
-                                               base + Smem::kK,
-                                               base + Smem::kV,
-                                               c,
-                                               tid / 32,
-                                               tid % 32,
-                                               m0,
-                                               m0 + 64 * c + 16 * (tid / 32),
-                                               n_blocks};
-    // Pingpong: the last warpgroup lets the first one go first.
-    if constexpr (Cfg::kPingpong) {
-      if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
+    for (int idx = first; idx < num_tiles; idx += stride) {
+      const auto tile = tile_of(idx);
+      const int m0 = tile.m_block * Smem::kBlockM;
+      const int n_blocks = Scheduler::n_blocks(p, m0);
+      const typename Mainloop::Consumer consumer{p,
+                                                 bars,
+                                                 base + Smem::kQ + 64 * c * 128,
+                                                 base + Smem::kK,
+                                                 base + Smem::kV,
+                                                 c,
+                                                 tid / 32,
+                                                 tid % 32,
+                                                 m0,
+                                                 m0 + 64 * c + 16 * (tid / 32),
+                                                 n_blocks};
+      // Pingpong: the last warpgroup lets the first one go first.
+      if constexpr (Cfg::kPingpong) {
+        if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
+      }
+      float o[1][Mainloop::kNTilesO][4];
+#pragma unroll
+      for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
+      OnlineSoftmax<1> softmax;
+      consumer.run(o, softmax, ring);
+      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
     }
-    float o[1][Mainloop::kNTilesO][4];
-#pragma unroll
-    for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
-    OnlineSoftmax<1> softmax;
-    consumer.run(o, softmax);
-    Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
+    if constexpr (kPersistent) {
+      if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
+    }
   }
 #endif
 }
