@@ -19,10 +19,10 @@
 // Measured on the H200 (2026-11-21, bf16, 16k tokens), TFLOPS at seq 4096 /
 // harmonic mean over seq 512-16k, and the share of PyTorch SDPA's cuDNN
 // backend measured in the same run:
-//   hdim  64: 394.1 / 359.9 (83% / 82%), causal 355.4 / 290.0 (83% / 80%)
-//   hdim 128: 535.9 / 490.1 (81% / 81%), causal 474.5 / 399.2 (83% / 85%)
-//   hdim 256: 575.3 / 530.3 (80% / 83%), causal 501.3 / 433.6 (84% / 87%)
-// against fwd_06_mma_pipeline's 304.9 at hdim 128: +76%, the largest step
+//   hdim  64: 393.1 / 357.9 (82% / 81%), causal 353.6 / 287.2 (83% / 79%)
+//   hdim 128: 531.0 / 486.9 (81% / 82%), causal 475.8 / 395.1 (83% / 84%)
+//   hdim 256: 580.9 / 535.9 (81% / 83%), causal 497.4 / 430.7 (85% / 88%)
+// against fwd_06_mma_pipeline's 305.1 at hdim 128: +74%, the largest step
 // of the ladder. Prediction was ~+50% (wgmma's operand reads from shared
 // memory free the registers and issue slots that ldmatrix took).
 // Registers (setmaxnreg): producer 24, consumers 240, no spills; shared

@@ -14,11 +14,11 @@
 // Measured on the H200 (2026-11-21, bf16, 16k tokens), TFLOPS at seq 4096 /
 // harmonic mean over seq 512-16k, and the share of PyTorch SDPA's cuDNN
 // backend (cuDNN 9.19) measured in the same run:
-//   hdim  64: 467.7 / 419.9 (98% / 96%), causal 393.1 / 307.0 (92% / 85%)
-//   hdim 128: 591.2 / 535.3 (90% / 88%), causal 522.9 / 430.1 (92% / 91%)
-//   hdim 256: 634.4 / 578.7 (88% / 90%), causal 534.3 / 456.8 (90% / 92%)
-// At seq 16k: 505 / 618 / 654 TFLOPS (111% / 102% / 96% of cuDNN), causal
-// 471 / 604 / 639 (104% / 100% / 98%). Over fwd_07: +10% at hdim 128
+//   hdim  64: 467.3 / 417.6 (98% / 95%), causal 395.4 / 305.3 (93% / 84%)
+//   hdim 128: 593.6 / 532.9 (90% / 90%), causal 518.3 / 423.4 (91% / 90%)
+//   hdim 256: 614.2 / 563.6 (85% / 87%), causal 529.2 / 445.1 (90% / 91%)
+// At seq 16k: 509 / 623 / 641 TFLOPS (110% / 98% / 88% of cuDNN), causal
+// 474 / 600 / 639 (102% / 98% / 98%). Over fwd_07: +12% at hdim 128
 // (predicted +15-20%: the softmax is about half the GEMM time, so full
 // overlap would hide it all; the per-tile start, where S(0) has nothing to
 // overlap, and the tail remain). ncu at hdim 128, seq 4096: tensor pipe 71%

@@ -18,12 +18,16 @@
 // tensor pipe idles at each CTA's start and end; SMs active 96%).
 // Measured on the H200 (2026-11-21, bf16, 16k tokens, same run as fwd_08's
 // figures), non-causal hdim 128, TFLOPS (fwd_08 -> fwd_09):
-//   seq 512: 414 -> 460 (+11%), 1024: 496 -> 528 (+6%), 2048: 551 -> 567
-//   (+3%), 4096: 591 -> 595, 8192: 606 -> 603, 16384: 618 -> 615
-// harmonic mean over 512-16k 535.3 -> 556.0 (+4%; 92% of cuDNN's 606.0);
-// hdim 64 419.9 -> 432.1 (+3%; 98% of cuDNN). So the start and end of a
-// tile cost ~10% at seq 512 and nothing measurable past 4096: at long
-// sequences the mainloop itself (tensor pipe 71% busy) is what bounds.
+//   seq 512: 403 -> 454 (+13%), 1024: 487 -> 524 (+8%), 2048: 558 -> 574
+//   (+3%), 4096: 594 -> 607 (+2%), 8192: 610 -> 617 (+1%), 16384: 623 -> 626
+// harmonic mean over 512-16k 532.9 -> 559.7 (+5%; 95% of cuDNN's 590.5);
+// hdim 64 417.6 -> 432.2 (+3%; 98% of cuDNN). At seq 4096 / harmonic mean
+// and the share of cuDNN in the same run:
+//   hdim  64: 468.6 / 432.2 (98% / 98%), causal 397.9 / 305.8 (93% / 84%)
+//   hdim 128: 607.2 / 559.7 (92% / 95%), causal 513.7 / 421.9 (90% / 89%)
+//   hdim 256: 608.0 / 562.1 (85% / 87%), causal 527.2 / 444.2 (90% / 90%)
+// So the start and end of a tile cost ~13% at seq 512 and 1-2% past 4096:
+// at long sequences the mainloop itself (tensor pipe 71% busy) bounds.
 // Causal and hdim 256 run fwd_08's code (differences there are run noise,
 // +-2%).
 // Registers (setmaxnreg): producer 24 / consumers 240 (hdim 64: 32 / 160), no
