@@ -127,14 +127,18 @@ double time_ms(flash::testing::Problem& p, const std::string& kernel) {
 }  // namespace
 
 void list_variants() {
-  fmt::print("{:<13} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "min cc", "dtypes", "head dims", "description");
+  fmt::print("{:<17} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "cc", "dtypes", "head dims", "description");
   for (const auto& v : flash::forward_variants()) {
     std::string dtypes, dims;
     for (auto t : v.dtypes) dtypes += std::string(dtypes.empty() ? "" : ",") + std::string(flash::dtype_name(t));
     for (int d : v.head_dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
     if (v.built && dims.empty()) dims = fmt::format("any <= {}", v.max_head_dim);
-    fmt::print("{:<13} {:<5} {:<6} {:<14} {:<22} {}\n", v.name, v.built ? "yes" : "no",
-               v.built ? fmt::format("{}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10) : "-", dtypes,
+    fmt::print("{:<17} {:<5} {:<6} {:<14} {:<22} {}\n", v.name, v.built ? "yes" : "no",
+               !v.built ? "-"
+               : v.max_compute_capability == v.min_compute_capability
+                   ? fmt::format("={}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10)
+                   : fmt::format("{}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10),
+               dtypes,
                dims, v.description);
   }
 }

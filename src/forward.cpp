@@ -231,6 +231,11 @@ std::string device_reason(const RegisteredFwd& r, const FwdParams& p, const deta
     return "needs compute capability " + std::to_string(r.impl->min_compute_capability / 10) + "." +
            std::to_string(r.impl->min_compute_capability % 10) + "; this GPU has " +
            std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
+  const int max_cc = r.impl->max_compute_capability;
+  if (max_cc != 0 && dev.compute_capability > max_cc)
+    return "built for compute capability " + std::to_string(max_cc / 10) + "." + std::to_string(max_cc % 10) +
+           " only (architecture-specific code); this GPU has " + std::to_string(dev.compute_capability / 10) + "." +
+           std::to_string(dev.compute_capability % 10);
   if (r.impl->check != nullptr) return r.impl->check(p, dev);
   return {};
 }

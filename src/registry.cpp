@@ -36,6 +36,10 @@ bool VariantInfo::supports(DType dtype, int head_dim) const {
   return false;
 }
 
+bool VariantInfo::runs_on(int cc) const {
+  return built && cc >= min_compute_capability && (max_compute_capability == 0 || cc <= max_compute_capability);
+}
+
 std::vector<VariantInfo> forward_variants() {
   std::vector<VariantInfo> out;
   for (const auto& r : detail::forward_registry()) {
@@ -45,6 +49,7 @@ std::vector<VariantInfo> forward_variants() {
     info.built = r.impl != nullptr;
     if (r.impl != nullptr) {
       info.min_compute_capability = r.impl->min_compute_capability;
+      info.max_compute_capability = r.impl->max_compute_capability;
       for (DType t : {DType::f32, DType::f16, DType::bf16})
         if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
       info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);

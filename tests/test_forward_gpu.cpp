@@ -56,12 +56,9 @@ int device_compute_capability() {
   return cc;
 }
 
-// Built, supports (dtype, head_dim), and this GPU can run it (the sm_90a
-// variants need exactly compute capability 9.0).
+// Built, supports (dtype, head_dim), and this GPU can run it.
 bool runnable(const flash::VariantInfo& v, DType dtype, int head_dim) {
-  if (!v.supports(dtype, head_dim)) return false;
-  const int cc = device_compute_capability();
-  return cc >= v.min_compute_capability && (v.min_compute_capability < 90 || cc == 90);
+  return v.supports(dtype, head_dim) && v.runs_on(device_compute_capability());
 }
 
 struct Heads {

@@ -26,9 +26,14 @@ TEST(Registry, BuiltVariantsDeclareWhatTheySupport) {
     if (!v.built) {
       EXPECT_TRUE(v.dtypes.empty()) << v.name;
       EXPECT_FALSE(v.supports(flash::DType::bf16, 128)) << v.name;
+      EXPECT_FALSE(v.runs_on(90)) << v.name;
       continue;
     }
     EXPECT_GE(v.min_compute_capability, 80) << v.name;
+    if (v.max_compute_capability != 0) EXPECT_GE(v.max_compute_capability, v.min_compute_capability) << v.name;
+    EXPECT_TRUE(v.runs_on(v.min_compute_capability)) << v.name;
+    EXPECT_EQ(v.runs_on(200), v.max_compute_capability == 0) << v.name;
+    EXPECT_FALSE(v.runs_on(v.min_compute_capability - 1)) << v.name;
     EXPECT_FALSE(v.dtypes.empty()) << v.name;
     EXPECT_GT(v.max_head_dim, 0) << v.name;
     for (int d : v.head_dims) EXPECT_TRUE(v.supports(v.dtypes[0], d)) << v.name << " " << d;

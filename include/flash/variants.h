@@ -22,8 +22,11 @@ struct VariantInfo {
   std::string description;
   // False when the build left this variant out (CMake option FLASH_VARIANTS).
   bool built = false;
-  // Lowest compute capability it runs on, as major * 10 + minor.
+  // Compute capabilities it runs on, as major * 10 + minor: from min to max
+  // (max 0: no upper bound; arch-specific code such as sm_90a runs on its
+  // own architecture only).
   int min_compute_capability = 0;
+  int max_compute_capability = 0;
   std::vector<DType> dtypes;
   // Head dims it was built for; empty means any head dim up to max_head_dim.
   std::vector<int> head_dims;
@@ -34,6 +37,8 @@ struct VariantInfo {
   unsigned features = 0;
 
   bool supports(DType dtype, int head_dim) const;
+  // Built and able to run on a GPU of compute capability cc.
+  bool runs_on(int cc) const;
 };
 
 // Forward variants in ladder order: slowest first; "auto" picks the last

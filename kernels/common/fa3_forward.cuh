@@ -559,9 +559,6 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
   }
 
   static std::string check(const FwdParams& p, const DeviceInfo& dev) {
-    if (dev.compute_capability != 90)
-      return "built for sm_90a (Hopper) only; this GPU has compute capability " +
-             std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
     std::string err;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
@@ -616,6 +613,7 @@ template <template <int> class ConfigFor> const FwdVariant* fa3_variant() {
   static const FwdVariant v = [] {
     FwdVariant r;
     r.min_compute_capability = 90;
+    r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
     r.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
     r.head_dims = Fa3HeadDims::data();
     r.num_head_dims = Fa3HeadDims::size();

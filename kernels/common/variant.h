@@ -24,6 +24,7 @@ constexpr std::uint32_t dtype_bit(DType t) { return 1u << static_cast<unsigned>(
 
 struct FwdVariant {
   int min_compute_capability = 80;
+  int max_compute_capability = 0;  // 0: no upper bound (sm_90a code: 90)
   std::uint32_t dtype_mask = 0;
   // Built head dims (count 0: any head dim up to max_head_dim).
   const int* head_dims = nullptr;
