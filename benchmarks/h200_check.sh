@@ -5,6 +5,7 @@
 #   benchmarks/pack_gpu.sh           (copies binaries and shared libraries into .gpu/)
 # and writes logs under $OUT (default ./out).
 #   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh
+# Decode (KV cache): STEPS="dtests dsanitize dbench dsdpa".
 set -u
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
@@ -48,6 +49,19 @@ for step in $STEPS; do
         --launch-skip 3 --launch-count 1 $BIN/bench --seq 4096 --dhead 128 --kernel ${NCU_VARIANT:-wgmma_pingpong} \
         --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
       echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall|Pipe" "$OUT/ncu.txt" | head -30 ;;
+    dtests)
+      t0=$SECONDS; $BIN/test_gpu --gtest_filter='Decode*' > "$OUT/test_decode.log" 2>&1
+      echo "decode tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_decode.log" | tail -20 ;;
+    dsanitize)
+      for tool in memcheck racecheck synccheck; do
+        timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 $BIN/test_gpu \
+          --gtest_filter="${DSAN_FILTER:-Decode[A-Z]*.*:*d64_page16_gqa8_sq4_causal_append:*d256_contiguous_gqa4_sq1_full}" > "$OUT/d_$tool.log" 2>&1
+        echo "decode $tool rc=$?"; tail -2 "$OUT/d_$tool.log"
+      done ;;
+    dbench)
+      $BIN/bench --decode ${DBENCH_ARGS:-} --benchmark_out_format=json --benchmark_out="$OUT/decode_bench.json" 2>&1 | grep -E "^decode" ;;
+    dsdpa)
+      python3 benchmarks/sdpa_decode.py --json "$OUT/decode_sdpa.json" 2>&1 | tee "$OUT/decode_sdpa.txt" ;;
     sdpa)
       python3 benchmarks/sdpa_bench.py --seq $SEQS --dhead $DHEADS --both-masks --json "$OUT/sdpa.json" 2>&1 | tee "$OUT/sdpa.txt" ;;
   esac

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/decode_params.h"
 #include "common/variant.h"
 #include "flash/error.h"
 
@@ -22,6 +23,15 @@ struct RegisteredFwd {
 
 // Every forward variant of kernels/variants.def, in ladder order.
 const std::vector<RegisteredFwd>& forward_registry();
+
+struct RegisteredDecode {
+  std::string_view name;
+  std::string_view description;
+  const DecodeVariant* impl;  // null: left out of this build
+};
+
+// Every decode variant of kernels/variants.def.
+const std::vector<RegisteredDecode>& decode_registry();
 
 // The current device, or a flash::Error when there is none.
 const DeviceInfo& current_device();

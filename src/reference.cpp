@@ -15,6 +15,7 @@ double round_to(DType dtype, double x) {
   if (!std::isfinite(x)) return x;
   const float f = static_cast<float>(x);  // round to nearest even in fp32 first
   if (dtype == DType::f32) return f;
+  if (dtype == DType::i32) return std::nearbyint(x);
   // Round the fp32 value to `mantissa` explicit bits, to nearest even.
   const int mantissa = dtype == DType::bf16 ? 7 : 10;
   if (dtype == DType::f16) {

@@ -1,6 +1,7 @@
 // The registry: kernels/variants.def expanded into a table. A variant left
 // out of the build (FLASH_VARIANTS) links a generated stub that returns null,
 // so it is listed as "not built" instead of failing at link time.
+#include <algorithm>
 #include <vector>
 
 #include "flash/variants.h"
@@ -9,14 +10,29 @@
 namespace flash::detail {
 
 #define FLASH_FWD_VARIANT(name, file, description) const FwdVariant* variant_##name();
+#define FLASH_DECODE_VARIANT(name, file, description) const DecodeVariant* variant_##name();
 #include "variants.def"
 #undef FLASH_FWD_VARIANT
+#undef FLASH_DECODE_VARIANT
 
 const std::vector<RegisteredFwd>& forward_registry() {
   static const std::vector<RegisteredFwd> registry = {
 #define FLASH_FWD_VARIANT(name, file, description) {#name, description, variant_##name()},
+#define FLASH_DECODE_VARIANT(name, file, description)
 #include "variants.def"
 #undef FLASH_FWD_VARIANT
+#undef FLASH_DECODE_VARIANT
+  };
+  return registry;
+}
+
+const std::vector<RegisteredDecode>& decode_registry() {
+  static const std::vector<RegisteredDecode> registry = {
+#define FLASH_FWD_VARIANT(name, file, description)
+#define FLASH_DECODE_VARIANT(name, file, description) {#name, description, variant_##name()},
+#include "variants.def"
+#undef FLASH_FWD_VARIANT
+#undef FLASH_DECODE_VARIANT
   };
   return registry;
 }
@@ -56,6 +72,28 @@ std::vector<VariantInfo> forward_variants() {
       info.max_head_dim = r.impl->max_head_dim;
       info.alignment = r.impl->alignment;
       info.features = r.impl->features;
+    }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<VariantInfo> decode_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& r : detail::decode_registry()) {
+    VariantInfo info;
+    info.name = r.name;
+    info.description = r.description;
+    info.built = r.impl != nullptr;
+    if (r.impl != nullptr) {
+      info.min_compute_capability = r.impl->min_compute_capability;
+      info.max_compute_capability = r.impl->max_compute_capability;
+      for (DType t : {DType::f32, DType::f16, DType::bf16})
+        if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
+      info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
+      for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
+      info.alignment = r.impl->alignment;
+      info.features = kAllFeatures;
     }
     out.push_back(std::move(info));
   }

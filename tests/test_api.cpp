@@ -194,3 +194,137 @@ TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
 }
 
 }  // namespace
+
+// attention_decode: the host-side checks, before any device access.
+namespace {
+
+constexpr int kCap = 32, kPages = 6, kPageSize = 16, kMaxPages = 2;
+
+struct DecodeBuffers {
+  alignas(256) std::uint16_t q[kB * 1 * kH * kD];
+  alignas(256) std::uint16_t kc[kB * kCap * kHkv * kD];
+  alignas(256) std::uint16_t vc[kB * kCap * kHkv * kD];
+  alignas(256) std::uint16_t kn[kB * 1 * kHkv * kD];
+  alignas(256) std::uint16_t vn[kB * 1 * kHkv * kD];
+  alignas(256) std::uint16_t o[kB * 1 * kH * kD];
+  alignas(256) float lse[kB * kH * 1];
+  alignas(256) std::int32_t lens[kB];
+  alignas(256) std::int32_t table[kB * kMaxPages];
+};
+
+class DecodeApiErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::memset(&buf_, 0, sizeof(buf_));
+    for (auto& x : buf_.o) x = kPattern;
+    for (auto& x : buf_.kc) x = kPattern;
+    args_.q = flash::make_contiguous(buf_.q, DType::bf16, {kB, 1, kH, kD});
+    args_.k_cache = flash::make_contiguous(buf_.kc, DType::bf16, {kB, kCap, kHkv, kD});
+    args_.v_cache = flash::make_contiguous(buf_.vc, DType::bf16, {kB, kCap, kHkv, kD});
+    args_.o = flash::make_contiguous(buf_.o, DType::bf16, {kB, 1, kH, kD});
+    args_.lse = flash::make_contiguous(buf_.lse, DType::f32, {kB, kH, 1});
+    args_.cache_seqlens = flash::make_contiguous(buf_.lens, DType::i32, {kB});
+    args_.kernel = "splitkv";
+  }
+  void make_paged() {
+    args_.k_cache = flash::make_contiguous(buf_.kc, DType::bf16, {kPages, kPageSize, kHkv, kD});
+    args_.v_cache = flash::make_contiguous(buf_.vc, DType::bf16, {kPages, kPageSize, kHkv, kD});
+    args_.page_table = flash::make_contiguous(buf_.table, DType::i32, {kB, kMaxPages});
+  }
+  void expect_error(std::initializer_list<const char*> fragments) {
+    try {
+      flash::attention_decode(args_);
+      ADD_FAILURE() << "no flash::Error thrown";
+    } catch (const flash::Error& e) {
+      const std::string msg = e.what();
+      for (const char* f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "message: " << msg << "\nmissing: " << f;
+    }
+    for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
+    for (auto x : buf_.kc) ASSERT_EQ(x, kPattern) << "k_cache was written";
+  }
+  DecodeBuffers buf_;
+  flash::DecodeArgs args_;
+};
+
+TEST_F(DecodeApiErrors, CacheSeqlensMustBeInt32OfBatch) {
+  args_.cache_seqlens.dtype = DType::f32;
+  expect_error({"cache_seqlens.dtype", "i32"});
+  args_.cache_seqlens = flash::make_contiguous(buf_.lens, DType::i32, {kB + 1});
+  expect_error({"cache_seqlens.shape[0]", "batch"});
+}
+
+TEST_F(DecodeApiErrors, ContiguousCacheBatchMismatch) {
+  args_.k_cache.shape[0] = args_.v_cache.shape[0] = kB - 1;
+  expect_error({"k_cache.shape[0]", "page_table"});
+}
+
+TEST_F(DecodeApiErrors, CacheDtypeAndShapes) {
+  args_.v_cache.dtype = DType::f16;
+  expect_error({"v_cache.dtype", "bf16"});
+  SetUp();
+  args_.v_cache.shape[2] = 1;
+  expect_error({"v_cache.shape[2]", "k_cache"});
+  SetUp();
+  args_.k_cache.shape[3] = args_.v_cache.shape[3] = 32;
+  expect_error({"k_cache.shape[3]", "head_dim"});
+}
+
+TEST_F(DecodeApiErrors, HeadsNotAMultiple) {
+  args_.q.shape[2] = args_.o.shape[2] = 3;
+  args_.lse = flash::make_contiguous(buf_.lse, DType::f32, {kB, 3, 1});
+  expect_error({"heads_q", "multiple", "heads_kv"});
+}
+
+TEST_F(DecodeApiErrors, PageSizeMustBeAPowerOfTwo) {
+  make_paged();
+  args_.k_cache.shape[1] = args_.v_cache.shape[1] = 12;
+  expect_error({"page_size", "power of two"});
+}
+
+TEST_F(DecodeApiErrors, PageTableShapeAndDtype) {
+  make_paged();
+  args_.page_table->dtype = DType::f32;
+  expect_error({"page_table.dtype", "i32"});
+  make_paged();
+  args_.page_table = flash::make_contiguous(buf_.table, DType::i32, {kB - 1, kMaxPages});
+  expect_error({"page_table.shape[0]", "batch"});
+}
+
+TEST_F(DecodeApiErrors, AppendNeedsBothAndMatchingShapes) {
+  args_.k_new = flash::make_contiguous(buf_.kn, DType::bf16, {kB, 1, kHkv, kD});
+  expect_error({"k_new is set but v_new is not"});
+  args_.v_new = flash::make_contiguous(buf_.vn, DType::bf16, {kB, 1, kHkv + 1, kD});
+  expect_error({"v_new.shape[2]", "heads_kv"});
+  args_.v_new = flash::make_contiguous(buf_.vn, DType::bf16, {kB, 1, kHkv, kD});
+  args_.k_new = flash::make_contiguous(buf_.kn, DType::bf16, {kB, kCap + 1, kHkv, kD});
+  args_.v_new = flash::make_contiguous(buf_.vn, DType::bf16, {kB, kCap + 1, kHkv, kD});
+  expect_error({"seqlen_new", "exceeds the cache capacity"});
+}
+
+TEST_F(DecodeApiErrors, UnsupportedHeadDimAndDtype) {
+  args_.q.shape[3] = args_.o.shape[3] = args_.k_cache.shape[3] = args_.v_cache.shape[3] = 32;
+  expect_error({"splitkv", "head_dim 32"});
+  SetUp();
+  for (auto* t : {&args_.q, &args_.o, &args_.k_cache, &args_.v_cache}) t->dtype = DType::f32;
+  expect_error({"splitkv", "dtype f32"});
+}
+
+TEST_F(DecodeApiErrors, MisalignedCache) {
+  args_.k_cache.data = buf_.kc + 1;
+  expect_error({"k_cache.data", "16-byte"});
+}
+
+TEST_F(DecodeApiErrors, NumSplitsAndStatus) {
+  args_.num_splits = -1;
+  expect_error({"num_splits"});
+  args_.num_splits = 0;
+  args_.status = flash::make_contiguous(buf_.lens, DType::i32, {2});
+  expect_error({"status.shape[0]", "4"});
+}
+
+TEST_F(DecodeApiErrors, UnknownKernel) {
+  args_.kernel = "nope";
+  expect_error({"unknown decode variant", "splitkv"});
+}
+
+}  // namespace

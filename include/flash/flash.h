@@ -1,6 +1,7 @@
 // flash: exact attention (FlashAttention) kernels for NVIDIA GPUs.
 #pragma once
 
+#include "flash/decode.h"
 #include "flash/error.h"
 #include "flash/forward.h"
 #include "flash/tensor.h"

@@ -9,15 +9,17 @@
 
 namespace flash {
 
-enum class DType : std::uint8_t { f32, f16, bf16 };
+// i32 is for metadata (cache lengths, page tables), not for attention tensors.
+enum class DType : std::uint8_t { f32, f16, bf16, i32 };
 
-constexpr std::size_t dtype_size(DType t) { return t == DType::f32 ? 4 : 2; }
+constexpr std::size_t dtype_size(DType t) { return t == DType::f32 || t == DType::i32 ? 4 : 2; }
 
 constexpr std::string_view dtype_name(DType t) {
   switch (t) {
     case DType::f32: return "f32";
     case DType::f16: return "f16";
     case DType::bf16: return "bf16";
+    case DType::i32: return "i32";
   }
   return "?";
 }

@@ -45,4 +45,7 @@ struct VariantInfo {
 // built variant that supports the call.
 std::vector<VariantInfo> forward_variants();
 
+// Decode (KV-cache) variants; "auto" picks the last built one that supports the call.
+std::vector<VariantInfo> decode_variants();
+
 }  // namespace flash

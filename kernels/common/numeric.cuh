@@ -23,7 +23,8 @@ template <class F> decltype(auto) dispatch_dtype(DType dtype, F&& f) {
   switch (dtype) {
     case DType::f32: return f(TypeTag<float>{});
     case DType::f16: return f(TypeTag<__half>{});
-    case DType::bf16: break;
+    case DType::bf16:
+    case DType::i32: break;  // never an attention dtype: validation rejects it first
   }
   return f(TypeTag<__nv_bfloat16>{});
 }

@@ -89,6 +89,7 @@ void store(std::vector<unsigned char>& bytes, std::int64_t off, DType dtype, dou
     case DType::f32: std::memcpy(&bytes[off * 4], &f, 4); break;
     case DType::f16: { const __half h = __float2half_rn(f); std::memcpy(&bytes[off * 2], &h, 2); break; }
     case DType::bf16: { const __nv_bfloat16 h = __float2bfloat16_rn(f); std::memcpy(&bytes[off * 2], &h, 2); break; }
+    case DType::i32: { const std::int32_t i = static_cast<std::int32_t>(x); std::memcpy(&bytes[off * 4], &i, 4); break; }
   }
 }
 
@@ -97,6 +98,7 @@ double load(const std::vector<unsigned char>& bytes, std::int64_t off, DType dty
     case DType::f32: { float f; std::memcpy(&f, &bytes[off * 4], 4); return f; }
     case DType::f16: { __half h; std::memcpy(&h, &bytes[off * 2], 2); return __half2float(h); }
     case DType::bf16: { __nv_bfloat16 h; std::memcpy(&h, &bytes[off * 2], 2); return __bfloat162float(h); }
+    case DType::i32: { std::int32_t i; std::memcpy(&i, &bytes[off * 4], 4); return i; }
   }
   return 0;
 }
@@ -183,6 +185,7 @@ double rounding_floor(DType dtype) {
     case DType::f32: return std::ldexp(1.0, -20);  // a few ulps: the lowp reference models the fp32 math
     case DType::f16: return std::ldexp(1.0, -11);  // one rounding of O
     case DType::bf16: return std::ldexp(1.0, -8);
+    case DType::i32: return 0;
   }
   return 0;
 }
@@ -242,6 +245,166 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
   r.lse_bound = std::ldexp(1.0, -16) * max_lse;  // the reference LSE has no low-precision step
   if (lse_inf_mismatch) r.lse_err = std::numeric_limits<double>::infinity();
   r.ok = r.unwritten == 0 && r.max_err <= r.bound && r.lse_err <= r.lse_bound;
+  return r;
+}
+
+}  // namespace flash::testing
+
+namespace flash::testing {
+
+DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
+  DecodeProblem p;
+  p.spec = spec;
+  const DecodeSpec& s = spec;
+  std::mt19937_64 rng(seed);
+  const std::int64_t B = s.batch, Hq = s.heads_q, Hkv = s.heads_kv, D = s.head_dim;
+  const bool paged = s.page_size > 0;
+  const std::size_t es = dtype_size(s.dtype);
+
+  p.q = random_values(static_cast<std::size_t>(B * s.seqlen_q * Hq * D), s.dtype, rng);
+  p.k_new = random_values(static_cast<std::size_t>(B * s.seqlen_new * Hkv * D), s.dtype, rng);
+  p.v_new = random_values(p.k_new.size(), s.dtype, rng);
+  std::int64_t blocks = B, block_rows = s.capacity;
+  if (paged) {
+    p.max_pages = s.capacity / s.page_size;
+    p.num_pages = s.batch * p.max_pages + 3;  // a few pages no sequence uses
+    blocks = p.num_pages;
+    block_rows = s.page_size;
+    std::vector<int> perm(p.num_pages);
+    for (int i = 0; i < p.num_pages; ++i) perm[i] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    p.page_table.assign(static_cast<std::size_t>(B * p.max_pages), -1);
+    for (int b = 0; b < s.batch; ++b) {
+      const int used = (s.lens[b] + s.seqlen_new + s.page_size - 1) / s.page_size;
+      for (int i = 0; i < used && i < p.max_pages; ++i) p.page_table[b * p.max_pages + i] = perm[b * p.max_pages + i];
+    }
+  }
+  const std::size_t cache_elems = static_cast<std::size_t>(blocks * block_rows * Hkv * D);
+  p.k_cache = random_values(cache_elems, s.dtype, rng);
+  p.v_cache = random_values(cache_elems, s.dtype, rng);
+
+  // Where key `pos` of sequence b, head h lives in the cache (element index).
+  auto at = [&](int b, int pos, int h) -> std::size_t {
+    std::int64_t block = b, row = pos;
+    if (paged) block = p.page_table[b * p.max_pages + pos / s.page_size], row = pos % s.page_size;
+    return static_cast<std::size_t>(((block * block_rows + row) * Hkv + h) * D);
+  };
+  p.k_expected = p.k_cache;
+  p.v_expected = p.v_cache;
+  for (int b = 0; b < s.batch; ++b)
+    for (int i = 0; i < s.seqlen_new; ++i)
+      for (int h = 0; h < s.heads_kv; ++h) {
+        const std::size_t src = static_cast<std::size_t>(((b * s.seqlen_new + i) * Hkv + h) * D);
+        const std::size_t dst = at(b, s.lens[b] + i, h);
+        std::copy_n(p.k_new.begin() + src, D, p.k_expected.begin() + dst);
+        std::copy_n(p.v_new.begin() + src, D, p.v_expected.begin() + dst);
+      }
+
+  // Device buffers and views.
+  p.dq = DeviceBuffer(p.q.size() * es);
+  p.dkc = DeviceBuffer(cache_elems * es);
+  p.dvc = DeviceBuffer(cache_elems * es);
+  p.dkn = DeviceBuffer(std::max<std::size_t>(1, p.k_new.size()) * es);
+  p.dvn = DeviceBuffer(std::max<std::size_t>(1, p.v_new.size()) * es);
+  p.d_o = DeviceBuffer(p.q.size() * es);
+  p.d_lse = DeviceBuffer(static_cast<std::size_t>(B * Hq * s.seqlen_q) * sizeof(float));
+  p.d_lens = DeviceBuffer(static_cast<std::size_t>(std::max<std::int64_t>(1, B)) * 4);
+  DecodeArgs& a = p.args;
+  a.q = make_contiguous(p.dq.get(), s.dtype, {B, s.seqlen_q, Hq, D});
+  a.k_cache = make_contiguous(p.dkc.get(), s.dtype, {blocks, block_rows, Hkv, D});
+  a.v_cache = make_contiguous(p.dvc.get(), s.dtype, {blocks, block_rows, Hkv, D});
+  a.o = make_contiguous(p.d_o.get(), s.dtype, {B, s.seqlen_q, Hq, D});
+  a.lse = make_contiguous(p.d_lse.get(), DType::f32, {B, Hq, s.seqlen_q});
+  a.cache_seqlens = make_contiguous(p.d_lens.get(), DType::i32, {B});
+  if (s.seqlen_new > 0) {
+    a.k_new = make_contiguous(p.dkn.get(), s.dtype, {B, s.seqlen_new, Hkv, D});
+    a.v_new = make_contiguous(p.dvn.get(), s.dtype, {B, s.seqlen_new, Hkv, D});
+    upload(p.k_new, *a.k_new);
+    upload(p.v_new, *a.v_new);
+  }
+  if (paged) {
+    p.d_table = DeviceBuffer(p.page_table.size() * 4);
+    a.page_table = make_contiguous(p.d_table.get(), DType::i32, {B, p.max_pages});
+    upload(std::vector<double>(p.page_table.begin(), p.page_table.end()), *a.page_table);
+  }
+  a.causal = s.causal;
+  a.num_splits = s.num_splits;
+  upload(p.q, a.q);
+  upload(std::vector<double>(s.lens.begin(), s.lens.end()), a.cache_seqlens);
+
+  // The reference, one sequence at a time (each has its own length).
+  p.ref.o.assign(p.q.size(), 0.0);
+  p.ref.o_lowp.assign(p.q.size(), 0.0);
+  p.ref.lse.assign(static_cast<std::size_t>(B * Hq * s.seqlen_q), 0.0);
+  for (int b = 0; b < s.batch; ++b) {
+    const int L = s.lens[b] + s.seqlen_new;
+    reference::Problem rp;
+    rp.batch = 1;
+    rp.seqlen_q = s.seqlen_q;
+    rp.seqlen_k = L;
+    rp.heads_q = s.heads_q;
+    rp.heads_kv = s.heads_kv;
+    rp.head_dim = s.head_dim;
+    rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
+    rp.causal = s.causal;
+    const std::size_t q_elems = static_cast<std::size_t>(s.seqlen_q * Hq * D);
+    std::vector<double> qb(p.q.begin() + b * q_elems, p.q.begin() + (b + 1) * q_elems);
+    std::vector<double> kb(static_cast<std::size_t>(L * Hkv * D)), vb(kb.size());
+    for (int j = 0; j < L; ++j)
+      for (int h = 0; h < s.heads_kv; ++h) {
+        std::copy_n(p.k_expected.begin() + at(b, j, h), D, kb.begin() + (j * Hkv + h) * D);
+        std::copy_n(p.v_expected.begin() + at(b, j, h), D, vb.begin() + (j * Hkv + h) * D);
+      }
+    const reference::Result r = reference::forward(rp, qb, kb, vb, s.dtype, {}, 1);
+    std::copy(r.o.begin(), r.o.end(), p.ref.o.begin() + b * q_elems);
+    std::copy(r.o_lowp.begin(), r.o_lowp.end(), p.ref.o_lowp.begin() + b * q_elems);
+    std::copy(r.lse.begin(), r.lse.end(), p.ref.lse.begin() + static_cast<std::size_t>(b) * Hq * s.seqlen_q);
+  }
+  return p;
+}
+
+DecodeCheck run_and_check_decode(DecodeProblem& prob, const std::string& kernel) {
+  DecodeCheck r;
+  DecodeArgs args = prob.args;
+  args.kernel = kernel;
+  poison(args.o);
+  poison(*args.lse);
+  upload(prob.k_cache, args.k_cache);  // undo an earlier call's append
+  upload(prob.v_cache, args.v_cache);
+  try {
+    attention_decode(args);
+    check(cudaDeviceSynchronize(), "kernel execution");
+  } catch (const Error& e) {
+    r.error = e.what();
+    return r;
+  }
+  const std::vector<double> o = download(args.o), lse = download(*args.lse);
+  const std::vector<double> kc = download(args.k_cache), vc = download(args.v_cache);
+  for (std::size_t i = 0; i < kc.size(); ++i)
+    r.cache_mismatch += (kc[i] != prob.k_expected[i]) + (vc[i] != prob.v_expected[i]);
+  double lowp_err = 0, max_ref = 0, max_lse = 1;
+  bool lse_inf_mismatch = false;
+  for (std::size_t i = 0; i < o.size(); ++i) {
+    r.unwritten += std::isnan(o[i]);
+    const double err = std::fabs(o[i] - prob.ref.o[i]);
+    r.max_err = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(r.max_err, err);
+    lowp_err = std::max(lowp_err, std::fabs(prob.ref.o_lowp[i] - prob.ref.o[i]));
+    max_ref = std::max(max_ref, std::fabs(prob.ref.o[i]));
+  }
+  for (std::size_t i = 0; i < lse.size(); ++i) {
+    r.unwritten += std::isnan(lse[i]);
+    if (std::isinf(prob.ref.lse[i])) {
+      lse_inf_mismatch = lse_inf_mismatch || lse[i] != prob.ref.lse[i];
+    } else {
+      const double err = std::fabs(lse[i] - prob.ref.lse[i]);
+      r.lse_err = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(r.lse_err, err);
+      max_lse = std::max(max_lse, std::fabs(prob.ref.lse[i]));
+    }
+  }
+  r.bound = 2 * lowp_err + rounding_floor(prob.spec.dtype) * max_ref;
+  r.lse_bound = std::ldexp(1.0, -16) * max_lse;
+  if (lse_inf_mismatch) r.lse_err = std::numeric_limits<double>::infinity();
+  r.ok = r.unwritten == 0 && r.cache_mismatch == 0 && r.max_err <= r.bound && r.lse_err <= r.lse_bound;
   return r;
 }
 

@@ -97,4 +97,44 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel);
 // Rounding floor of the bound, relative to max|ref|.
 double rounding_floor(DType dtype);
 
+// A decode call (flash::attention_decode) with random inputs: the cache
+// contiguous (page_size 0) or paged through a shuffled page table whose
+// unused entries are -1, ragged lengths, an optional append, and the fp64
+// reference of every row of every sequence.
+struct DecodeSpec {
+  DType dtype = DType::bf16;
+  int batch = 1, seqlen_q = 1, heads_q = 1, heads_kv = 1, head_dim = 128;
+  int capacity = 256;  // keys per sequence (a multiple of page_size when paged)
+  int page_size = 0;   // 0: contiguous cache
+  int seqlen_new = 0;  // appended keys per sequence
+  bool causal = false;
+  int num_splits = 0;
+  std::vector<int> lens;  // cache_seqlens, batch entries
+};
+
+struct DecodeProblem {
+  DecodeSpec spec;
+  int num_pages = 0, max_pages = 0;
+  std::vector<double> q, k_cache, v_cache, k_new, v_new;  // host, in the views' shapes
+  std::vector<double> k_expected, v_expected;             // the caches after the append
+  std::vector<int> page_table;
+  reference::Result ref;  // o [batch, seqlen_q, heads_q, head_dim], lse [batch, heads_q, seqlen_q]
+  DeviceBuffer dq, dkc, dvc, dkn, dvn, d_o, d_lse, d_table, d_lens;
+  DecodeArgs args;
+};
+
+DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed);
+
+struct DecodeCheck {
+  bool ok = false;
+  std::string error;
+  double max_err = 0, bound = 0, lse_err = 0, lse_bound = 0;
+  std::size_t unwritten = 0;       // O or LSE elements still NaN
+  std::size_t cache_mismatch = 0;  // cache elements that differ from the expected append
+};
+
+// Poisons O and LSE, restores the caches, runs prob.args with `kernel`, and
+// checks O and LSE by FlashAttention's rule and the caches element by element.
+DecodeCheck run_and_check_decode(DecodeProblem& prob, const std::string& kernel);
+
 }  // namespace flash::testing

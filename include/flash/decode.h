@@ -1,0 +1,84 @@
+// flash::attention_decode: a few new query tokens per sequence attending to a
+// KV cache (serving), with an optional append of the new keys and values.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "flash/forward.h"
+#include "flash/tensor.h"
+
+namespace flash {
+
+struct DecodeArgs {
+  // [batch, seqlen_q, heads_q, head_dim]: the new tokens' queries (seqlen_q
+  // from 1 to a few, e.g. speculative tokens).
+  TensorView q;
+  // The KV cache, same dtype as q. Contiguous: [batch, capacity, heads_kv,
+  // head_dim]. Paged (page_table set): [num_pages, page_size, heads_kv,
+  // head_dim], page_size a power of two from 16 to 256.
+  TensorView k_cache;
+  TensorView v_cache;
+  // Paged cache only: int32 [batch, max_pages_per_seq]; entry p of sequence b
+  // is the page holding its keys [p * page_size, (p + 1) * page_size). Only
+  // the entries a sequence's length reaches are read (the rest may be
+  // anything, e.g. -1).
+  std::optional<TensorView> page_table;
+  // int32 [batch], on the device: keys already in each sequence's cache.
+  TensorView cache_seqlens;
+  // Optional, both or neither: [batch, seqlen_new, heads_kv, head_dim]. Written
+  // into the cache at positions cache_seqlens[b] .. + seqlen_new - 1 before
+  // the attention, which then sees cache_seqlens[b] + seqlen_new keys.
+  // cache_seqlens itself is not changed (as flash_attn_with_kvcache).
+  std::optional<TensorView> k_new;
+  std::optional<TensorView> v_new;
+  // [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  TensorView o;
+  // Optional fp32 [batch, heads_q, seqlen_q], natural log; -inf (with O = 0)
+  // for rows that see no key.
+  std::optional<TensorView> lse;
+  // Defaults to 1 / sqrt(head_dim).
+  std::optional<float> softmax_scale;
+  // Bottom-right causal mask over the new tokens: query i of L keys in all
+  // sees key j iff j <= i + L - seqlen_q.
+  bool causal = false;
+  // Splits of each sequence's keys (flash-decoding); 0: a heuristic that fills
+  // the GPU from the SM count, batch, heads and cache capacity.
+  int num_splits = 0;
+  Stream stream = nullptr;
+  // "auto" or a variant name from flash::decode_variants().
+  std::string kernel = "auto";
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+  // The metadata (cache_seqlens, page_table) lives on the device, so it is
+  // checked there, by a small kernel before any other: when it is bad (a
+  // negative length, a length or append past the capacity, a page index out
+  // of range) no kernel writes anything. With sync_check (the default) the
+  // call then waits for the stream and throws flash::Error naming the entry.
+  // Without it the call is fully asynchronous (CUDA graphs, serving loops);
+  // bad metadata is then reported only through `status`, if given.
+  bool sync_check = true;
+  // Optional int32 [4] on the device: {code, batch index, page index or -1,
+  // value}, code 0 when the metadata was valid (see describe_decode_status).
+  std::optional<TensorView> status;
+};
+
+struct DecodePlan {
+  std::string kernel;
+  int num_splits = 1;
+  std::size_t workspace_bytes = 0;
+};
+
+// Validates the host-side arguments (shapes, dtypes, strides, alignment)
+// against the chosen variant and device; launches nothing.
+DecodePlan plan_decode(const DecodeArgs& args);
+
+// Validates, then enqueues the metadata check, the append (if any), the
+// split-KV attention and the combine on args.stream.
+void attention_decode(const DecodeArgs& args);
+
+// The message for a status read back from DecodeArgs::status (empty for code 0).
+std::string describe_decode_status(const int (&status)[4]);
+
+}  // namespace flash

@@ -1,0 +1,82 @@
+// The metadata check and the append of the decode path (kv_cache.cuh).
+// Neither depends on the element type: the append moves 16-byte chunks.
+#include "common/kv_cache.cuh"
+
+namespace flash::detail {
+namespace {
+
+constexpr int kThreads = 128;
+
+__device__ void report(const DecodeParams& p, int code, int b, int page, int value) {
+  if (atomicCAS(p.status, kDecodeOk, code) == kDecodeOk) {
+    p.status[1] = b;
+    p.status[2] = page;
+    p.status[3] = value;
+  }
+}
+
+// One CTA per sequence: its length against the capacity, then every page
+// index its keys (after the append) reach. The first error found wins.
+__global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_constant__ DecodeParams p) {
+  const int b = blockIdx.x;
+  const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
+  const std::int64_t total = static_cast<std::int64_t>(len) + p.seqlen_new;
+  if (len < 0 || total > p.capacity) {
+    if (threadIdx.x == 0) {
+      if (len < 0) report(p, kDecodeNegativeLength, b, -1, len);
+      else if (p.seqlen_new == 0) report(p, kDecodeLengthPastEnd, b, -1, len);
+      else report(p, kDecodeAppendPastEnd, b, -1, len);
+    }
+    return;
+  }
+  if (p.page_table == nullptr) return;
+  const int pages = static_cast<int>((total + p.page_size - 1) >> p.page_shift);
+  for (int i = threadIdx.x; i < pages; i += kThreads) {
+    const int page = __ldg(p.page_table + b * p.page_table_stride + i);
+    if (page < 0 || page >= p.num_pages) report(p, kDecodePageOutOfRange, b, i, page);
+  }
+}
+
+// k_new and v_new rows into the cache at cache_seqlens[b] + i: one 16-byte
+// chunk per thread and tensor, grid-stride.
+__global__ void __launch_bounds__(kThreads) append_kv_kernel(const __grid_constant__ DecodeParams p, int esize) {
+  if (metadata_failed(p)) return;
+  const int chunks = p.head_dim * esize / 16;
+  const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.seqlen_new * p.heads_kv * chunks;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; idx < n;
+       idx += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const int c = static_cast<int>(idx % chunks);
+    const int h = static_cast<int>((idx / chunks) % p.heads_kv);
+    const int i = static_cast<int>((idx / (static_cast<std::int64_t>(chunks) * p.heads_kv)) % p.seqlen_new);
+    const int b = static_cast<int>(idx / (static_cast<std::int64_t>(chunks) * p.heads_kv * p.seqlen_new));
+    const int pos = __ldg(p.cache_seqlens + b * p.seqlens_stride) + i;
+    const auto* kn = static_cast<const char*>(p.k_new) +
+                     (b * p.kn_batch_stride + i * p.kn_row_stride + h * p.kn_head_stride) * esize + c * 16;
+    const auto* vn = static_cast<const char*>(p.v_new) +
+                     (b * p.vn_batch_stride + i * p.vn_row_stride + h * p.vn_head_stride) * esize + c * 16;
+    char* kc = static_cast<char*>(p.k_cache) +
+               cache_row_offset(p, p.kc_block_stride, p.kc_row_stride, p.kc_head_stride, b, h, pos) * esize + c * 16;
+    char* vc = static_cast<char*>(p.v_cache) +
+               cache_row_offset(p, p.vc_block_stride, p.vc_row_stride, p.vc_head_stride, b, h, pos) * esize + c * 16;
+    *reinterpret_cast<uint4*>(kc) = *reinterpret_cast<const uint4*>(kn);
+    *reinterpret_cast<uint4*>(vc) = *reinterpret_cast<const uint4*>(vn);
+  }
+}
+
+}  // namespace
+
+cudaError_t launch_check_metadata(const DecodeParams& p, cudaStream_t stream) {
+  check_metadata_kernel<<<p.batch, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_append_kv(const DecodeParams& p, cudaStream_t stream) {
+  if (p.k_new == nullptr || p.seqlen_new == 0) return cudaSuccess;
+  const int esize = static_cast<int>(dtype_size(p.dtype));
+  const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.seqlen_new * p.heads_kv * (p.head_dim * esize / 16);
+  const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65535));
+  append_kv_kernel<<<blocks, kThreads, 0, stream>>>(p, esize);
+  return cudaGetLastError();
+}
+
+}  // namespace flash::detail

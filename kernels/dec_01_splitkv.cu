@@ -1,0 +1,397 @@
+// dec_01_splitkv: decode with a KV cache, split-KV (flash-decoding).
+//
+// What it does. A decode step has one to a few new query tokens per
+// sequence and a long cache: per key it reads head_dim * 4 bytes (K and V)
+// and does a handful of FLOPs, so the kernel is a memory copy with a
+// softmax on the side and the goal is the HBM bandwidth.
+//   - Work split: a CTA owns one (split, KV head, sequence). All the query
+//     heads that share the KV head (GQA) and all the new tokens form the rows
+//     of one 16-row mma tile (row r = token r / group, head r % group), so each
+//     K/V byte is read once; more than 16 such rows take more CTAs next to each
+//     other in the grid, which read the same keys through L2.
+//   - Splits: each sequence's keys are cut into num_splits ranges of whole
+//     64-key tiles so that batch 1 still fills every SM; a combine kernel
+//     (kv_cache.cuh) merges the splits by their LSE. The heuristic picks the
+//     fewest splits whose CTAs fill the SMs' slots within 85% of the best.
+//   - Inside a CTA the four warps split the keys of each 64-key tile (16
+//     each) instead of the rows: each warp runs its own online softmax over
+//     its keys, and the four partial (max, sum, O) are merged through shared
+//     memory at the end. S = Q K^T and O += P V are mma.sync m16n8k16 on the
+//     padded 16-row tile (the tensor cores idle anyway).
+//   - Loads: cp.async 16-byte chunks into an XOR-swizzled ring of kStages
+//     tiles; for a paged cache each row's page comes from the page table as
+//     its copy is issued, kStages - 1 tiles ahead of its use, so the lookup's
+//     latency hides behind the tiles in flight.
+//   - Metadata (lengths, page indices) is checked on the device by a kernel
+//     that runs first (kv_cache.cu); the append of new keys is a separate
+//     kernel before this one.
+//
+// Measured (H200, bf16, heads_q 32, heads_kv 8, head_dim 128): see
+// docs/NOTES.md and README ("Decode").
+#include <algorithm>
+
+#include "common/copy.cuh"
+#include "common/decode_params.h"
+#include "common/head_dims.h"
+#include "common/kv_cache.cuh"
+#include "common/launch_limits.h"
+#include "common/mma.cuh"
+#include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
+#include "common/smem_layout.cuh"
+
+namespace flash::detail {
+namespace {
+
+template <int kHeadDim_> struct SplitKvConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kWarps = 4;
+  static constexpr int kKeysPerWarp = 16;
+  static constexpr int kBlockN = kWarps * kKeysPerWarp;  // keys per tile
+  // Ring depth: about 96 KB of K/V per CTA at head dims 64 and 128 (two CTAs
+  // per SM), 192 KB at 256.
+  static constexpr int kStages = kHeadDim == 64 ? 6 : 3;
+  // Q fragments in registers; at 256 they would take 64 registers next to
+  // 128 of O, so they are reloaded from shared memory per tile instead.
+  static constexpr bool kQInRegisters = kHeadDim <= 128;
+  using Layout = SwizzledLayout<kHeadDim>;
+};
+
+template <class Cfg> struct SplitKvSmem {
+  static constexpr int kQElems = 16 * Cfg::kHeadDim;
+  static constexpr int kTileElems = Cfg::kBlockN * Cfg::kHeadDim;
+  static constexpr std::size_t kRingBytes = std::size_t(2) * Cfg::kStages * kTileElems * 2;
+  // The merge reuses the ring: fp32 O, max and sum of every warp's 16 rows.
+  static constexpr std::size_t kMergeBytes = std::size_t(Cfg::kWarps) * 16 * (Cfg::kHeadDim + 2) * 4;
+  static_assert(kMergeBytes <= kRingBytes, "the merge buffers fit in the K/V ring");
+  static constexpr std::size_t kBytes = kQElems * 2 + kRingBytes;
+};
+
+template <class T, class Cfg>
+__global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_constant__ DecodeParams p) {
+  constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
+  constexpr int kThreads = Cfg::kWarps * 32;
+  constexpr int kNTilesS = Cfg::kKeysPerWarp / 8;  // 8-key n-tiles of this warp's S
+  constexpr int kNTilesO = kHeadDim / 8;
+  constexpr int kKStepsQK = kHeadDim / 16;
+  constexpr int kChunks = kHeadDim / 8;  // 16-byte chunks per row
+  using Layout = typename Cfg::Layout;
+  using Smem = SplitKvSmem<Cfg>;
+  static_assert(Cfg::kKeysPerWarp == 16, "one P V k-step per warp and tile");
+  static_assert((kBlockN * kChunks) % kThreads == 0, "every thread copies the same number of chunks");
+
+  if (metadata_failed(p)) return;
+
+  extern __shared__ uint4 smem_u4[];
+  T* sQ = reinterpret_cast<T*>(smem_u4);
+  T* sK = sQ + Smem::kQElems;                 // [kStages][kBlockN][kHeadDim]
+  T* sV = sK + kStages * Smem::kTileElems;    // [kStages][kBlockN][kHeadDim]
+
+  const int m_blocks = (p.group_size * p.seqlen_q + 15) / 16;
+  const int m_block = blockIdx.x % m_blocks, split = blockIdx.x / m_blocks;
+  const int h_kv = blockIdx.y, b = blockIdx.z;
+  const int rows = p.group_size * p.seqlen_q;  // (token, head) rows of this KV head
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+
+  // This split's keys: whole tiles [tile_begin, tile_end) of the sequence.
+  const int seq_keys = total_keys(p, b);
+  const int tiles = (seq_keys + kBlockN - 1) / kBlockN;
+  const int tiles_per_split = (tiles + p.num_splits - 1) / p.num_splits;
+  const int tile_begin = min(tiles, split * tiles_per_split);
+  const int tile_end = min(tiles, tile_begin + tiles_per_split);
+  const int n_tiles = tile_end - tile_begin;
+
+  // Q: 16 rows, zeros past the last real row (never written out).
+  for (int idx = threadIdx.x; idx < 16 * kChunks; idx += kThreads) {
+    const int r = idx / kChunks, c = (idx % kChunks) * 8, row = m_block * 16 + r;
+    uint4 val = make_uint4(0, 0, 0, 0);
+    if (row < rows) {
+      const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
+      val = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.q) + b * p.q_batch_stride +
+                                            tok * p.q_row_stride + h * p.q_head_stride + c);
+    }
+    *reinterpret_cast<uint4*>(sQ + Layout::offset(r, c)) = val;
+  }
+
+  const T* k_cache = static_cast<const T*>(p.k_cache);
+  const T* v_cache = static_cast<const T*>(p.v_cache);
+  auto load_tile = [&](int tile) {
+    const int stage = tile % kStages, n0 = tile * kBlockN;
+#pragma unroll
+    for (int i = 0; i < kBlockN * kChunks / kThreads; ++i) {
+      const int idx = i * kThreads + threadIdx.x;
+      const int r = idx / kChunks, c = (idx % kChunks) * 8, key = n0 + r;
+      const bool valid = key < seq_keys;
+      const T* k_src = k_cache;
+      const T* v_src = v_cache;
+      if (valid) {
+        k_src += cache_row_offset(p, p.kc_block_stride, p.kc_row_stride, p.kc_head_stride, b, h_kv, key) + c;
+        v_src += cache_row_offset(p, p.vc_block_stride, p.vc_row_stride, p.vc_head_stride, b, h_kv, key) + c;
+      }
+      cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, c), k_src, valid ? 16 : 0);
+      cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, c), v_src, valid ? 16 : 0);
+    }
+  };
+#pragma unroll
+  for (int s = 0; s < kStages - 1; ++s) {
+    if (s < n_tiles) load_tile(tile_begin + s);
+    cp_async_commit();
+  }
+  __syncthreads();  // Q is in shared memory
+
+  // ldmatrix row addresses (see fa2_forward.cuh): A = Q, B = this warp's 16
+  // keys of K, B^T = the same keys of V.
+  const int a_row = lane % 16, a_col = 8 * (lane / 16);
+  const int k_row = warp * 16 + lane % 8 + 8 * (lane / 16), k_col = 8 * ((lane / 8) % 2);
+  const int v_row = warp * 16 + lane % 8 + 8 * ((lane / 8) % 2), v_col = 8 * (lane / 16);
+  std::uint32_t q_addr[4], k_addr[4], v_addr[4];
+#pragma unroll
+  for (int ph = 0; ph < 4; ++ph) {
+    q_addr[ph] = smem_addr(sQ + Layout::lane_offset(a_row, a_col, ph));
+    k_addr[ph] = smem_addr(sK + Layout::lane_offset(k_row, k_col, ph));
+    v_addr[ph] = smem_addr(sV + Layout::lane_offset(v_row, v_col, ph));
+  }
+  constexpr std::uint32_t kStageBytes = Smem::kTileElems * sizeof(T);
+  std::uint32_t rQ[Cfg::kQInRegisters ? kKStepsQK : 1][4];
+  if constexpr (Cfg::kQInRegisters) {
+#pragma unroll
+    for (int ks = 0; ks < kKStepsQK; ++ks) ldmatrix_x4(rQ[ks], q_addr[ks % 4] + 2 * Layout::step_offset(0, ks));
+  }
+
+  float acc_o[1][kNTilesO][4];
+#pragma unroll
+  for (int nt = 0; nt < kNTilesO; ++nt)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc_o[0][nt][e] = 0.0f;
+  OnlineSoftmax<1> softmax;
+  // Keys a row may see: all seq_keys, or under the causal mask up to
+  // token + seq_keys - seqlen_q. Tiles ending at or before `free_end` need no mask.
+  const int free_end = p.causal ? seq_keys - p.seqlen_q + 1 : seq_keys;
+
+  for (int j = 0; j < n_tiles; ++j) {
+    const int tile = tile_begin + j;
+    if (j + kStages - 1 < n_tiles) load_tile(tile + kStages - 1);
+    cp_async_commit();
+    cp_async_wait<kStages - 1>();
+    __syncthreads();  // tile j has landed for every thread
+    const std::uint32_t stage_bytes = (tile % kStages) * kStageBytes;
+
+    float acc_s[1][kNTilesS][4];
+#pragma unroll
+    for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[0][nt][e] = 0.0f;
+#pragma unroll
+    for (int ks = 0; ks < kKStepsQK; ++ks) {
+      std::uint32_t a[4], bk[4];
+      if constexpr (Cfg::kQInRegisters) {
+#pragma unroll
+        for (int e = 0; e < 4; ++e) a[e] = rQ[ks][e];
+      } else {
+        ldmatrix_x4(a, q_addr[ks % 4] + 2 * Layout::step_offset(0, ks));
+      }
+      ldmatrix_x4(bk, k_addr[ks % 4] + stage_bytes + 2 * Layout::step_offset(0, ks));
+      const std::uint32_t b0[2] = {bk[0], bk[1]}, b1[2] = {bk[2], bk[3]};
+      mma_16816<T>(acc_s[0][0], a, b0);
+      mma_16816<T>(acc_s[0][1], a, b1);
+    }
+    const int n0 = tile * kBlockN;
+    if (n0 + kBlockN > free_end) {
+#pragma unroll
+      for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+        for (int e = 0; e < 4; ++e) {
+          const int row = m_block * 16 + g + 8 * (e / 2);
+          const int key = n0 + warp * 16 + nt * 8 + 2 * t + (e % 2);
+          const int tok = row / p.group_size;
+          if (key >= seq_keys || (p.causal && key > tok + seq_keys - p.seqlen_q)) acc_s[0][nt][e] = -INFINITY;
+        }
+    }
+    softmax.update(acc_s, acc_o, p.scale_log2);
+
+    std::uint32_t a[4];
+    a[0] = pack2<T>(acc_s[0][0][0], acc_s[0][0][1]);
+    a[1] = pack2<T>(acc_s[0][0][2], acc_s[0][0][3]);
+    a[2] = pack2<T>(acc_s[0][1][0], acc_s[0][1][1]);
+    a[3] = pack2<T>(acc_s[0][1][2], acc_s[0][1][3]);
+#pragma unroll
+    for (int dp = 0; dp < kNTilesO / 2; ++dp) {
+      std::uint32_t bv[4];
+      ldmatrix_x4_trans(bv, v_addr[dp % 4] + stage_bytes + 2 * Layout::step_offset(0, dp));
+      const std::uint32_t b0[2] = {bv[0], bv[1]}, b1[2] = {bv[2], bv[3]};
+      mma_16816<T>(acc_o[0][2 * dp], a, b0);
+      mma_16816<T>(acc_o[0][2 * dp + 1], a, b1);
+    }
+    __syncthreads();  // every warp is done with this stage before it is refilled
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // the ring is free for the merge buffers
+
+  // Merge the four warps' partial results: max m_w, sum l_w and O_w (not yet
+  // divided) of each row. m = max_w m_w, O = sum_w 2^((m_w - m) c) O_w / l.
+  float* sO = reinterpret_cast<float*>(sK);            // [kWarps][16][kHeadDim]
+  float* sMax = sO + Cfg::kWarps * 16 * kHeadDim;      // [kWarps][16]
+  float* sSum = sMax + Cfg::kWarps * 16;               // [kWarps][16]
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int r = g + 8 * half;
+    const float sum = quad_sum(softmax.row_sum[half]);
+    if (t == 0) {
+      sMax[warp * 16 + r] = softmax.row_max[half];
+      sSum[warp * 16 + r] = sum;
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNTilesO; ++nt)
+      *reinterpret_cast<float2*>(sO + (warp * 16 + r) * kHeadDim + nt * 8 + 2 * t) =
+          make_float2(acc_o[0][nt][2 * half], acc_o[0][nt][2 * half + 1]);
+  }
+  __syncthreads();
+
+  const bool direct = p.num_splits == 1;
+  const std::int64_t split_rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q;
+  for (int idx = threadIdx.x; idx < 16 * (kHeadDim / 4); idx += kThreads) {
+    const int r = idx / (kHeadDim / 4), c = (idx % (kHeadDim / 4)) * 4, row = m_block * 16 + r;
+    if (row >= rows) continue;
+    float m = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < Cfg::kWarps; ++w) m = fmaxf(m, sMax[w * 16 + r]);
+    float l = 0.0f, o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    if (m != -INFINITY) {
+#pragma unroll
+      for (int w = 0; w < Cfg::kWarps; ++w) {
+        const float wm = sMax[w * 16 + r];
+        if (wm == -INFINITY) continue;  // this warp saw no key of the row
+        const float f = fast_exp2((wm - m) * p.scale_log2);
+        l += f * sSum[w * 16 + r];
+        const float4 x = *reinterpret_cast<const float4*>(sO + (w * 16 + r) * kHeadDim + c);
+        o[0] += f * x.x, o[1] += f * x.y, o[2] += f * x.z, o[3] += f * x.w;
+      }
+    }
+    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    const float lse = l > 0.0f ? m * p.scale + logf(l) : -INFINITY;
+    const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
+    const std::int64_t out_row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
+    if (direct) {
+      store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + tok * p.o_row_stride + h * p.o_head_stride + c,
+                        o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
+      if (p.lse != nullptr && c == 0)
+        p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + tok * p.lse_row_stride] = lse;
+    } else {
+      *reinterpret_cast<float4*>(p.o_partial + (split * split_rows + out_row) * kHeadDim + c) =
+          make_float4(o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
+      if (c == 0) p.lse_partial[split * split_rows + out_row] = lse;
+    }
+  }
+}
+
+template <class F> bool dispatch_decode_head_dim(int d, F&& f) {
+  return dispatch_head_dim_of<64, 128, 256>(d, static_cast<F&&>(f));
+}
+using DecodeHeadDims = BuiltHeadDims<64, 128, 256>;
+
+std::size_t smem_bytes(int head_dim) {
+  std::size_t bytes = 0;
+  dispatch_decode_head_dim(head_dim, [&](auto hd) { bytes = SplitKvSmem<SplitKvConfig<decltype(hd)::value>>::kBytes; });
+  return bytes;
+}
+
+int m_blocks(const DecodeParams& p) { return (p.group_size * p.seqlen_q + 15) / 16; }
+
+std::string check(const DecodeParams& p, const DeviceInfo& dev) {
+  if (p.heads_kv > kMaxGridYZ) return "heads_kv = " + std::to_string(p.heads_kv) + " exceeds the grid limit of 65535";
+  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
+  const std::size_t smem = smem_bytes(p.head_dim);
+  if (smem > dev.smem_per_block_optin)
+    return "needs " + std::to_string(smem) + " bytes of shared memory per block; this GPU allows " +
+           std::to_string(dev.smem_per_block_optin);
+  return {};
+}
+
+// CTAs of this kernel one SM holds at once (from the shared memory it takes).
+int ctas_per_sm(int head_dim) {
+  constexpr std::size_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
+  return std::max<int>(1, static_cast<int>(kSmemPerSm / (smem_bytes(head_dim) + kReservedPerCta)));
+}
+
+// FlashAttention's rule: with CTAs = batch * heads_kv * m_blocks * s and
+// waves = CTAs / slots, efficiency(s) = waves / ceil(waves); take the fewest
+// splits within 85% of the best, each split keeping at least four tiles.
+int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
+  const std::int64_t ctas = static_cast<std::int64_t>(p.batch) * p.heads_kv * m_blocks(p);
+  const std::int64_t slots = static_cast<std::int64_t>(dev.sm_count) * ctas_per_sm(p.head_dim);
+  if (ctas >= slots * 8 / 10) return 1;
+  constexpr int kMinTilesPerSplit = 4, kBlockN = 64, kMaxSplits = 128;
+  const int tiles = (p.capacity + kBlockN - 1) / kBlockN;
+  const int max_splits = std::max(1, std::min<int>(kMaxSplits, tiles / kMinTilesPerSplit));
+  double best = 0.0;
+  double eff[kMaxSplits + 1] = {};
+  for (int s = 1; s <= max_splits; ++s) {
+    const double waves = static_cast<double>(ctas * s) / static_cast<double>(slots);
+    eff[s] = waves / std::ceil(waves);
+    best = std::max(best, eff[s]);
+  }
+  for (int s = 1; s <= max_splits; ++s)
+    if (eff[s] >= 0.85 * best) return s;
+  return 1;
+}
+
+constexpr std::size_t kStatusBytes = 256;
+
+std::size_t workspace_bytes(const DecodeParams& p) {
+  if (p.num_splits <= 1) return kStatusBytes;
+  const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.batch * p.heads_q * p.seqlen_q;
+  const std::size_t lse_bytes = (rows * sizeof(float) + 255) / 256 * 256;
+  return kStatusBytes + lse_bytes + rows * p.head_dim * sizeof(float);
+}
+
+cudaError_t run(DecodeParams p, void* workspace, cudaStream_t stream) {
+  char* ws = static_cast<char*>(workspace);
+  if (p.num_splits > 1) {
+    const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.batch * p.heads_q * p.seqlen_q;
+    p.lse_partial = reinterpret_cast<float*>(ws + kStatusBytes);
+    p.o_partial = reinterpret_cast<float*>(ws + kStatusBytes + (rows * sizeof(float) + 255) / 256 * 256);
+  }
+  cudaError_t err = launch_check_metadata(p, stream);
+  if (err == cudaSuccess) err = launch_append_kv(p, stream);
+  if (err != cudaSuccess || p.seqlen_q == 0) return err;
+  err = cudaErrorInvalidValue;
+  const auto launch = [&](auto tag, auto hd) {
+    using T = typename decltype(tag)::type;
+    using Cfg = SplitKvConfig<decltype(hd)::value>;
+    auto kernel = splitkv_kernel<T, Cfg>;
+    constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    if (err != cudaSuccess) return;
+    const dim3 grid(m_blocks(p) * p.num_splits, p.heads_kv, p.batch);
+    kernel<<<grid, Cfg::kWarps * 32, smem, stream>>>(p);
+    err = cudaGetLastError();
+    if (err != cudaSuccess || p.num_splits == 1) return;
+    const int rows = p.batch * p.heads_q * p.seqlen_q;
+    combine_splits_kernel<T, Cfg::kHeadDim><<<(rows + 3) / 4, 128, 0, stream>>>(p);
+    err = cudaGetLastError();
+  };
+  if (p.dtype == DType::f16) dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
+  else dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
+  return err;
+}
+
+}  // namespace
+
+const DecodeVariant* variant_splitkv() {
+  static const DecodeVariant v = [] {
+    DecodeVariant d;
+    d.min_compute_capability = 80;
+    d.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+    d.head_dims = DecodeHeadDims::data();
+    d.num_head_dims = DecodeHeadDims::size();
+    d.alignment = 16;
+    d.check = check;
+    d.choose_splits = choose_splits;
+    d.workspace_bytes = workspace_bytes;
+    d.run = run;
+    return d;
+  }();
+  return &v;
+}
+
+}  // namespace flash::detail

@@ -1,0 +1,305 @@
+// attention_decode: validate the host-side arguments, pick a variant and the
+// number of splits, then enqueue the device-side metadata check and the
+// kernels. The metadata (lengths, page table) is on the device, so it is
+// checked there; see DecodeArgs::sync_check.
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "flash/decode.h"
+#include "flash/variants.h"
+#include "internal.h"
+#include "validate.h"
+
+namespace flash {
+namespace {
+
+using detail::check_dim;
+using detail::check_no_self_overlap;
+using detail::check_same_dtype;
+using detail::check_view;
+using detail::DecodeParams;
+using detail::fail;
+using detail::RegisteredDecode;
+
+constexpr std::size_t kWorkspaceAlignment = 256;
+constexpr int kMaxSplits = 256;
+
+void check_i32(const char* name, const TensorView& t, int rank) {
+  check_view(name, t, rank);
+  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
+}
+
+// Shape [batch, rows, heads, head_dim] of an optional k_new / v_new.
+void check_new(const char* name, const TensorView& t, const DecodeParams& p, DType dtype) {
+  check_view(name, t, 4);
+  check_same_dtype(name, t, dtype);
+  check_dim(name, t, 0, "batch", p.batch, "q.shape[0]");
+  check_dim(name, t, 2, "heads_kv", p.heads_kv, "k_cache.shape[2]");
+  check_dim(name, t, 3, "head_dim", p.head_dim, "q.shape[3]");
+}
+
+DecodeParams check_args(const DecodeArgs& a) {
+  check_view("q", a.q, 4);
+  check_view("k_cache", a.k_cache, 4);
+  check_view("v_cache", a.v_cache, 4);
+  check_view("o", a.o, 4);
+  const DType dtype = a.q.dtype;
+  check_same_dtype("k_cache", a.k_cache, dtype);
+  check_same_dtype("v_cache", a.v_cache, dtype);
+  check_same_dtype("o", a.o, dtype);
+
+  DecodeParams p;
+  p.batch = static_cast<int>(a.q.shape[0]);
+  p.seqlen_q = static_cast<int>(a.q.shape[1]);
+  p.heads_q = static_cast<int>(a.q.shape[2]);
+  p.head_dim = static_cast<int>(a.q.shape[3]);
+  p.heads_kv = static_cast<int>(a.k_cache.shape[2]);
+  if (p.heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(p.heads_q) + "; expected >= 1");
+  if (p.head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(p.head_dim) + "; expected >= 1");
+  if (p.heads_kv < 1) fail("k_cache.shape[2] (heads_kv) = " + std::to_string(p.heads_kv) + "; expected >= 1");
+  check_dim("k_cache", a.k_cache, 3, "head_dim", p.head_dim, "q.shape[3]");
+  for (int d = 0; d < 4; ++d) {
+    static const char* kWhat[] = {"batch or pages", "capacity or page_size", "heads_kv", "head_dim"};
+    check_dim("v_cache", a.v_cache, d, kWhat[d], a.k_cache.shape[d], "k_cache's shape");
+  }
+  for (int d = 0; d < 4; ++d) {
+    static const char* kWhat[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
+    check_dim("o", a.o, d, kWhat[d], a.q.shape[d], "q's shape");
+  }
+  if (p.heads_q % p.heads_kv != 0)
+    fail("q.shape[2] (heads_q) = " + std::to_string(p.heads_q) + " is not a multiple of k_cache.shape[2] (heads_kv) = " +
+         std::to_string(p.heads_kv));
+  p.group_size = p.heads_q / p.heads_kv;
+  check_no_self_overlap("o", a.o);
+
+  check_i32("cache_seqlens", a.cache_seqlens, 1);
+  check_dim("cache_seqlens", a.cache_seqlens, 0, "batch", p.batch, "q.shape[0]");
+  p.cache_seqlens = static_cast<const int*>(a.cache_seqlens.data);
+  p.seqlens_stride = a.cache_seqlens.stride[0];
+
+  std::int64_t capacity = 0;
+  if (a.page_table) {
+    const TensorView& t = *a.page_table;
+    check_i32("page_table", t, 2);
+    check_dim("page_table", t, 0, "batch", p.batch, "q.shape[0]");
+    const std::int64_t page_size = a.k_cache.shape[1];
+    if (page_size < 1 || (page_size & (page_size - 1)) != 0)
+      fail("k_cache.shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two");
+    p.page_table = static_cast<const int*>(t.data);
+    p.page_table_stride = t.stride[0];
+    p.max_pages = static_cast<int>(t.shape[1]);
+    p.num_pages = static_cast<int>(a.k_cache.shape[0]);
+    p.page_size = static_cast<int>(page_size);
+    while ((1 << p.page_shift) < p.page_size) ++p.page_shift;
+    capacity = t.shape[1] * page_size;
+  } else {
+    check_dim("k_cache", a.k_cache, 0, "batch", p.batch, "q.shape[0] (a contiguous cache has one row per sequence; "
+              "set page_table for a paged one)");
+    capacity = a.k_cache.shape[1];
+  }
+  if (capacity > INT32_MAX)
+    fail("the cache capacity (" + std::to_string(capacity) + " keys per sequence) exceeds 2^31 - 1");
+  p.capacity = static_cast<int>(capacity);
+
+  if (a.k_new.has_value() != a.v_new.has_value())
+    fail(std::string(a.k_new ? "k_new is set but v_new is not" : "v_new is set but k_new is not") +
+         "; an append needs both");
+  if (a.k_new) {
+    check_new("k_new", *a.k_new, p, dtype);
+    check_new("v_new", *a.v_new, p, dtype);
+    check_dim("v_new", *a.v_new, 1, "seqlen_new", a.k_new->shape[1], "k_new.shape[1]");
+    p.seqlen_new = static_cast<int>(a.k_new->shape[1]);
+    if (p.seqlen_new > p.capacity)
+      fail("k_new.shape[1] (seqlen_new) = " + std::to_string(p.seqlen_new) + " exceeds the cache capacity of " +
+           std::to_string(p.capacity) + " keys per sequence");
+    if (p.seqlen_new > 0) {
+      check_no_self_overlap("k_cache", a.k_cache);  // the append writes it
+      check_no_self_overlap("v_cache", a.v_cache);
+    }
+    p.k_new = a.k_new->data;
+    p.v_new = a.v_new->data;
+    p.kn_batch_stride = a.k_new->stride[0], p.kn_row_stride = a.k_new->stride[1], p.kn_head_stride = a.k_new->stride[2];
+    p.vn_batch_stride = a.v_new->stride[0], p.vn_row_stride = a.v_new->stride[1], p.vn_head_stride = a.v_new->stride[2];
+  }
+
+  if (a.lse) {
+    const TensorView& l = *a.lse;
+    check_view("lse", l, 3);
+    if (l.dtype != DType::f32) fail("lse.dtype is " + std::string(dtype_name(l.dtype)) + "; expected f32");
+    check_dim("lse", l, 0, "batch", p.batch, "q.shape[0]");
+    check_dim("lse", l, 1, "heads_q", p.heads_q, "q.shape[2]");
+    check_dim("lse", l, 2, "seqlen_q", p.seqlen_q, "q.shape[1]");
+    check_no_self_overlap("lse", l);
+    p.lse = static_cast<float*>(l.data);
+    p.lse_batch_stride = l.stride[0], p.lse_head_stride = l.stride[1], p.lse_row_stride = l.stride[2];
+  }
+  if (a.status) {
+    check_i32("status", *a.status, 1);
+    check_dim("status", *a.status, 0, "size", 4, "four status words");
+    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
+  }
+  if (a.num_splits < 0 || a.num_splits > kMaxSplits)
+    fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
+
+  const float scale = a.softmax_scale ? *a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(p.head_dim));
+  if (!std::isfinite(scale) || scale <= 0.0f)
+    fail("softmax_scale = " + std::to_string(scale) + "; expected a finite value > 0");
+
+  p.q = a.q.data;
+  p.k_cache = a.k_cache.data;
+  p.v_cache = a.v_cache.data;
+  p.o = a.o.data;
+  p.q_batch_stride = a.q.stride[0], p.q_row_stride = a.q.stride[1], p.q_head_stride = a.q.stride[2];
+  p.kc_block_stride = a.k_cache.stride[0], p.kc_row_stride = a.k_cache.stride[1], p.kc_head_stride = a.k_cache.stride[2];
+  p.vc_block_stride = a.v_cache.stride[0], p.vc_row_stride = a.v_cache.stride[1], p.vc_head_stride = a.v_cache.stride[2];
+  p.o_batch_stride = a.o.stride[0], p.o_row_stride = a.o.stride[1], p.o_head_stride = a.o.stride[2];
+  p.scale = scale;
+  p.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
+  p.causal = a.causal;
+  p.dtype = dtype;
+  p.num_splits = a.num_splits;
+  return p;
+}
+
+std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p, const DecodeArgs& a) {
+  const detail::DecodeVariant* v = r.impl;
+  if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
+  if (!(v->dtype_mask & detail::dtype_bit(p.dtype))) return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
+  bool hdim_ok = false;
+  std::string dims;
+  for (int i = 0; i < v->num_head_dims; ++i) {
+    hdim_ok = hdim_ok || v->head_dims[i] == p.head_dim;
+    dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
+  }
+  if (!hdim_ok) return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
+  const std::size_t esize = dtype_size(p.dtype);
+  const struct { const char* name; const TensorView* t; } views[] = {
+      {"q", &a.q}, {"k_cache", &a.k_cache}, {"v_cache", &a.v_cache}, {"o", &a.o},
+      {"k_new", a.k_new ? &*a.k_new : nullptr}, {"v_new", a.v_new ? &*a.v_new : nullptr}};
+  for (const auto& [name, t] : views) {
+    if (t == nullptr || t->numel() == 0) continue;
+    if (reinterpret_cast<std::uintptr_t>(t->data) % v->alignment != 0)
+      return std::string(name) + ".data is not " + std::to_string(v->alignment) + "-byte aligned";
+    for (int d = 0; d < 3; ++d)
+      if (t->shape[d] > 1 && (t->stride[d] * static_cast<std::int64_t>(esize)) % v->alignment != 0)
+        return std::string(name) + ".stride[" + std::to_string(d) + "] = " + std::to_string(t->stride[d]) +
+               " elements is not a multiple of " + std::to_string(v->alignment) + " bytes";
+  }
+  return {};
+}
+
+std::string device_reason(const RegisteredDecode& r, const DecodeParams& p, const detail::DeviceInfo& dev) {
+  const int cc = dev.compute_capability, min_cc = r.impl->min_compute_capability, max_cc = r.impl->max_compute_capability;
+  auto cc_str = [](int c) { return std::to_string(c / 10) + "." + std::to_string(c % 10); };
+  if (cc < min_cc) return "needs compute capability " + cc_str(min_cc) + "; this GPU has " + cc_str(cc);
+  if (max_cc != 0 && cc > max_cc) return "built for compute capability " + cc_str(max_cc) + " only; this GPU has " + cc_str(cc);
+  return r.impl->check != nullptr ? r.impl->check(p, dev) : std::string();
+}
+
+struct Resolved {
+  DecodeParams params;
+  const RegisteredDecode* variant = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+Resolved resolve(const DecodeArgs& a) {
+  Resolved out;
+  out.params = check_args(a);
+  DecodeParams& p = out.params;
+  const auto& registry = detail::decode_registry();
+  const detail::DeviceInfo* dev = nullptr;
+  if (a.kernel != "auto") {
+    for (const auto& r : registry)
+      if (r.name == a.kernel) out.variant = &r;
+    if (out.variant == nullptr) {
+      std::string known;
+      for (const auto& r : registry) known += (known.empty() ? "" : ", ") + std::string(r.name);
+      fail("kernel: unknown decode variant '" + a.kernel + "'; expected auto or one of: " + known);
+    }
+    const std::string why = unsupported_reason(*out.variant, p, a);
+    if (!why.empty()) fail("kernel '" + a.kernel + "': " + why);
+    dev = &detail::current_device();
+    const std::string why_dev = device_reason(*out.variant, p, *dev);
+    if (!why_dev.empty()) fail("kernel '" + a.kernel + "': " + why_dev);
+  } else {
+    std::string reasons;
+    for (auto it = registry.rbegin(); it != registry.rend() && out.variant == nullptr; ++it) {
+      std::string why = unsupported_reason(*it, p, a);
+      if (why.empty()) {
+        dev = &detail::current_device();
+        why = device_reason(*it, p, *dev);
+      }
+      if (why.empty()) out.variant = &*it;
+      else reasons += "\n  " + std::string(it->name) + ": " + why;
+    }
+    if (out.variant == nullptr) fail("kernel auto: no decode variant supports this call:" + reasons);
+  }
+  if (p.num_splits == 0) p.num_splits = out.variant->impl->choose_splits(p, *dev);
+  out.workspace_bytes = out.variant->impl->workspace_bytes(p);
+  return out;
+}
+
+std::string status_message(const int (&s)[4], const DecodeParams& p) {
+  std::string msg = describe_decode_status(s);
+  switch (s[0]) {
+    case detail::kDecodeLengthPastEnd:
+    case detail::kDecodeAppendPastEnd:
+      msg += " (capacity " + std::to_string(p.capacity) + " keys per sequence" +
+             (p.seqlen_new > 0 ? ", appending " + std::to_string(p.seqlen_new) : std::string()) + ")";
+      break;
+    case detail::kDecodePageOutOfRange: msg += " (k_cache has " + std::to_string(p.num_pages) + " pages)"; break;
+    default: break;
+  }
+  return msg + "; nothing was written";
+}
+
+}  // namespace
+
+std::string describe_decode_status(const int (&s)[4]) {
+  const std::string entry = "cache_seqlens[" + std::to_string(s[1]) + "] = " + std::to_string(s[3]);
+  switch (s[0]) {
+    case detail::kDecodeOk: return {};
+    case detail::kDecodeNegativeLength: return entry + " is negative";
+    case detail::kDecodeLengthPastEnd: return entry + " exceeds the cache capacity";
+    case detail::kDecodeAppendPastEnd: return entry + ": appending k_new past the end of the cache";
+    case detail::kDecodePageOutOfRange:
+      return "page_table[" + std::to_string(s[1]) + "][" + std::to_string(s[2]) + "] = " + std::to_string(s[3]) +
+             " is not a page of k_cache";
+    default: return "unknown decode status " + std::to_string(s[0]);
+  }
+}
+
+DecodePlan plan_decode(const DecodeArgs& args) {
+  const Resolved r = resolve(args);
+  return DecodePlan{std::string(r.variant->name), r.params.num_splits, r.workspace_bytes};
+}
+
+void attention_decode(const DecodeArgs& args) {
+  Resolved r = resolve(args);
+  DecodeParams& p = r.params;
+  if (p.batch == 0) return;  // nothing to check, append or compute
+  const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  void* workspace = nullptr;
+  if (args.workspace != nullptr) {
+    if (args.workspace_bytes < r.workspace_bytes)
+      fail("workspace_bytes = " + std::to_string(args.workspace_bytes) + "; this call needs " +
+           std::to_string(r.workspace_bytes) + " (see plan_decode)");
+    if (reinterpret_cast<std::uintptr_t>(args.workspace) % kWorkspaceAlignment != 0)
+      fail("workspace is not " + std::to_string(kWorkspaceAlignment) + "-byte aligned");
+    workspace = args.workspace;
+  } else {
+    workspace = detail::cached_workspace(detail::current_device().device, stream, r.workspace_bytes);
+  }
+  p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace);
+  detail::check_cuda(cudaMemsetAsync(p.status, 0, 4 * sizeof(int), stream), "clearing the decode status");
+  detail::check_cuda(r.variant->impl->run(p, workspace, stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
+  if (!args.sync_check) return;
+  int status[4] = {};
+  detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
+                     "reading the decode status");
+  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the decode status");
+  if (status[0] != detail::kDecodeOk) fail(status_message(status, p));
+}
+
+}  // namespace flash

@@ -1,0 +1,253 @@
+// GPU tests of flash::attention_decode (ctest label gpu): contiguous and
+// paged caches (shuffled page tables, unused entries -1), ragged lengths in
+// one batch including 0 and 1, append then attend, GQA ratios 1, 4 and 8,
+// seqlen_q 1 and 4, both masks, every head dim and f16/bf16, against the fp64
+// reference by FlashAttention's rule. O and LSE are poisoned before each call
+// and checked written; the caches are compared element by element with the
+// expected append. Bad metadata must throw and write nothing.
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <random>
+#include <tuple>
+
+#include "flash/flash.h"
+#include "testing/testing.h"
+
+namespace {
+
+using flash::DType;
+using flash::testing::DecodeSpec;
+
+std::uint64_t base_seed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("FLASH_TEST_SEED");
+    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
+    fmt::print("FLASH_TEST_SEED={} (decode)\n", s);
+    return s;
+  }();
+  return seed;
+}
+
+std::string no_gpu_reason() {
+  static const std::string why = [] {
+    std::string w;
+    return flash::testing::gpu_available(&w) ? std::string() : w;
+  }();
+  return why;
+}
+
+#define SKIP_WITHOUT_GPU()                                         \
+  do {                                                             \
+    if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
+  } while (0)
+
+std::uint64_t test_seed() {
+  return base_seed() * 1000003u +
+         std::hash<std::string>{}(::testing::UnitTest::GetInstance()->current_test_info()->name());
+}
+
+// Ragged lengths for `batch` sequences: 0 and 1 first, then random ones up to
+// the room the append leaves.
+std::vector<int> ragged_lens(int batch, int capacity, int seqlen_new, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int room = capacity - seqlen_new;
+  std::uniform_int_distribution<int> dist(2, room);
+  std::vector<int> lens;
+  for (int b = 0; b < batch; ++b) lens.push_back(b == 0 ? 0 : b == 1 ? std::min(1, room) : b == 2 ? room : dist(rng));
+  return lens;
+}
+
+int decode_variants_checked(flash::testing::DecodeProblem& prob) {
+  int checked = 0;
+  for (const auto& v : flash::decode_variants()) {
+    if (!v.supports(prob.spec.dtype, prob.spec.head_dim)) continue;
+    const auto r = flash::testing::run_and_check_decode(prob, v.name);
+    ++checked;
+    EXPECT_TRUE(r.error.empty()) << v.name << ": " << r.error;
+    EXPECT_EQ(r.unwritten, 0u) << v.name << ": output elements left unwritten";
+    EXPECT_EQ(r.cache_mismatch, 0u) << v.name << ": cache elements differ from the expected append";
+    EXPECT_LE(r.max_err, r.bound) << v.name << ": O error over the bound";
+    EXPECT_LE(r.lse_err, r.lse_bound) << v.name << ": LSE error over the bound";
+  }
+  return checked;
+}
+
+// dtype, head dim, page size (0: contiguous), GQA ratio, seqlen_q, causal.
+using GridParam = std::tuple<DType, int, int, int, int, bool>;
+class DecodeGrid : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(DecodeGrid, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const auto [dtype, head_dim, page_size, ratio, seqlen_q, causal] = GetParam();
+  DecodeSpec s;
+  s.dtype = dtype;
+  s.head_dim = head_dim;
+  s.page_size = page_size;
+  s.batch = 5;
+  s.heads_kv = 2;
+  s.heads_q = 2 * ratio;
+  s.seqlen_q = seqlen_q;
+  s.capacity = 768;
+  // Causal calls append their tokens (the usual decode step); the rest
+  // attend to the cache as it is.
+  s.seqlen_new = causal ? seqlen_q : 0;
+  s.causal = causal;
+  const std::uint64_t seed = test_seed();
+  s.lens = ragged_lens(s.batch, s.capacity, s.seqlen_new, seed);
+  SCOPED_TRACE(fmt::format("seed {} lens {},{},{},{},{}", seed, s.lens[0], s.lens[1], s.lens[2], s.lens[3], s.lens[4]));
+  auto prob = flash::testing::make_decode_problem(s, seed);
+  EXPECT_GT(decode_variants_checked(prob), 0) << "no built decode variant supports this case";
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
+  const auto [dtype, head_dim, page_size, ratio, seqlen_q, causal] = info.param;
+  return fmt::format("{}_d{}_{}_gqa{}_sq{}_{}", flash::dtype_name(dtype), head_dim,
+                     page_size ? fmt::format("page{}", page_size) : std::string("contiguous"), ratio, seqlen_q,
+                     causal ? "causal_append" : "full");
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, DecodeGrid,
+                         ::testing::Combine(::testing::Values(DType::bf16, DType::f16), ::testing::Values(64, 128, 256),
+                                            ::testing::Values(0, 16, 256), ::testing::Values(1, 4, 8),
+                                            ::testing::Values(1, 4), ::testing::Bool()),
+                         grid_name);
+
+// Every power-of-two page size from 16 to 256, with an append that crosses pages.
+TEST(DecodePaged, EveryPageSize) {
+  SKIP_WITHOUT_GPU();
+  for (int page_size : {16, 32, 64, 128, 256}) {
+    DecodeSpec s{.dtype = DType::bf16, .batch = 4, .seqlen_q = 4, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
+                 .capacity = 1024, .page_size = page_size, .seqlen_new = 4, .causal = true};
+    s.lens = ragged_lens(s.batch, s.capacity, s.seqlen_new, test_seed() + page_size);
+    SCOPED_TRACE(fmt::format("page size {}", page_size));
+    auto prob = flash::testing::make_decode_problem(s, test_seed() + page_size);
+    decode_variants_checked(prob);
+  }
+}
+
+// Forced split counts (1, odd, more splits than tiles) and the heuristic on
+// a long sequence, where batch 1 needs many splits.
+TEST(DecodeSplits, ForcedAndChosen) {
+  SKIP_WITHOUT_GPU();
+  for (int splits : {1, 3, 7, 64, 0}) {
+    for (int page_size : {0, 64}) {
+      DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
+                   .capacity = 8192, .page_size = page_size, .seqlen_new = 1, .causal = true, .num_splits = splits};
+      s.lens = {8191, 5000};
+      SCOPED_TRACE(fmt::format("splits {} page {}", splits, page_size));
+      auto prob = flash::testing::make_decode_problem(s, test_seed() + splits + page_size);
+      if (splits == 0) EXPECT_GT(flash::plan_decode(prob.args).num_splits, 1) << "batch 2 should be split";
+      decode_variants_checked(prob);
+    }
+  }
+}
+
+// MHA and MQA with 16 query heads, seqlen_q 4 (a 64-row GQA tile: 4 m-blocks).
+TEST(DecodeHeads, MqaManyRows) {
+  SKIP_WITHOUT_GPU();
+  DecodeSpec s{.dtype = DType::f16, .batch = 3, .seqlen_q = 4, .heads_q = 16, .heads_kv = 1, .head_dim = 64,
+               .capacity = 512, .page_size = 32, .seqlen_new = 0, .causal = true};
+  s.lens = {300, 3, 512};
+  auto prob = flash::testing::make_decode_problem(s, test_seed());
+  decode_variants_checked(prob);
+}
+
+// Strided views: q and o in BHSD memory, the cache with padded rows.
+TEST(DecodeLayouts, StridedViews) {
+  SKIP_WITHOUT_GPU();
+  DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 2, .heads_q = 4, .heads_kv = 2, .head_dim = 128,
+               .capacity = 300, .seqlen_new = 2, .causal = true};
+  s.lens = {100, 298};
+  auto prob = flash::testing::make_decode_problem(s, test_seed());
+  // Re-home q, o and the caches in bigger buffers with other strides, same values.
+  const std::int64_t D = 128, pad = 64;
+  flash::testing::DeviceBuffer q2(2 * 4 * 2 * D * 2), o2(2 * 4 * 2 * D * 2);
+  flash::testing::DeviceBuffer kc2(2 * 300 * (2 * D + pad) * 2), vc2(2 * 300 * (2 * D + pad) * 2);
+  auto& a = prob.args;
+  a.q = flash::make_view(q2.get(), DType::bf16, {2, 2, 4, D}, {4 * 2 * D, D, 2 * D, 1});
+  a.o = flash::make_view(o2.get(), DType::bf16, {2, 2, 4, D}, {4 * 2 * D, D, 2 * D, 1});
+  a.k_cache = flash::make_view(kc2.get(), DType::bf16, {2, 300, 2, D}, {300 * (2 * D + pad), 2 * D + pad, D, 1});
+  a.v_cache = flash::make_view(vc2.get(), DType::bf16, {2, 300, 2, D}, {300 * (2 * D + pad), 2 * D + pad, D, 1});
+  flash::testing::upload(prob.q, a.q);
+  decode_variants_checked(prob);
+}
+
+// Bad metadata: a flash::Error naming the entry, and nothing written (O still
+// poisoned, caches as they were), with sync_check; with it off and a status
+// tensor, the same check reports through the status words.
+TEST(DecodeErrors, BadMetadataWritesNothing) {
+  SKIP_WITHOUT_GPU();
+  struct Bad {
+    const char* what;
+    int page_size;
+    std::vector<int> lens;
+    int seqlen_new;
+    int bad_page_entry;  // >= 0: page_table[1][0] set to this
+    const char* message;
+  };
+  const Bad cases[] = {
+      {"negative length", 0, {5, -1}, 0, -1, "cache_seqlens[1] = -1 is negative"},
+      {"length past capacity", 0, {5, 257}, 0, -1, "cache_seqlens[1] = 257 exceeds the cache capacity"},
+      {"append past the end", 32, {5, 255}, 2, -1, "appending k_new past the end"},
+      {"page index out of range", 32, {5, 20}, 1, 1000, "page_table[1][0] = 1000 is not a page"},
+  };
+  for (const Bad& c : cases) {
+    SCOPED_TRACE(c.what);
+    DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 4, .heads_kv = 2, .head_dim = 64,
+                 .capacity = 256, .page_size = c.page_size, .seqlen_new = c.seqlen_new};
+    s.lens = {5, 5};  // a valid problem first, then the bad metadata
+    auto prob = flash::testing::make_decode_problem(s, test_seed());
+    flash::testing::upload(std::vector<double>(c.lens.begin(), c.lens.end()), prob.args.cache_seqlens);
+    if (c.bad_page_entry >= 0) {
+      prob.page_table[prob.max_pages] = c.bad_page_entry;
+      flash::testing::upload(std::vector<double>(prob.page_table.begin(), prob.page_table.end()), *prob.args.page_table);
+    }
+    for (bool sync : {true, false}) {
+      flash::testing::poison(prob.args.o);
+      flash::DecodeArgs a = prob.args;
+      flash::testing::DeviceBuffer status(16);
+      a.sync_check = sync;
+      a.status = flash::make_contiguous(status.get(), DType::i32, {4});
+      if (sync) {
+        try {
+          flash::attention_decode(a);
+          ADD_FAILURE() << "no flash::Error";
+        } catch (const flash::Error& e) {
+          EXPECT_NE(std::string(e.what()).find(c.message), std::string::npos) << e.what();
+        }
+      } else {
+        EXPECT_NO_THROW(flash::attention_decode(a));
+      }
+      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+      const auto st = flash::testing::download(*a.status);
+      EXPECT_NE(st[0], 0) << "status words report the error";
+      const int words[4] = {int(st[0]), int(st[1]), int(st[2]), int(st[3])};
+      EXPECT_NE(flash::describe_decode_status(words).find(c.message), std::string::npos)
+          << flash::describe_decode_status(words);
+      for (double x : flash::testing::download(a.o)) ASSERT_TRUE(std::isnan(x)) << "O was written";
+      EXPECT_EQ(flash::testing::download(a.k_cache), prob.k_cache) << "k_cache was written";
+      EXPECT_EQ(flash::testing::download(a.v_cache), prob.v_cache) << "v_cache was written";
+    }
+  }
+}
+
+// A valid call through the asynchronous path leaves status 0.
+TEST(DecodeErrors, AsyncStatusIsZeroWhenValid) {
+  SKIP_WITHOUT_GPU();
+  DecodeSpec s{.dtype = DType::bf16, .batch = 3, .seqlen_q = 1, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
+               .capacity = 512, .page_size = 16, .seqlen_new = 1, .causal = true};
+  s.lens = {0, 200, 511};
+  auto prob = flash::testing::make_decode_problem(s, test_seed());
+  flash::testing::DeviceBuffer status(16);
+  prob.args.sync_check = false;
+  prob.args.status = flash::make_contiguous(status.get(), DType::i32, {4});
+  flash::testing::upload({7, 7, 7, 7}, *prob.args.status);
+  decode_variants_checked(prob);
+  EXPECT_EQ(flash::testing::download(*prob.args.status)[0], 0);
+}
+
+}  // namespace
