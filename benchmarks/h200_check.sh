@@ -50,7 +50,7 @@ for step in $STEPS; do
         --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
       echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall|Pipe" "$OUT/ncu.txt" | head -30 ;;
     dtests)
-      t0=$SECONDS; $BIN/test_gpu --gtest_filter='Decode*' > "$OUT/test_decode.log" 2>&1
+      t0=$SECONDS; $BIN/test_gpu --gtest_filter='*Decode*' > "$OUT/test_decode.log" 2>&1
       echo "decode tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_decode.log" | tail -20 ;;
     dsanitize)
       for tool in memcheck racecheck synccheck; do

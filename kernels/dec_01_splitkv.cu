@@ -19,9 +19,9 @@
 //     memory at the end. S = Q K^T and O += P V are mma.sync m16n8k16 on the
 //     padded 16-row tile (the tensor cores idle anyway).
 //   - Loads: cp.async 16-byte chunks into an XOR-swizzled ring of kStages
-//     tiles; for a paged cache each row's page comes from the page table as
-//     its copy is issued, kStages - 1 tiles ahead of its use, so the lookup's
-//     latency hides behind the tiles in flight.
+//     tiles, kStages - 1 tiles ahead of their use. For a paged cache each
+//     row's page index is read from the page table one tile before its copy
+//     is issued, so the lookup never stalls the copy.
 //   - Metadata (lengths, page indices) is checked on the device by a kernel
 //     that runs first (kv_cache.cu); the append of new keys is a separate
 //     kernel before this one.
@@ -113,28 +113,47 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
     *reinterpret_cast<uint4*>(sQ + Layout::offset(r, c)) = val;
   }
 
-  const T* k_cache = static_cast<const T*>(p.k_cache);
-  const T* v_cache = static_cast<const T*>(p.v_cache);
-  auto load_tile = [&](int tile) {
-    const int stage = tile % kStages, n0 = tile * kBlockN;
+  // Each thread copies kRowsPerThread rows of every tile, always the same
+  // 16-byte column: rows my_row + i * kRowStep. The cache block (sequence,
+  // or page from the page table) of each row of the next tile to load is
+  // fetched one tile ahead into next_block[], so the page-table lookups are
+  // in flight while the current tile computes instead of stalling the copy.
+  constexpr int kRowStep = kThreads / kChunks, kRowsPerThread = kBlockN / kRowStep;
+  static_assert(kThreads % kChunks == 0, "a thread keeps one column");
+  const int my_row = threadIdx.x / kChunks, my_col = (threadIdx.x % kChunks) * 8;
+  const bool paged = p.page_table != nullptr;
+  const int* table = p.page_table + b * p.page_table_stride;
+  int next_block[kRowsPerThread];
+  auto fetch_blocks = [&](int tile) {
 #pragma unroll
-    for (int i = 0; i < kBlockN * kChunks / kThreads; ++i) {
-      const int idx = i * kThreads + threadIdx.x;
-      const int r = idx / kChunks, c = (idx % kChunks) * 8, key = n0 + r;
-      const bool valid = key < seq_keys;
-      const T* k_src = k_cache;
-      const T* v_src = v_cache;
-      if (valid) {
-        k_src += cache_row_offset(p, p.kc_block_stride, p.kc_row_stride, p.kc_head_stride, b, h_kv, key) + c;
-        v_src += cache_row_offset(p, p.vc_block_stride, p.vc_row_stride, p.vc_head_stride, b, h_kv, key) + c;
-      }
-      cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, c), k_src, valid ? 16 : 0);
-      cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, c), v_src, valid ? 16 : 0);
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int key = tile * kBlockN + my_row + i * kRowStep;
+      next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
     }
   };
+  const T* k_cache = static_cast<const T*>(p.k_cache) + h_kv * p.kc_head_stride + my_col;
+  const T* v_cache = static_cast<const T*>(p.v_cache) + h_kv * p.vc_head_stride + my_col;
+  const int pos_mask = paged ? p.page_size - 1 : -1;
+  auto load_tile = [&](int tile) {
+    const int stage = tile % kStages;
+#pragma unroll
+    for (int i = 0; i < kRowsPerThread; ++i) {
+      const int r = my_row + i * kRowStep, key = tile * kBlockN + r;
+      const bool valid = key < seq_keys;
+      const std::int64_t block = next_block[i], pos = key & pos_mask;
+      const T* k_src = valid ? k_cache + block * p.kc_block_stride + pos * p.kc_row_stride : k_cache;
+      const T* v_src = valid ? v_cache + block * p.vc_block_stride + pos * p.vc_row_stride : v_cache;
+      cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src, valid ? 16 : 0);
+      cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, my_col), v_src, valid ? 16 : 0);
+    }
+  };
+  fetch_blocks(tile_begin);
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
-    if (s < n_tiles) load_tile(tile_begin + s);
+    if (s < n_tiles) {
+      load_tile(tile_begin + s);
+      fetch_blocks(tile_begin + s + 1);
+    }
     cp_async_commit();
   }
   __syncthreads();  // Q is in shared memory
@@ -170,7 +189,10 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
 
   for (int j = 0; j < n_tiles; ++j) {
     const int tile = tile_begin + j;
-    if (j + kStages - 1 < n_tiles) load_tile(tile + kStages - 1);
+    if (j + kStages - 1 < n_tiles) {
+      load_tile(tile + kStages - 1);
+      fetch_blocks(tile + kStages);
+    }
     cp_async_commit();
     cp_async_wait<kStages - 1>();
     __syncthreads();  // tile j has landed for every thread

@@ -292,7 +292,6 @@ void attention_decode(const DecodeArgs& args) {
     workspace = detail::cached_workspace(detail::current_device().device, stream, r.workspace_bytes);
   }
   p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace);
-  detail::check_cuda(cudaMemsetAsync(p.status, 0, 4 * sizeof(int), stream), "clearing the decode status");
   detail::check_cuda(r.variant->impl->run(p, workspace, stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};

@@ -32,7 +32,7 @@ struct DecodeParams {
   float* lse = nullptr;  // null: not requested
   const int* page_table = nullptr;  // null: contiguous cache
   const int* cache_seqlens = nullptr;
-  int* status = nullptr;  // 4 ints; zeroed, then filled by the metadata check
+  int* status = nullptr;  // 4 ints, written by the metadata check (0 first)
 
   // Strides in elements (head_dim stride is 1). The cache's first dimension
   // is the batch (contiguous) or the page (paged).
@@ -82,8 +82,8 @@ struct DecodeVariant {
   int (*choose_splits)(const DecodeParams&, const DeviceInfo&) = nullptr;
   // Scratch in bytes for p.num_splits splits (the status words included).
   std::size_t (*workspace_bytes)(const DecodeParams&) = nullptr;
-  // Enqueues everything after the status words are zeroed: the metadata
-  // check, the append, the attention and the combine. `workspace` is
+  // Enqueues everything: the metadata check (which sets the status words),
+  // the append, the attention and the combine. `workspace` is
   // workspace_bytes() long and 256-byte aligned.
   cudaError_t (*run)(DecodeParams, void* workspace, cudaStream_t) = nullptr;
 };

@@ -330,6 +330,8 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
   a.causal = s.causal;
   a.num_splits = s.num_splits;
   upload(p.q, a.q);
+  upload(p.k_cache, a.k_cache);
+  upload(p.v_cache, a.v_cache);
   upload(std::vector<double>(s.lens.begin(), s.lens.end()), a.cache_seqlens);
 
   // The reference, one sequence at a time (each has its own length).
