@@ -236,6 +236,7 @@ Resolved resolve(const DecodeArgs& a) {
     if (out.variant == nullptr) fail("kernel auto: no decode variant supports this call:" + reasons);
   }
   if (p.num_splits == 0) p.num_splits = out.variant->impl->choose_splits(p, *dev);
+  p.pdl = dev->compute_capability >= 90;
   out.workspace_bytes = out.variant->impl->workspace_bytes(p);
   return out;
 }

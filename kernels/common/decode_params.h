@@ -64,6 +64,9 @@ struct DecodeParams {
   bool causal = false;
   DType dtype = DType::bf16;
 
+  // Chain the kernels with programmatic dependent launch (sm_90 and up).
+  bool pdl = false;
+
   int num_splits = 1;
   float* lse_partial = nullptr;  // [num_splits][batch][heads_q][seqlen_q]
   float* o_partial = nullptr;    // [num_splits][batch][heads_q][seqlen_q][head_dim]

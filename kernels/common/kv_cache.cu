@@ -18,6 +18,7 @@ __device__ void report(const DecodeParams& p, int code, int b, int page, int val
 // One CTA per sequence: its length against the capacity, then every page
 // index its keys (after the append) reach. The first error found wins.
 __global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_constant__ DecodeParams p) {
+  let_next_kernel_start();  // it waits for this grid to finish before reading the status
   const int b = blockIdx.x;
   const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
   const std::int64_t total = static_cast<std::int64_t>(len) + p.seqlen_new;
@@ -44,6 +45,7 @@ constexpr int kCheckThreads = 1024;
 constexpr std::int64_t kMaxEntriesOneCta = 1 << 16;
 
 __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(const __grid_constant__ DecodeParams p) {
+  let_next_kernel_start();
   if (threadIdx.x == 0) p.status[0] = p.status[1] = p.status[2] = p.status[3] = 0;
   __syncthreads();  // the zeros are visible to the block before any report
   auto valid_total = [&](int b, bool report_errors) -> std::int64_t {
@@ -72,6 +74,8 @@ __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(c
 // k_new and v_new rows into the cache at cache_seqlens[b] + i: one 16-byte
 // chunk per thread and tensor, grid-stride.
 __global__ void __launch_bounds__(kThreads) append_kv_kernel(const __grid_constant__ DecodeParams p, int esize) {
+  wait_for_previous_kernel();
+  let_next_kernel_start();
   if (metadata_failed(p)) return;
   const int chunks = p.head_dim * esize / 16;
   const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.seqlen_new * p.heads_kv * chunks;
@@ -114,8 +118,7 @@ cudaError_t launch_append_kv(const DecodeParams& p, cudaStream_t stream) {
   const int esize = static_cast<int>(dtype_size(p.dtype));
   const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.seqlen_new * p.heads_kv * (p.head_dim * esize / 16);
   const int blocks = static_cast<int>(std::min<std::int64_t>((n + kThreads - 1) / kThreads, 65535));
-  append_kv_kernel<<<blocks, kThreads, 0, stream>>>(p, esize);
-  return cudaGetLastError();
+  return launch_after(p.pdl, append_kv_kernel, dim3(blocks), dim3(kThreads), 0, stream, p, esize);
 }
 
 }  // namespace flash::detail

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 #include "common/decode_params.h"
@@ -43,21 +44,58 @@ __device__ __forceinline__ bool metadata_failed(const DecodeParams& p) {
 cudaError_t launch_check_metadata(const DecodeParams& p, cudaStream_t stream);
 cudaError_t launch_append_kv(const DecodeParams& p, cudaStream_t stream);
 
-// Combine (flash-decoding): each split s left O_s (normalized over its keys)
-// and LSE_s; the row's LSE is logsumexp_s LSE_s and O = sum_s exp(LSE_s -
-// LSE) O_s. One warp per (batch, head, query) row, each lane kHeadDim / 32
-// columns; splits with no key (LSE_s = -inf) are skipped, so their O_s is
-// never read.
+// Programmatic dependent launch (sm_90): the kernels after the metadata
+// check are launched with launch_after() so that their CTAs start while the
+// previous kernel finishes; each waits here, before its first read of
+// anything the previous kernels write (the status words, the appended keys,
+// the partial results). No-ops before sm_90, where launch_after() launches
+// normally.
+__device__ __forceinline__ void wait_for_previous_kernel() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void let_next_kernel_start() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+template <class... KernelArgs, class... Args>
+cudaError_t launch_after(bool pdl, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t smem,
+                         cudaStream_t stream, Args&&... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = attr;
+  cfg.numAttrs = pdl ? 1 : 0;
+  return cudaLaunchKernelEx(&cfg, kernel, static_cast<Args&&>(args)...);
+}
+
+// Combine (flash-decoding): each split s left O_s (normalized over its keys;
+// zeros for a split with no key) and LSE_s; the row's LSE is logsumexp_s
+// LSE_s and O = sum_s exp(LSE_s - LSE) O_s. One CTA of kCombineWarps warps
+// per (batch, head, query) row: warp w takes splits w, w + kCombineWarps, ...
+// eight at a time with all their loads in flight (the combine is a chain of
+// memory round trips, not of bandwidth), each lane kHeadDim / 32 columns;
+// the warps' sums meet in shared memory.
+constexpr int kCombineWarps = 4;
+
 template <class T, int kHeadDim>
-__global__ void __launch_bounds__(128) combine_splits_kernel(const __grid_constant__ DecodeParams p) {
-  constexpr int kCols = kHeadDim / 32;
+__global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(const __grid_constant__ DecodeParams p) {
+  constexpr int kCols = kHeadDim / 32, kUnroll = 8;
   static_assert(kCols == 2 || kCols % 4 == 0, "lanes read float2 or float4 groups");
+  __shared__ float partial[kCombineWarps - 1][kHeadDim];
+  wait_for_previous_kernel();
   if (metadata_failed(p)) return;
-  const int rows = p.batch * p.heads_q * p.seqlen_q;
-  const int row = blockIdx.x * 4 + threadIdx.x / 32, lane = threadIdx.x % 32;
-  if (row >= rows) return;
+  const int row = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int i = row % p.seqlen_q, h = (row / p.seqlen_q) % p.heads_q, b = row / (p.seqlen_q * p.heads_q);
-  const std::int64_t split_rows = static_cast<std::int64_t>(rows);
+  const std::int64_t split_rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q;
 
   float lse_max = -INFINITY;
   for (int s = lane; s < p.num_splits; s += 32) lse_max = fmaxf(lse_max, p.lse_partial[s * split_rows + row]);
@@ -74,23 +112,46 @@ __global__ void __launch_bounds__(128) combine_splits_kernel(const __grid_consta
 #pragma unroll
   for (int c = 0; c < kCols; ++c) acc[c] = 0.0f;
   if (lse != -INFINITY) {
-    for (int s = 0; s < p.num_splits; ++s) {
-      const float lse_s = p.lse_partial[s * split_rows + row];
-      if (lse_s == -INFINITY) continue;
-      const float w = expf(lse_s - lse);
-      const float* src = p.o_partial + (s * split_rows + row) * kHeadDim + lane * kCols;
-      if constexpr (kCols == 2) {
-        const float2 x = *reinterpret_cast<const float2*>(src);
-        acc[0] += w * x.x, acc[1] += w * x.y;
-      } else {
+    for (int s0 = warp; s0 < p.num_splits; s0 += kCombineWarps * kUnroll) {
+      float w[kUnroll], x[kUnroll][kCols];
 #pragma unroll
-        for (int c = 0; c < kCols; c += 4) {
-          const float4 x = *reinterpret_cast<const float4*>(src + c);
-          acc[c] += w * x.x, acc[c + 1] += w * x.y, acc[c + 2] += w * x.z, acc[c + 3] += w * x.w;
+      for (int u = 0; u < kUnroll; ++u) {
+        const int s = s0 + u * kCombineWarps;
+        w[u] = 0.0f;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) x[u][c] = 0.0f;
+        if (s >= p.num_splits) continue;
+        w[u] = p.lse_partial[s * split_rows + row];
+        const float* src = p.o_partial + (s * split_rows + row) * kHeadDim + lane * kCols;
+        if constexpr (kCols == 2) {
+          const float2 v = *reinterpret_cast<const float2*>(src);
+          x[u][0] = v.x, x[u][1] = v.y;
+        } else {
+#pragma unroll
+          for (int c = 0; c < kCols; c += 4) {
+            const float4 v = *reinterpret_cast<const float4*>(src + c);
+            x[u][c] = v.x, x[u][c + 1] = v.y, x[u][c + 2] = v.z, x[u][c + 3] = v.w;
+          }
         }
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const float f = s0 + u * kCombineWarps < p.num_splits ? expf(w[u] - lse) : 0.0f;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) acc[c] += f * x[u][c];
       }
     }
   }
+  if (warp > 0) {
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) partial[warp - 1][lane * kCols + c] = acc[c];
+  }
+  __syncthreads();
+  if (warp > 0) return;
+#pragma unroll
+  for (int w = 0; w < kCombineWarps - 1; ++w)
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) acc[c] += partial[w][lane * kCols + c];
   T* dst = static_cast<T*>(p.o) + b * p.o_batch_stride + i * p.o_row_stride + h * p.o_head_stride + lane * kCols;
   if constexpr (kCols == 2) {
     union { T e[2]; std::uint32_t raw; } u;
