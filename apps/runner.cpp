@@ -126,9 +126,8 @@ double time_ms(flash::testing::Problem& p, const std::string& kernel) {
 
 }  // namespace
 
-void list_variants() {
-  fmt::print("{:<17} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "cc", "dtypes", "head dims", "description");
-  for (const auto& v : flash::forward_variants()) {
+void print_variants(const std::vector<flash::VariantInfo>& variants) {
+  for (const auto& v : variants) {
     std::string dtypes, dims;
     for (auto t : v.dtypes) dtypes += std::string(dtypes.empty() ? "" : ",") + std::string(flash::dtype_name(t));
     for (int d : v.head_dims) dims += (dims.empty() ? "" : ",") + std::to_string(d);
@@ -141,6 +140,13 @@ void list_variants() {
                dtypes,
                dims, v.description);
   }
+}
+
+void list_variants() {
+  fmt::print("{:<17} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "cc", "dtypes", "head dims", "description");
+  print_variants(flash::forward_variants());
+  fmt::print("\ndecode (flash::attention_decode; ./bench --decode):\n");
+  print_variants(flash::decode_variants());
 }
 
 int main(int argc, char** argv) {

@@ -67,4 +67,17 @@ TEST(Registry, FoundationVariantsCoverEveryDtypeAndHeadDim) {
   EXPECT_TRUE(variants[1].built == false || !variants[1].supports(flash::DType::bf16, 48)) << "tiled instantiates fixed head dims";
 }
 
+TEST(Registry, DecodeVariantsAreListedApartFromForward) {
+  const auto decode = flash::decode_variants();
+  ASSERT_FALSE(decode.empty());
+  EXPECT_EQ(decode.back().name, "splitkv");
+  for (const auto& v : flash::forward_variants()) EXPECT_NE(v.name, "splitkv") << "decode variants are not forward variants";
+  for (const auto& v : decode) {
+    if (!v.built) continue;
+    EXPECT_TRUE(v.supports(flash::DType::bf16, 128)) << v.name;
+    EXPECT_FALSE(v.supports(flash::DType::f32, 128)) << v.name;
+    EXPECT_FALSE(v.supports(flash::DType::bf16, 96)) << v.name;
+  }
+}
+
 }  // namespace
