@@ -173,28 +173,21 @@ std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p,
     dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
   }
   if (!hdim_ok) return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
-  const std::size_t esize = dtype_size(p.dtype);
   const struct { const char* name; const TensorView* t; } views[] = {
       {"q", &a.q}, {"k_cache", &a.k_cache}, {"v_cache", &a.v_cache}, {"o", &a.o},
       {"k_new", a.k_new ? &*a.k_new : nullptr}, {"v_new", a.v_new ? &*a.v_new : nullptr}};
   for (const auto& [name, t] : views) {
-    if (t == nullptr || t->numel() == 0) continue;
-    if (reinterpret_cast<std::uintptr_t>(t->data) % v->alignment != 0)
-      return std::string(name) + ".data is not " + std::to_string(v->alignment) + "-byte aligned";
-    for (int d = 0; d < 3; ++d)
-      if (t->shape[d] > 1 && (t->stride[d] * static_cast<std::int64_t>(esize)) % v->alignment != 0)
-        return std::string(name) + ".stride[" + std::to_string(d) + "] = " + std::to_string(t->stride[d]) +
-               " elements is not a multiple of " + std::to_string(v->alignment) + " bytes";
+    const std::string why = t != nullptr ? detail::alignment_reason(name, *t, v->alignment) : std::string();
+    if (!why.empty()) return why;
   }
   return {};
 }
 
 std::string device_reason(const RegisteredDecode& r, const DecodeParams& p, const detail::DeviceInfo& dev) {
-  const int cc = dev.compute_capability, min_cc = r.impl->min_compute_capability, max_cc = r.impl->max_compute_capability;
-  auto cc_str = [](int c) { return std::to_string(c / 10) + "." + std::to_string(c % 10); };
-  if (cc < min_cc) return "needs compute capability " + cc_str(min_cc) + "; this GPU has " + cc_str(cc);
-  if (max_cc != 0 && cc > max_cc) return "built for compute capability " + cc_str(max_cc) + " only; this GPU has " + cc_str(cc);
-  return r.impl->check != nullptr ? r.impl->check(p, dev) : std::string();
+  std::string why = detail::compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability,
+                                                      r.impl->max_compute_capability);
+  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
+  return why;
 }
 
 struct Resolved {
@@ -208,33 +201,10 @@ Resolved resolve(const DecodeArgs& a) {
   out.params = check_args(a);
   DecodeParams& p = out.params;
   const auto& registry = detail::decode_registry();
-  const detail::DeviceInfo* dev = nullptr;
-  if (a.kernel != "auto") {
-    for (const auto& r : registry)
-      if (r.name == a.kernel) out.variant = &r;
-    if (out.variant == nullptr) {
-      std::string known;
-      for (const auto& r : registry) known += (known.empty() ? "" : ", ") + std::string(r.name);
-      fail("kernel: unknown decode variant '" + a.kernel + "'; expected auto or one of: " + known);
-    }
-    const std::string why = unsupported_reason(*out.variant, p, a);
-    if (!why.empty()) fail("kernel '" + a.kernel + "': " + why);
-    dev = &detail::current_device();
-    const std::string why_dev = device_reason(*out.variant, p, *dev);
-    if (!why_dev.empty()) fail("kernel '" + a.kernel + "': " + why_dev);
-  } else {
-    std::string reasons;
-    for (auto it = registry.rbegin(); it != registry.rend() && out.variant == nullptr; ++it) {
-      std::string why = unsupported_reason(*it, p, a);
-      if (why.empty()) {
-        dev = &detail::current_device();
-        why = device_reason(*it, p, *dev);
-      }
-      if (why.empty()) out.variant = &*it;
-      else reasons += "\n  " + std::string(it->name) + ": " + why;
-    }
-    if (out.variant == nullptr) fail("kernel auto: no decode variant supports this call:" + reasons);
-  }
+  out.variant = &detail::pick_variant(
+      registry, a.kernel, "decode ", [&](const RegisteredDecode& r) { return unsupported_reason(r, p, a); },
+      [&](const RegisteredDecode& r) { return device_reason(r, p, detail::current_device()); });
+  const detail::DeviceInfo* dev = &detail::current_device();
   if (p.num_splits == 0) p.num_splits = out.variant->impl->choose_splits(p, *dev);
   p.pdl = dev->compute_capability >= 90;
   out.workspace_bytes = out.variant->impl->workspace_bytes(p);

@@ -124,20 +124,13 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
     return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
   }
   if (v->alignment > 0) {
-    const std::size_t esize = dtype_size(p.dtype);
     const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
     for (const auto& [name, t] : views) {
-      if (t->numel() == 0) continue;
-      if (reinterpret_cast<std::uintptr_t>(t->data) % v->alignment != 0)
-        return std::string(name) + ".data is not " + std::to_string(v->alignment) + "-byte aligned";
-      for (int d = 0; d < 3; ++d) {
-        if (t->shape[d] > 1 && (t->stride[d] * esize) % v->alignment != 0)
-          return std::string(name) + ".stride[" + std::to_string(d) + "] = " + std::to_string(t->stride[d]) +
-                 " elements is not a multiple of " + std::to_string(v->alignment) + " bytes";
-      }
-      if ((p.head_dim * esize) % v->alignment != 0)
-        return "head_dim * element size is not a multiple of " + std::to_string(v->alignment) + " bytes";
+      const std::string why = detail::alignment_reason(name, *t, v->alignment);
+      if (!why.empty()) return why;
     }
+    if ((p.head_dim * dtype_size(p.dtype)) % v->alignment != 0)
+      return "head_dim * element size is not a multiple of " + std::to_string(v->alignment) + " bytes";
   }
   const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
   for (const auto& [name, t] : views) {
@@ -151,17 +144,10 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
 }
 
 std::string device_reason(const RegisteredFwd& r, const FwdParams& p, const detail::DeviceInfo& dev) {
-  if (dev.compute_capability < r.impl->min_compute_capability)
-    return "needs compute capability " + std::to_string(r.impl->min_compute_capability / 10) + "." +
-           std::to_string(r.impl->min_compute_capability % 10) + "; this GPU has " +
-           std::to_string(dev.compute_capability / 10) + "." + std::to_string(dev.compute_capability % 10);
-  const int max_cc = r.impl->max_compute_capability;
-  if (max_cc != 0 && dev.compute_capability > max_cc)
-    return "built for compute capability " + std::to_string(max_cc / 10) + "." + std::to_string(max_cc % 10) +
-           " only (architecture-specific code); this GPU has " + std::to_string(dev.compute_capability / 10) + "." +
-           std::to_string(dev.compute_capability % 10);
-  if (r.impl->check != nullptr) return r.impl->check(p, dev);
-  return {};
+  std::string why = detail::compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability,
+                                                      r.impl->max_compute_capability);
+  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
+  return why;
 }
 
 struct Resolved {
@@ -176,28 +162,9 @@ Resolved resolve(const ForwardArgs& a) {
   const FwdParams& p = out.params;
   const auto& registry = detail::forward_registry();
 
-  if (a.kernel != "auto") {
-    for (const auto& r : registry)
-      if (r.name == a.kernel) out.variant = &r;
-    if (out.variant == nullptr) {
-      std::string known;
-      for (const auto& r : registry) known += (known.empty() ? "" : ", ") + std::string(r.name);
-      fail("kernel: unknown variant '" + a.kernel + "'; expected auto or one of: " + known);
-    }
-    const std::string why = unsupported_reason(*out.variant, p, a);
-    if (!why.empty()) fail("kernel '" + a.kernel + "': " + why);
-    const std::string why_dev = device_reason(*out.variant, p, detail::current_device());
-    if (!why_dev.empty()) fail("kernel '" + a.kernel + "': " + why_dev);
-  } else {
-    std::string reasons;
-    for (auto it = registry.rbegin(); it != registry.rend() && out.variant == nullptr; ++it) {
-      std::string why = unsupported_reason(*it, p, a);
-      if (why.empty()) why = device_reason(*it, p, detail::current_device());
-      if (why.empty()) out.variant = &*it;
-      else reasons += "\n  " + std::string(it->name) + ": " + why;
-    }
-    if (out.variant == nullptr) fail("kernel auto: no variant supports this call:" + reasons);
-  }
+  out.variant = &detail::pick_variant(
+      registry, a.kernel, "", [&](const RegisteredFwd& r) { return unsupported_reason(r, p, a); },
+      [&](const RegisteredFwd& r) { return device_reason(r, p, detail::current_device()); });
   const bool empty = p.batch == 0 || p.seqlen_q == 0 || p.seqlen_k == 0;
   if (!empty && out.variant->impl->workspace_bytes != nullptr) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
   return out;

@@ -56,21 +56,32 @@ bool VariantInfo::runs_on(int cc) const {
   return built && cc >= min_compute_capability && (max_compute_capability == 0 || cc <= max_compute_capability);
 }
 
+namespace {
+
+// The fields forward and decode variants share; the caller fills the rest.
+template <class Registered> VariantInfo common_info(const Registered& r) {
+  VariantInfo info;
+  info.name = r.name;
+  info.description = r.description;
+  info.built = r.impl != nullptr;
+  if (r.impl == nullptr) return info;
+  info.min_compute_capability = r.impl->min_compute_capability;
+  info.max_compute_capability = r.impl->max_compute_capability;
+  for (DType t : {DType::f32, DType::f16, DType::bf16})
+    if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
+  info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
+  info.alignment = r.impl->alignment;
+  return info;
+}
+
+}  // namespace
+
 std::vector<VariantInfo> forward_variants() {
   std::vector<VariantInfo> out;
   for (const auto& r : detail::forward_registry()) {
-    VariantInfo info;
-    info.name = r.name;
-    info.description = r.description;
-    info.built = r.impl != nullptr;
+    VariantInfo info = common_info(r);
     if (r.impl != nullptr) {
-      info.min_compute_capability = r.impl->min_compute_capability;
-      info.max_compute_capability = r.impl->max_compute_capability;
-      for (DType t : {DType::f32, DType::f16, DType::bf16})
-        if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
-      info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
       info.max_head_dim = r.impl->max_head_dim;
-      info.alignment = r.impl->alignment;
       info.features = r.impl->features;
     }
     out.push_back(std::move(info));
@@ -81,20 +92,9 @@ std::vector<VariantInfo> forward_variants() {
 std::vector<VariantInfo> decode_variants() {
   std::vector<VariantInfo> out;
   for (const auto& r : detail::decode_registry()) {
-    VariantInfo info;
-    info.name = r.name;
-    info.description = r.description;
-    info.built = r.impl != nullptr;
-    if (r.impl != nullptr) {
-      info.min_compute_capability = r.impl->min_compute_capability;
-      info.max_compute_capability = r.impl->max_compute_capability;
-      for (DType t : {DType::f32, DType::f16, DType::bf16})
-        if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
-      info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
-      for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
-      info.alignment = r.impl->alignment;
-      info.features = kAllFeatures;
-    }
+    VariantInfo info = common_info(r);
+    for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
+    if (r.impl != nullptr) info.features = kAllFeatures;
     out.push_back(std::move(info));
   }
   return out;

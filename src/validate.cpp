@@ -92,4 +92,24 @@ void check_dim(const char* name, const TensorView& t, int dim, const char* what,
          "; expected " + std::to_string(expected) + " (" + from + ")");
 }
 
+std::string compute_capability_reason(int cc, int min_cc, int max_cc) {
+  auto str = [](int c) { return std::to_string(c / 10) + "." + std::to_string(c % 10); };
+  if (cc < min_cc) return "needs compute capability " + str(min_cc) + "; this GPU has " + str(cc);
+  if (max_cc != 0 && cc > max_cc)
+    return "built for compute capability " + str(max_cc) + " only (architecture-specific code); this GPU has " + str(cc);
+  return {};
+}
+
+std::string alignment_reason(const char* name, const TensorView& t, int alignment) {
+  if (alignment <= 0 || t.numel() == 0) return {};
+  if (reinterpret_cast<std::uintptr_t>(t.data) % alignment != 0)
+    return std::string(name) + ".data is not " + std::to_string(alignment) + "-byte aligned";
+  const auto esize = static_cast<std::int64_t>(dtype_size(t.dtype));
+  for (int d = 0; d < 3 && d < t.rank; ++d)
+    if (t.shape[d] > 1 && (t.stride[d] * esize) % alignment != 0)
+      return std::string(name) + ".stride[" + std::to_string(d) + "] = " + std::to_string(t.stride[d]) +
+             " elements is not a multiple of " + std::to_string(alignment) + " bytes";
+  return {};
+}
+
 }  // namespace flash::detail

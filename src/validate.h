@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "flash/error.h"
 #include "flash/tensor.h"
@@ -34,5 +35,42 @@ void check_same_dtype(const char* name, const TensorView& t, DType expected);
 // expected value comes from.
 void check_dim(const char* name, const TensorView& t, int dim, const char* what, std::int64_t expected,
                const char* from);
+
+// Empty when compute capability cc lies in [min_cc, max_cc] (max_cc 0: no
+// upper bound), else why not.
+std::string compute_capability_reason(int cc, int min_cc, int max_cc);
+
+// Empty when t's pointer and its strides of dimensions 0-2 (those of size > 1)
+// are multiples of `alignment` bytes, else why not.
+std::string alignment_reason(const char* name, const TensorView& t, int alignment);
+
+// The variant named `kernel`, or for "auto" the last one in `registry` that
+// takes the call. unsupported(r) and on_device(r) say why r cannot take it
+// (empty: it can); on_device runs only for a variant that passed unsupported.
+// `kind` ("" or "decode ") goes into the messages.
+template <class Registered, class Unsupported, class OnDevice>
+const Registered& pick_variant(const std::vector<Registered>& registry, const std::string& kernel, const char* kind,
+                               Unsupported&& unsupported, OnDevice&& on_device) {
+  if (kernel != "auto") {
+    for (const auto& r : registry) {
+      if (r.name != kernel) continue;
+      std::string why = unsupported(r);
+      if (why.empty()) why = on_device(r);
+      if (!why.empty()) fail("kernel '" + kernel + "': " + why);
+      return r;
+    }
+    std::string known;
+    for (const auto& r : registry) known += (known.empty() ? "" : ", ") + std::string(r.name);
+    fail("kernel: unknown " + std::string(kind) + "variant '" + kernel + "'; expected auto or one of: " + known);
+  }
+  std::string reasons;
+  for (auto it = registry.rbegin(); it != registry.rend(); ++it) {
+    std::string why = unsupported(*it);
+    if (why.empty()) why = on_device(*it);
+    if (why.empty()) return *it;
+    reasons += "\n  " + std::string(it->name) + ": " + why;
+  }
+  fail("kernel auto: no " + std::string(kind) + "variant supports this call:" + reasons);
+}
 
 }  // namespace flash::detail

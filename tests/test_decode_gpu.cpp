@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "flash/flash.h"
+#include "gpu_test.h"
 #include "testing/testing.h"
 
 namespace {
@@ -22,33 +23,7 @@ namespace {
 using flash::DType;
 using flash::testing::DecodeSpec;
 
-std::uint64_t base_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("FLASH_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    fmt::print("FLASH_TEST_SEED={} (decode)\n", s);
-    return s;
-  }();
-  return seed;
-}
-
-std::string no_gpu_reason() {
-  static const std::string why = [] {
-    std::string w;
-    return flash::testing::gpu_available(&w) ? std::string() : w;
-  }();
-  return why;
-}
-
-#define SKIP_WITHOUT_GPU()                                         \
-  do {                                                             \
-    if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
-  } while (0)
-
-std::uint64_t test_seed() {
-  return base_seed() * 1000003u +
-         std::hash<std::string>{}(::testing::UnitTest::GetInstance()->current_test_info()->name());
-}
+using flash::gpu_test::test_seed;
 
 // Ragged lengths for `batch` sequences: 0 and 1 first, then random ones up to
 // the room the append leaves.

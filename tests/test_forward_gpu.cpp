@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "flash/flash.h"
+#include "gpu_test.h"
 #include "testing/testing.h"
 
 namespace {
@@ -22,28 +23,8 @@ using flash::DType;
 using flash::testing::Layout;
 using flash::testing::Shape;
 
-std::uint64_t base_seed() {
-  static const std::uint64_t seed = [] {
-    const char* env = std::getenv("FLASH_TEST_SEED");
-    const std::uint64_t s = env ? std::strtoull(env, nullptr, 10) : std::random_device{}();
-    fmt::print("FLASH_TEST_SEED={}\n", s);
-    return s;
-  }();
-  return seed;
-}
-
-std::string no_gpu_reason() {
-  static const std::string why = [] {
-    std::string w;
-    return flash::testing::gpu_available(&w) ? std::string() : w;
-  }();
-  return why;
-}
-
-#define SKIP_WITHOUT_GPU()                                  \
-  do {                                                      \
-    if (!no_gpu_reason().empty()) GTEST_SKIP() << no_gpu_reason(); \
-  } while (0)
+using flash::gpu_test::base_seed;
+using flash::gpu_test::no_gpu_reason;
 
 int device_compute_capability() {
   static const int cc = [] {
@@ -99,8 +80,7 @@ TEST_P(ForwardGrid, MatchesReference) {
   s.heads_q = kHeads[heads_idx].q;
   s.heads_kv = kHeads[heads_idx].kv;
   s.head_dim = head_dim;
-  const std::uint64_t seed = base_seed() * 1000003u + std::hash<std::string>{}(
-      ::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const std::uint64_t seed = flash::gpu_test::test_seed();
   SCOPED_TRACE(fmt::format("seed {} shape b{} sq{} sk{} hq{} hkv{} d{} {}{}", seed, s.batch, s.seqlen_q, s.seqlen_k,
                            s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(dtype), causal ? " causal" : ""));
   check_all_variants(s, dtype, causal, Layout::bshd, seed);
