@@ -31,9 +31,9 @@
 // Measured (H200, 2026-11-21, bf16, heads_q 32, heads_kv 8, head_dim 128, one
 // token, whole call; GB/s of K/V read; SDPA cuDNN in the same call):
 //   batch x cache   contiguous          page 256   page 16    cuDNN
-//   1 x 131072      134.4 us 3994 GB/s  4052       3859       137.8 us 3896
-//   16 x 8192       134.7 us 3986       4036       3857       132.3 us 4059
-//   64 x 4096       249.0 us 4312       4322       4094       250.1 us 4294
+//   1 x 131072      136.7 us 3926 GB/s  4018       3848       139.5 us 3850
+//   16 x 8192       135.5 us 3963       3999       3843       134.0 us 4006
+//   64 x 4096       249.5 us 4304       4312       4081       252.7 us 4248
 // The first version (page-table reads in front of each copy, a serial
 // combine, FlashAttention's 85% split rule) ran 167 / 146 / 267 us; the steps
 // between are in docs/NOTES.md. Registers (sm_90a): 96 / 168 / 255 at head
