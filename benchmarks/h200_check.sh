@@ -55,7 +55,7 @@ for step in $STEPS; do
     dsanitize)
       for tool in memcheck racecheck synccheck; do
         timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 $BIN/test_gpu \
-          --gtest_filter="${DSAN_FILTER:-DecodeP*:DecodeS*:DecodeH*:DecodeL*:DecodeE*:*d64_page16_gqa8_sq4_causal_append:*d256_contiguous_gqa4_sq1_full}" > "$OUT/d_$tool.log" 2>&1
+          --gtest_filter="${DSAN_FILTER:-DecodeP*:DecodeS*:DecodeH*:DecodeL*:DecodeE*:DecodeW*:*d64_page16_gqa8_sq4_causal_append:*d256_contiguous_gqa4_sq1_full}" > "$OUT/d_$tool.log" 2>&1
         echo "decode $tool rc=$?"; tail -2 "$OUT/d_$tool.log"
       done ;;
     dbench)

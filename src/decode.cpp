@@ -22,7 +22,6 @@ using detail::DecodeParams;
 using detail::fail;
 using detail::RegisteredDecode;
 
-constexpr std::size_t kWorkspaceAlignment = 256;
 constexpr int kMaxSplits = 256;
 
 void check_i32(const char* name, const TensorView& t, int rank) {
@@ -125,12 +124,7 @@ DecodeParams check_args(const DecodeArgs& a) {
 
   if (a.lse) {
     const TensorView& l = *a.lse;
-    check_view("lse", l, 3);
-    if (l.dtype != DType::f32) fail("lse.dtype is " + std::string(dtype_name(l.dtype)) + "; expected f32");
-    check_dim("lse", l, 0, "batch", p.batch, "q.shape[0]");
-    check_dim("lse", l, 1, "heads_q", p.heads_q, "q.shape[2]");
-    check_dim("lse", l, 2, "seqlen_q", p.seqlen_q, "q.shape[1]");
-    check_no_self_overlap("lse", l);
+    detail::check_lse(l, p.batch, p.heads_q, p.seqlen_q);
     p.lse = static_cast<float*>(l.data);
     p.lse_batch_stride = l.stride[0], p.lse_head_stride = l.stride[1], p.lse_row_stride = l.stride[2];
   }
@@ -142,9 +136,7 @@ DecodeParams check_args(const DecodeArgs& a) {
   if (a.num_splits < 0 || a.num_splits > kMaxSplits)
     fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
 
-  const float scale = a.softmax_scale ? *a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(p.head_dim));
-  if (!std::isfinite(scale) || scale <= 0.0f)
-    fail("softmax_scale = " + std::to_string(scale) + "; expected a finite value > 0");
+  const float scale = detail::softmax_scale(a.softmax_scale, p.head_dim);
 
   p.q = a.q.data;
   p.k_cache = a.k_cache.data;
@@ -251,17 +243,8 @@ void attention_decode(const DecodeArgs& args) {
   DecodeParams& p = r.params;
   if (p.batch == 0) return;  // nothing to check, append or compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
-  void* workspace = nullptr;
-  if (args.workspace != nullptr) {
-    if (args.workspace_bytes < r.workspace_bytes)
-      fail("workspace_bytes = " + std::to_string(args.workspace_bytes) + "; this call needs " +
-           std::to_string(r.workspace_bytes) + " (see plan_decode)");
-    if (reinterpret_cast<std::uintptr_t>(args.workspace) % kWorkspaceAlignment != 0)
-      fail("workspace is not " + std::to_string(kWorkspaceAlignment) + "-byte aligned");
-    workspace = args.workspace;
-  } else {
-    workspace = detail::cached_workspace(detail::current_device().device, stream, r.workspace_bytes);
-  }
+  void* workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode",
+                                          detail::current_device().device, stream);
   p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace);
   detail::check_cuda(r.variant->impl->run(p, workspace, stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;

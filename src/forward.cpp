@@ -25,8 +25,6 @@ using detail::check_view;
 using detail::fail;
 using detail::max_offset;
 
-constexpr std::size_t kWorkspaceAlignment = 256;
-
 // Arguments that do not depend on the variant.
 FwdParams check_args(const ForwardArgs& a) {
   check_view("q", a.q, 4);
@@ -58,19 +56,9 @@ FwdParams check_args(const ForwardArgs& a) {
          std::to_string(heads_kv));
   check_no_self_overlap("o", a.o);
 
-  if (a.lse) {
-    const TensorView& l = *a.lse;
-    check_view("lse", l, 3);
-    if (l.dtype != DType::f32) fail("lse.dtype is " + std::string(dtype_name(l.dtype)) + "; expected f32");
-    check_dim("lse", l, 0, "batch", batch, "q.shape[0]");
-    check_dim("lse", l, 1, "heads_q", heads_q, "q.shape[2]");
-    check_dim("lse", l, 2, "seqlen_q", seqlen_q, "q.shape[1]");
-    check_no_self_overlap("lse", l);
-  }
+  if (a.lse) detail::check_lse(*a.lse, batch, heads_q, seqlen_q);
 
-  const float scale = a.softmax_scale ? *a.softmax_scale : 1.0f / std::sqrt(static_cast<float>(head_dim));
-  if (!std::isfinite(scale) || scale <= 0.0f)
-    fail("softmax_scale = " + std::to_string(scale) + "; expected a finite value > 0");
+  const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
 
   FwdParams p;
   p.q = a.q.data;
@@ -186,18 +174,9 @@ void attention_forward(const ForwardArgs& args) {
     detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");
     return;
   }
-  if (r.workspace_bytes > 0) {
-    if (args.workspace != nullptr) {
-      if (args.workspace_bytes < r.workspace_bytes)
-        fail("workspace_bytes = " + std::to_string(args.workspace_bytes) + "; kernel '" + std::string(r.variant->name) +
-             "' needs " + std::to_string(r.workspace_bytes) + " for this call (see plan_forward)");
-      if (reinterpret_cast<std::uintptr_t>(args.workspace) % kWorkspaceAlignment != 0)
-        fail("workspace is not " + std::to_string(kWorkspaceAlignment) + "-byte aligned");
-      p.workspace = args.workspace;
-    } else {
-      p.workspace = detail::cached_workspace(detail::current_device().device, stream, r.workspace_bytes);
-    }
-  }
+  if (r.workspace_bytes > 0)
+    p.workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward",
+                                         detail::current_device().device, stream);
   detail::check_cuda(r.variant->impl->run(p, stream), "kernel '" + std::string(r.variant->name) + "' launch");
 }
 

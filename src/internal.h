@@ -40,6 +40,12 @@ const DeviceInfo& current_device();
 // stream); it grows on demand and is reused, so warm calls allocate nothing.
 void* cached_workspace(int device, cudaStream_t stream, std::size_t bytes);
 
+// The workspace of a call that needs `bytes`: the caller's (checked for size
+// and 256-byte alignment; `plan` names the function that sizes it) or the
+// library's cached one.
+void* call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan, int device,
+                     cudaStream_t stream);
+
 // Throws flash::Error("<what>: <CUDA's error string>") when err is not cudaSuccess.
 void check_cuda(cudaError_t err, std::string_view what);
 

@@ -1,6 +1,7 @@
 // Argument checks shared by the entry points (validate.h).
 #include "validate.h"
 
+#include <cmath>
 #include <limits>
 #include <sstream>
 #include <utility>
@@ -90,6 +91,22 @@ void check_dim(const char* name, const TensorView& t, int dim, const char* what,
   if (t.shape[dim] != expected)
     fail(std::string(name) + ".shape[" + std::to_string(dim) + "] (" + what + ") = " + std::to_string(t.shape[dim]) +
          "; expected " + std::to_string(expected) + " (" + from + ")");
+}
+
+void check_lse(const TensorView& l, std::int64_t batch, std::int64_t heads_q, std::int64_t seqlen_q) {
+  check_view("lse", l, 3);
+  if (l.dtype != DType::f32) fail("lse.dtype is " + std::string(dtype_name(l.dtype)) + "; expected f32");
+  check_dim("lse", l, 0, "batch", batch, "q.shape[0]");
+  check_dim("lse", l, 1, "heads_q", heads_q, "q.shape[2]");
+  check_dim("lse", l, 2, "seqlen_q", seqlen_q, "q.shape[1]");
+  check_no_self_overlap("lse", l);
+}
+
+float softmax_scale(const std::optional<float>& given, int head_dim) {
+  const float scale = given ? *given : 1.0f / std::sqrt(static_cast<float>(head_dim));
+  if (!std::isfinite(scale) || scale <= 0.0f)
+    fail("softmax_scale = " + std::to_string(scale) + "; expected a finite value > 0");
+  return scale;
 }
 
 std::string compute_capability_reason(int cc, int min_cc, int max_cc) {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,12 @@ void check_same_dtype(const char* name, const TensorView& t, DType expected);
 // expected value comes from.
 void check_dim(const char* name, const TensorView& t, int dim, const char* what, std::int64_t expected,
                const char* from);
+
+// An optional LSE output: fp32 [batch, heads_q, seqlen_q] with distinct elements.
+void check_lse(const TensorView& lse, std::int64_t batch, std::int64_t heads_q, std::int64_t seqlen_q);
+
+// The softmax scale: the given one, or 1 / sqrt(head_dim); finite and > 0.
+float softmax_scale(const std::optional<float>& given, int head_dim);
 
 // Empty when compute capability cc lies in [min_cc, max_cc] (max_cc 0: no
 // upper bound), else why not.

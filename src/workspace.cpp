@@ -1,4 +1,5 @@
 // The library's own workspace: one growing device buffer per (device, stream).
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -34,6 +35,18 @@ void* cached_workspace(int device, cudaStream_t stream, std::size_t bytes) {
   }
   buf = Buffer{ptr, bytes};
   return ptr;
+}
+
+void* call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan, int device,
+                     cudaStream_t stream) {
+  constexpr std::size_t kAlignment = 256;
+  if (given == nullptr) return cached_workspace(device, stream, bytes);
+  if (given_bytes < bytes)
+    throw Error("workspace_bytes = " + std::to_string(given_bytes) + "; this call needs " + std::to_string(bytes) +
+                " (see " + std::string(plan) + ")");
+  if (reinterpret_cast<std::uintptr_t>(given) % kAlignment != 0)
+    throw Error("workspace is not " + std::to_string(kAlignment) + "-byte aligned");
+  return given;
 }
 
 }  // namespace flash::detail

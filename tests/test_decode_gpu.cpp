@@ -225,4 +225,21 @@ TEST(DecodeErrors, AsyncStatusIsZeroWhenValid) {
   EXPECT_EQ(flash::testing::download(*prob.args.status)[0], 0);
 }
 
+// A caller-owned workspace sized by plan_decode works; one byte short is an error.
+TEST(DecodeWorkspace, CallerOwned) {
+  SKIP_WITHOUT_GPU();
+  DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
+               .capacity = 4096, .page_size = 16, .seqlen_new = 1, .causal = true, .num_splits = 5};
+  s.lens = {4000, 77};
+  auto prob = flash::testing::make_decode_problem(s, test_seed());
+  const auto plan = flash::plan_decode(prob.args);
+  EXPECT_EQ(plan.num_splits, 5);
+  flash::testing::DeviceBuffer ws(plan.workspace_bytes);
+  prob.args.workspace = ws.get();
+  prob.args.workspace_bytes = plan.workspace_bytes;
+  decode_variants_checked(prob);
+  prob.args.workspace_bytes = plan.workspace_bytes - 1;
+  EXPECT_THROW(flash::attention_decode(prob.args), flash::Error);
+}
+
 }  // namespace

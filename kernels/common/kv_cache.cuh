@@ -11,7 +11,6 @@
 
 #include "common/decode_params.h"
 #include "common/numeric.cuh"
-#include "common/online_softmax.cuh"
 
 namespace flash::detail {
 
