@@ -4,6 +4,7 @@
 //   ./runner                         the default list of shapes
 //   ./runner --seq 16384 --dhead 128 one shape (query rows sampled when large)
 //   ./runner --kernel tiled --dtype f16 --causal
+//   ./runner --bwd                   the backward variants (both modes) on the default shapes
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
@@ -32,6 +33,7 @@ struct Options {
   bool causal = false;
   bool causal_given = false;
   bool list = false;
+  bool bwd = false;
   Layout layout = Layout::bshd;
   int sample_rows = 64;
   std::uint64_t seed = std::random_device{}();
@@ -42,6 +44,7 @@ struct Options {
       "usage: runner [--kernel NAME|all] [--batch N] [--heads N] [--heads-kv N] [--seq N] [--seq-k N]\n"
       "              [--dhead N] [--dtype bf16|f16|f32|all] [--causal] [--layout bshd|bhsd]\n"
       "              [--rows N (query rows checked per shape when seq is larger)] [--seed N]\n"
+      "              [--bwd (the backward: dq, dk, dv of every backward variant, both modes)]\n"
       "       runner --list   (the registered variants)\n"
       "Without --seq, runs the default list of shapes.\n");
   std::exit(code);
@@ -81,6 +84,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--rows") o.sample_rows = number();
     else if (a == "--seed") o.seed = std::strtoull(value().c_str(), nullptr, 10);
     else if (a == "--list") o.list = true;
+    else if (a == "--bwd") o.bwd = true;
     else if (a == "--help" || a == "-h") usage(0);
     else {
       fmt::print(stderr, "runner: unknown flag {}\n", a);
@@ -145,8 +149,89 @@ void print_variants(const std::vector<flash::VariantInfo>& variants) {
 void list_variants() {
   fmt::print("{:<17} {:<5} {:<6} {:<14} {:<22} {}\n", "variant", "built", "cc", "dtypes", "head dims", "description");
   print_variants(flash::forward_variants());
+  fmt::print("\nbackward (flash::attention_backward; ./runner --bwd, ./bench --bwd):\n");
+  print_variants(flash::backward_variants());
   fmt::print("\ndecode (flash::attention_decode; ./bench --decode):\n");
   print_variants(flash::decode_variants());
+}
+
+// Median of 5 timed backward calls, in ms.
+double time_backward_ms(const flash::BackwardArgs& args) {
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> ms;
+  for (int rep = 0; rep < 5; ++rep) {
+    cudaEventRecord(start);
+    flash::attention_backward(args);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float t = 0;
+    cudaEventElapsedTime(&t, start, stop);
+    ms.push_back(t);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+// --bwd: every backward variant in both modes; the reference is the full
+// fp64 backward (no row sampling), so large shapes take CPU time.
+int run_backward(const Options& opt, const std::vector<Shape>& shapes, const std::vector<int>& dheads,
+                 const std::vector<bool>& causals) {
+  std::vector<std::string> kernels;
+  for (const auto& v : flash::backward_variants())
+    if ((opt.kernel == "all" || v.name == opt.kernel) && v.built) kernels.push_back(v.name);
+  if (kernels.empty()) {
+    fmt::print(stderr, "runner: no built backward variant named '{}'\n", opt.kernel);
+    return 2;
+  }
+  fmt::print("seed {}\n", opt.seed);
+  fmt::print("{:<13} {:>22} {:>4} {:>5} {:>21} {:>21} {:>21} {:>8} {:>7}  {}\n", "backward", "b x sq x sk x hq/hkv", "d",
+             "dtype", "dq err / bound", "dk err / bound", "dv err / bound", "ms", "TFLOPS", "result");
+  int failed = 0, passed = 0;
+  std::uint64_t case_seed = opt.seed;
+  for (DType dtype : dtypes_of(opt.dtype))
+    for (int d : dheads)
+      for (bool causal : causals)
+        for (Shape s : shapes) {
+          s.head_dim = d;
+          bool any = false;
+          for (const auto& v : flash::backward_variants()) any = any || v.supports(dtype, d);
+          if (!any) continue;
+          auto prob = flash::testing::make_bwd_problem(s, dtype, causal, opt.layout, case_seed++);
+          const std::string shape = fmt::format("{}x{}x{}x{}/{}", s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv);
+          for (const std::string& k : kernels) {
+            bool supported = false;
+            for (const auto& v : flash::backward_variants())
+              if (v.name == k) supported = v.supports(dtype, d);
+            if (!supported) continue;
+            for (bool deterministic : {false, true}) {
+              const std::string name = k + (deterministic ? "/det" : "");
+              const auto r = flash::testing::run_and_check_backward(prob, k, deterministic);
+              if (!r.error.empty()) {
+                fmt::print("{:<13} {:>22} {:>4} {:>5}  ERROR {}\n", name, shape, d, flash::dtype_name(dtype), r.error);
+                ++failed;
+                continue;
+              }
+              flash::BackwardArgs a = prob.args;
+              a.kernel = k;
+              a.deterministic = deterministic;
+              const double ms = time_backward_ms(a);
+              const double flops =
+                  2.5 * 4.0 * s.batch * s.heads_q * double(s.seqlen_q) * s.seqlen_k * d * (causal ? 0.5 : 1.0);
+              fmt::print("{:<13} {:>22} {:>4} {:>5} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>8.3f} "
+                         "{:>7.2f}  {}{}{}\n",
+                         name, shape, d, flash::dtype_name(dtype), r.err[0], r.bound[0], r.err[1], r.bound[1], r.err[2],
+                         r.bound[2], ms, flops / (ms * 1e-3) / 1e12, r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "",
+                         r.unwritten ? fmt::format(" ({} unwritten)", r.unwritten) : "");
+              (r.ok ? passed : failed)++;
+            }
+          }
+        }
+  fmt::print("{} passed, {} failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
 }
 
 int main(int argc, char** argv) {
@@ -163,6 +248,7 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> kernels;
   for (const auto& v : flash::forward_variants()) {
+    if (opt.bwd) break;
     if (opt.kernel != "all" && v.name != opt.kernel) continue;
     if (!v.built) {
       fmt::print("{:<13} not built (FLASH_VARIANTS)\n", v.name);
@@ -170,7 +256,7 @@ int main(int argc, char** argv) {
     }
     kernels.push_back(v.name);
   }
-  if (kernels.empty() && opt.kernel != "all") {
+  if (kernels.empty() && opt.kernel != "all" && !opt.bwd) {
     fmt::print(stderr, "runner: no built variant named '{}'\n", opt.kernel);
     return 2;
   }
@@ -201,6 +287,7 @@ int main(int argc, char** argv) {
     dheads = opt.dhead ? std::vector<int>{*opt.dhead} : std::vector<int>{64, 128, 256};
     causals = opt.causal_given ? std::vector<bool>{true} : std::vector<bool>{false, true};
   }
+  if (opt.bwd) return run_backward(opt, shapes, dheads, causals);
 
   fmt::print("seed {}\n", opt.seed);
   fmt::print("{:<13} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "variant", "b x sq x sk x hq/hkv",

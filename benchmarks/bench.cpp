@@ -3,6 +3,9 @@
 //   ./bench --seq 4096 --dhead 128            FlashAttention's defaults: batch = 16384 / seq,
 //                                             heads = 2048 / dhead, bf16, non-causal
 //   ./bench --seq 8192 --causal --kernel tiled --benchmark_format=json
+//   ./bench --bwd --seq 8192 --dhead 128      the backward (every backward variant, and
+//                                             each in deterministic mode: "<name>-det");
+//                                             O and the LSE come from a forward call
 //   ./bench --decode                          decode with a KV cache: the three shapes of
 //                                             the issue (batch 1 x 128k, 16 x 8k, 64 x 4k keys),
 //                                             heads 32 / 8, dhead 128, bf16, contiguous and
@@ -17,7 +20,7 @@
 // warm-up launches; when the inputs would fit in L2 a buffer twice its size is
 // overwritten before every iteration, so no run reads a warm cache. Counters:
 // ms (median over the iterations) and TFLOPS = 4 * B * Hq * Sq * Sk * D /
-// median time, halved when causal.
+// median time, halved when causal; the backward counts 2.5x that.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
@@ -43,6 +46,7 @@ struct Options {
   DType dtype = DType::bf16;
   bool causal = false;
   std::string kernel = "all";
+  bool bwd = false;
   // --decode
   bool decode = false;
   int cache = -1, page_size = -1, seqlen_q = 1, splits = 0, append = 0;
@@ -81,6 +85,7 @@ Options parse(int& argc, char** argv) {
     else if (a == "--heads-kv") o.heads_kv = number();
     else if (a == "--causal") o.causal = true;
     else if (a == "--decode") o.decode = true;
+    else if (a == "--bwd") o.bwd = true;
     else if (a == "--cache") o.cache = number();
     else if (a == "--page-size") {
       const std::string v = value();
@@ -116,6 +121,9 @@ Options parse(int& argc, char** argv) {
 struct Inputs {
   DeviceBuffer q, k, v, o, lse, flush;
   flash::ForwardArgs args;
+  // --bwd: dO, the gradients, and the call (O and LSE from a forward call).
+  DeviceBuffer dout, dq, dk, dv;
+  flash::BackwardArgs bwd;
 };
 
 Inputs make_inputs(const Options& o) {
@@ -145,6 +153,20 @@ Inputs make_inputs(const Options& o) {
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
   if ((2 * nq + 2 * nkv) * es < 4 * std::size_t(l2)) in.flush = DeviceBuffer(2 * std::size_t(l2));
+  if (o.bwd) {
+    in.dout = DeviceBuffer(nq * es), in.dq = DeviceBuffer(nq * es);
+    in.dk = DeviceBuffer(nkv * es), in.dv = DeviceBuffer(nkv * es);
+    auto& b = in.bwd;
+    b.q = a.q, b.k = a.k, b.v = a.v, b.o = a.o, b.lse = *a.lse;
+    b.dout = flash::make_contiguous(in.dout.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
+    b.dq = flash::make_contiguous(in.dq.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
+    b.dk = flash::make_contiguous(in.dk.get(), o.dtype, {o.batch, o.seq_k, o.heads_kv, o.dhead});
+    b.dv = flash::make_contiguous(in.dv.get(), o.dtype, {o.batch, o.seq_k, o.heads_kv, o.dhead});
+    b.causal = o.causal;
+    flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), b.dout);
+    flash::attention_forward(a);  // the real O and LSE
+    check(cudaDeviceSynchronize(), "forward for the backward inputs");
+  }
   return in;
 }
 
@@ -202,6 +224,30 @@ void run_variant(benchmark::State& state, const Options& o, const std::string& k
   state.counters["TFLOPS"] = flops / median / 1e12;
 }
 
+void run_backward(benchmark::State& state, const Options& o, const std::string& kernel, bool deterministic) {
+  flash::BackwardArgs args;
+  try {
+    Inputs& in = shared_inputs(o);
+    args = in.bwd;
+    args.kernel = kernel;
+    args.deterministic = deterministic;
+    for (int i = 0; i < kWarmupLaunches; ++i) flash::attention_backward(args);
+    check(cudaDeviceSynchronize(), "warm-up");
+  } catch (const flash::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const Inputs& in = shared_inputs(o);
+  const double median = median_seconds(
+      state,
+      [&](std::size_t i) {
+        if (in.flush.get()) check(cudaMemsetAsync(in.flush.get(), i & 0xff, in.flush.bytes()), "L2 flush");
+      },
+      [&] { flash::attention_backward(args); });
+  const double flops = 2.5 * 4.0 * o.batch * o.heads * double(o.seq) * o.seq_k * o.dhead * (o.causal ? 0.5 : 1.0);
+  state.counters["ms"] = median * 1e3;
+  state.counters["TFLOPS"] = flops / median / 1e12;
+}
 
 // --- decode ---------------------------------------------------------------
 
@@ -341,7 +387,21 @@ int main(int argc, char** argv) {
   const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}", o.batch, o.heads, o.heads_kv, o.seq,
                                         o.seq_k, o.dhead, flash::dtype_name(o.dtype), o.causal ? "_causal" : "");
   int registered = 0;
+  for (const auto& v : flash::backward_variants()) {
+    if (!o.bwd) break;
+    if (o.kernel != "all" && v.name != o.kernel) continue;
+    if (!v.supports(o.dtype, o.dhead)) continue;
+    for (bool det : {false, true}) {
+      benchmark::RegisterBenchmark(("bwd/" + v.name + (det ? "-det/" : "/") + shape).c_str(),
+                                   [o, det, name = v.name](benchmark::State& st) { run_backward(st, o, name, det); })
+          ->UseManualTime()
+          ->Unit(benchmark::kMillisecond)
+          ->MinTime(0.5);
+      ++registered;
+    }
+  }
   for (const auto& v : flash::forward_variants()) {
+    if (o.bwd) break;
     if (o.kernel != "all" && v.name != o.kernel) continue;
     if (!v.supports(o.dtype, o.dhead)) continue;
     benchmark::RegisterBenchmark(("fwd/" + v.name + "/" + shape).c_str(),

@@ -6,6 +6,7 @@
 # and writes logs under $OUT (default ./out).
 #   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh
 # Decode (KV cache): STEPS="dtests dsanitize dbench dsdpa".
+# Backward: STEPS="btests bsanitize bbench bsdpa" (BSEQS, BDHEADS, BBENCH_FILTER).
 set -u
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
@@ -49,6 +50,23 @@ for step in $STEPS; do
         --launch-skip 3 --launch-count 1 $BIN/bench --seq 4096 --dhead 128 --kernel ${NCU_VARIANT:-wgmma_pingpong} \
         --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
       echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall|Pipe" "$OUT/ncu.txt" | head -30 ;;
+    btests)
+      t0=$SECONDS; $BIN/test_gpu --gtest_filter="${BTEST_FILTER:-*Backward*}" > "$OUT/test_backward.log" 2>&1
+      echo "backward tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_backward.log" | tail -30 ;;
+    bsanitize)
+      for tool in memcheck racecheck synccheck; do
+        timeout ${SAN_TIMEOUT:-150} compute-sanitizer --tool $tool --error-exitcode 9 $BIN/test_gpu \
+          --gtest_filter="${BSAN_FILTER:-BackwardL*:BackwardE*:*BackwardGrid*d64_causal_sq113_sk203_gqa4:*BackwardGrid*f16_d256_full_sq257_sk129_mqa:*BackwardGrid*bf16_d128_causal_sq257_sk129_mha}" > "$OUT/b_$tool.log" 2>&1
+        echo "backward $tool rc=$?"; tail -2 "$OUT/b_$tool.log"
+      done ;;
+    bbench)
+      for d in ${BDHEADS:-64 128 256}; do for s in ${BSEQS:-8192 16384}; do for c in "" ${BCAUSAL:-}; do
+        $BIN/bench --bwd --seq $s --dhead $d $c --benchmark_out_format=json --benchmark_filter="${BBENCH_FILTER:-mma}" \
+          --benchmark_out="$OUT/bpart_s${s}_d${d}${c:+_causal}.json" 2>&1 | grep -E "^bwd" ; done; done; done
+      python3 -c 'import json,glob,sys; json.dump({"benchmarks": [b for f in sorted(glob.glob(sys.argv[1] + "/bpart_*.json")) for b in json.load(open(f))["benchmarks"]]}, open(sys.argv[1] + "/bwd_bench.json", "w"), indent=1)' "$OUT"
+      rm -f "$OUT"/bpart_*.json ;;
+    bsdpa)
+      python3 benchmarks/sdpa_bench.py --bwd --seq ${BSEQS:-8192 16384} --dhead ${BDHEADS:-64 128 256} ${BCAUSAL:+--both-masks} --json "$OUT/bwd_sdpa.json" 2>&1 | tee "$OUT/bwd_sdpa.txt" ;;
     dtests)
       t0=$SECONDS; $BIN/test_gpu --gtest_filter='*Decode*' > "$OUT/test_decode.log" 2>&1
       echo "decode tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_decode.log" | tail -20 ;;

@@ -24,15 +24,21 @@ endif()
 # The variant list comes from kernels/variants.def, the single source of truth.
 # Editing it re-runs configure.
 set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/kernels/variants.def)
-file(STRINGS ${PROJECT_SOURCE_DIR}/kernels/variants.def _flash_def_lines REGEX "^FLASH_(FWD|DECODE)_VARIANT\\(")
+file(STRINGS ${PROJECT_SOURCE_DIR}/kernels/variants.def _flash_def_lines REGEX "^FLASH_(FWD|DECODE|BWD)_VARIANT\\(")
 set(FLASH_ALL_VARIANTS "")
 foreach(line IN LISTS _flash_def_lines)
-  if(NOT line MATCHES "^FLASH_(FWD|DECODE)_VARIANT\\(([a-z0-9_]+), *([a-z0-9_]+),")
+  if(NOT line MATCHES "^FLASH_(FWD|DECODE|BWD)_VARIANT\\(([a-z0-9_]+), *([a-z0-9_]+),")
     message(FATAL_ERROR "kernels/variants.def: cannot parse: ${line}")
   endif()
-  list(APPEND FLASH_ALL_VARIANTS ${CMAKE_MATCH_2})
-  set(FLASH_VARIANT_SOURCE_${CMAKE_MATCH_2} ${CMAKE_MATCH_3})
-  set(FLASH_VARIANT_KIND_${CMAKE_MATCH_2} ${CMAKE_MATCH_1})
+  # Backward variants are named bwd_<name> here (their names may repeat a
+  # forward one); the generated stub defines variant_bwd_<name>().
+  set(_name ${CMAKE_MATCH_2})
+  if(CMAKE_MATCH_1 STREQUAL "BWD")
+    set(_name bwd_${CMAKE_MATCH_2})
+  endif()
+  list(APPEND FLASH_ALL_VARIANTS ${_name})
+  set(FLASH_VARIANT_SOURCE_${_name} ${CMAKE_MATCH_3})
+  set(FLASH_VARIANT_KIND_${_name} ${CMAKE_MATCH_1})
 endforeach()
 
 if(FLASH_VARIANTS STREQUAL "all")

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/bwd_params.h"
 #include "common/decode_params.h"
 #include "common/variant.h"
 #include "flash/error.h"
@@ -32,6 +33,15 @@ struct RegisteredDecode {
 
 // Every decode variant of kernels/variants.def.
 const std::vector<RegisteredDecode>& decode_registry();
+
+struct RegisteredBwd {
+  std::string_view name;
+  std::string_view description;
+  const BwdVariant* impl;  // null: left out of this build
+};
+
+// Every backward variant of kernels/variants.def, in ladder order.
+const std::vector<RegisteredBwd>& backward_registry();
 
 // The current device, or a flash::Error when there is none.
 const DeviceInfo& current_device();

@@ -144,13 +144,20 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
 }
 
 Gradients backward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
-                   const std::vector<double>& v, const std::vector<double>& dout, int threads) {
+                   const std::vector<double>& v, const std::vector<double>& dout, int threads,
+                   std::optional<DType> lowp) {
   const int B = p.batch, Sq = p.seqlen_q, Sk = p.seqlen_k, Hq = p.heads_q, Hkv = p.heads_kv, D = p.head_dim;
   const int group = Hq / Hkv;
   Gradients g;
   g.dq.assign(q.size(), 0.0);
   g.dk.assign(k.size(), 0.0);
   g.dv.assign(v.size(), 0.0);
+  if (lowp) {
+    g.dq_lowp.assign(q.size(), 0.0);
+    g.dk_lowp.assign(k.size(), 0.0);
+    g.dv_lowp.assign(v.size(), 0.0);
+  }
+  auto rnd = [&](double x) { return round_to(*lowp, x); };
   auto q_idx = [&](int b, int i, int h) { return ((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D; };
   auto kv_idx = [&](int b, int j, int h) { return ((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D; };
 
@@ -158,7 +165,7 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
   // the query heads in its group, so tasks never write the same element.
   auto run_kv_head = [&](int task) {
     const int b = task / Hkv, hk = task % Hkv;
-    std::vector<double> prob(Sk), dprob(Sk);
+    std::vector<double> prob(Sk), dprob(Sk), prob_l(lowp ? Sk : 0), dprob_l(lowp ? Sk : 0);
     for (int h = hk * group; h < (hk + 1) * group; ++h) {
       for (int i = 0; i < Sq; ++i) {
         const double* qi = &q[q_idx(b, i, h)];
@@ -200,6 +207,26 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
             dvj[d] += prob[j] * doi[d];
           }
         }
+        if (!lowp) continue;
+        double d_l = 0.0;  // rowsum(P * dP) from the rounded P and dP
+        for (int j = 0; j < Sk; ++j) {
+          prob_l[j] = rnd(prob[j]);
+          dprob_l[j] = rnd(dprob[j]);
+          d_l += prob_l[j] * dprob_l[j];
+        }
+        double* dqi_l = &g.dq_lowp[q_idx(b, i, h)];
+        for (int j = 0; j < Sk; ++j) {
+          if (prob[j] == 0.0) continue;
+          const double ds = rnd(prob_l[j] * (dprob_l[j] - d_l));
+          const double* kj = &k[kv_idx(b, j, hk)];
+          double* dkj = &g.dk_lowp[kv_idx(b, j, hk)];
+          double* dvj = &g.dv_lowp[kv_idx(b, j, hk)];
+          for (int d = 0; d < D; ++d) {
+            dqi_l[d] += ds * kj[d];
+            dkj[d] += ds * qi[d];
+            dvj[d] += prob_l[j] * doi[d];
+          }
+        }
       }
     }
   };
@@ -214,6 +241,11 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
     });
   for (int task = 0; task < tasks; task += n_threads) run_kv_head(task);
   for (auto& th : pool) th.join();
+  if (lowp) {  // the scale and the final rounding of each gradient
+    for (double& x : g.dq_lowp) x = rnd(x * p.softmax_scale);
+    for (double& x : g.dk_lowp) x = rnd(x * p.softmax_scale);
+    for (double& x : g.dv_lowp) x = rnd(x);
+  }
   return g;
 }
 

@@ -11,17 +11,21 @@ namespace flash::detail {
 
 #define FLASH_FWD_VARIANT(name, file, description) const FwdVariant* variant_##name();
 #define FLASH_DECODE_VARIANT(name, file, description) const DecodeVariant* variant_##name();
+#define FLASH_BWD_VARIANT(name, file, description) const BwdVariant* variant_bwd_##name();
 #include "variants.def"
 #undef FLASH_FWD_VARIANT
 #undef FLASH_DECODE_VARIANT
+#undef FLASH_BWD_VARIANT
 
 const std::vector<RegisteredFwd>& forward_registry() {
   static const std::vector<RegisteredFwd> registry = {
 #define FLASH_FWD_VARIANT(name, file, description) {#name, description, variant_##name()},
 #define FLASH_DECODE_VARIANT(name, file, description)
+#define FLASH_BWD_VARIANT(name, file, description)
 #include "variants.def"
 #undef FLASH_FWD_VARIANT
 #undef FLASH_DECODE_VARIANT
+#undef FLASH_BWD_VARIANT
   };
   return registry;
 }
@@ -30,9 +34,24 @@ const std::vector<RegisteredDecode>& decode_registry() {
   static const std::vector<RegisteredDecode> registry = {
 #define FLASH_FWD_VARIANT(name, file, description)
 #define FLASH_DECODE_VARIANT(name, file, description) {#name, description, variant_##name()},
+#define FLASH_BWD_VARIANT(name, file, description)
 #include "variants.def"
 #undef FLASH_FWD_VARIANT
 #undef FLASH_DECODE_VARIANT
+#undef FLASH_BWD_VARIANT
+  };
+  return registry;
+}
+
+const std::vector<RegisteredBwd>& backward_registry() {
+  static const std::vector<RegisteredBwd> registry = {
+#define FLASH_FWD_VARIANT(name, file, description)
+#define FLASH_DECODE_VARIANT(name, file, description)
+#define FLASH_BWD_VARIANT(name, file, description) {#name, description, variant_bwd_##name()},
+#include "variants.def"
+#undef FLASH_FWD_VARIANT
+#undef FLASH_DECODE_VARIANT
+#undef FLASH_BWD_VARIANT
   };
   return registry;
 }
@@ -84,6 +103,17 @@ std::vector<VariantInfo> forward_variants() {
       info.max_head_dim = r.impl->max_head_dim;
       info.features = r.impl->features;
     }
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+std::vector<VariantInfo> backward_variants() {
+  std::vector<VariantInfo> out;
+  for (const auto& r : detail::backward_registry()) {
+    VariantInfo info = common_info(r);
+    for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
+    if (r.impl != nullptr) info.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens;
     out.push_back(std::move(info));
   }
   return out;

@@ -1,6 +1,7 @@
 // flash: exact attention (FlashAttention) kernels for NVIDIA GPUs.
 #pragma once
 
+#include "flash/backward.h"
 #include "flash/decode.h"
 #include "flash/error.h"
 #include "flash/forward.h"

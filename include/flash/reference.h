@@ -55,6 +55,13 @@ struct Gradients {
   std::vector<double> dq;
   std::vector<double> dk;
   std::vector<double> dv;
+  // The same math done in the low-precision dtype `lowp` (filled only when
+  // backward() is given one): P, dP = dO V^T and dS rounded to it, as the
+  // tile products of a 16-bit implementation take them, rowsum(P * dP) from
+  // those, fp32-like accumulation, and the gradients rounded at the end.
+  std::vector<double> dq_lowp;
+  std::vector<double> dk_lowp;
+  std::vector<double> dv_lowp;
 };
 
 // The fp64 backward: P recomputed from Q, K (and the mask), then
@@ -62,6 +69,7 @@ struct Gradients {
 //   dQ = scale * dS K,  dK = scale * dS^T Q.
 // Parallel over (batch, KV head) on `threads` threads (0: all cores).
 Gradients backward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
-                   const std::vector<double>& v, const std::vector<double>& dout, int threads = 0);
+                   const std::vector<double>& v, const std::vector<double>& dout, int threads = 0,
+                   std::optional<DType> lowp = std::nullopt);
 
 }  // namespace flash::reference

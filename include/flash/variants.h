@@ -45,6 +45,11 @@ struct VariantInfo {
 // built variant that supports the call.
 std::vector<VariantInfo> forward_variants();
 
+// Backward variants in ladder order; "auto" picks the last built one that
+// supports the call. features: kFeatureCausal | kFeatureGqa |
+// kFeatureUnequalSeqlens (every backward variant takes the LSE as input).
+std::vector<VariantInfo> backward_variants();
+
 // Decode (KV-cache) variants; "auto" picks the last built one that supports the call.
 std::vector<VariantInfo> decode_variants();
 

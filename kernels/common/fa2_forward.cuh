@@ -331,13 +331,6 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   }
 }
 
-// The head dims of the tensor-core kernels: multiples of 64 (the swizzle's
-// 128-byte groups).
-template <class F> bool dispatch_tc_head_dim(int d, F&& f) {
-  return dispatch_head_dim_of<64, 128, 256>(d, static_cast<F&&>(f));
-}
-using TcHeadDims = BuiltHeadDims<64, 128, 256>;
-
 // Host side: the launch and the limits check for one Config family.
 // ConfigFor<kHeadDim> names the Config of each head dim.
 template <template <int> class ConfigFor> struct Fa2Launcher {

@@ -53,4 +53,11 @@ template <class F> bool dispatch_head_dim(int d, F&& f) {
 }
 using AllHeadDims = BuiltHeadDims<32, 64, 96, 128, 256>;
 
+// The head dims of the tensor-core kernels: multiples of 64 (the swizzle's
+// 128-byte groups).
+template <class F> bool dispatch_tc_head_dim(int d, F&& f) {
+  return dispatch_head_dim_of<64, 128, 256>(d, static_cast<F&&>(f));
+}
+using TcHeadDims = BuiltHeadDims<64, 128, 256>;
+
 }  // namespace flash::detail

@@ -2,6 +2,10 @@
 // addressed in 16-byte chunks of 8 elements (one ldmatrix row, one cp.async).
 #pragma once
 
+#include <cstdint>
+
+#include "common/mma.cuh"
+
 namespace flash::detail {
 
 // Row-major, unpadded. With rows of 128 bytes or a multiple of it, the 8 row
@@ -16,6 +20,7 @@ namespace flash::detail {
 // fragment loads of the main loop need no address arithmetic.
 template <int kCols> struct RowMajorLayout {
   static_assert(kCols % 8 == 0, "rows are whole 16-byte chunks");
+  static constexpr int kColumns = kCols;
   __device__ __forceinline__ static int offset(int row, int col) { return row * kCols + col; }
   __device__ __forceinline__ static int lane_offset(int row_lane, int col_lane, int /*phase*/) {
     return row_lane * kCols + col_lane;
@@ -29,6 +34,7 @@ template <int kCols> struct RowMajorLayout {
 // 16-byte copies are conflict-free, with no padding. Needs kCols % 64 == 0.
 template <int kCols> struct SwizzledLayout {
   static_assert(kCols % 64 == 0, "the swizzle permutes groups of 8 chunks (64 elements)");
+  static constexpr int kColumns = kCols;
   __device__ __forceinline__ static int offset(int row, int col) {
     return row * kCols + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
   }
@@ -50,5 +56,47 @@ template <int kCols, int kPad> struct PaddedLayout {
   static constexpr int kStride = kCols + kPad;
   __device__ __forceinline__ static int offset(int row, int col) { return row * kStride + col; }
 };
+
+}  // namespace flash::detail
+
+namespace flash::detail {
+
+// Per-lane ldmatrix row addresses into a tile of any of the layouts above,
+// for a warp whose sub-tile starts at a run-time (row0, col0) (multiples of
+// 8 and 16). The lane's row and column within the 8 x 8 matrices come from
+// its role (LaneRole below). at(row_off, j) is the
+// address for rows + row_off (a multiple of 8) and columns + 16 j, both
+// compile-time in unrolled loops: four bases (j % 4) are computed once and
+// whole 64-column groups add a constant, which holds for the swizzle too
+// because it permutes chunks only within a 64-column group.
+template <class Layout> struct FragAddr {
+  std::uint32_t base[4];
+  template <class T> __device__ __forceinline__ FragAddr(const T* tile, int row_lane, int col_lane) {
+#pragma unroll
+    for (int jj = 0; jj < 4; ++jj) base[jj] = smem_addr(tile + Layout::offset(row_lane, col_lane + 16 * jj));
+  }
+  __device__ __forceinline__ std::uint32_t at(int row_off, int j) const {
+    return base[j % 4] + 2 * (row_off * Layout::kColumns + (j / 4) * 64);
+  }
+};
+
+// Which row and column of a 16 x 16 operand block a lane addresses for
+// ldmatrix.x4, by operand role (mma.cuh gives the fragment layouts):
+//   A from [m][k] storage (ldmatrix):        row lane % 16,                  col 8 (lane / 16)
+//   A from [k][m] storage (ldmatrix.trans):  row lane % 8 + 8 (lane / 16),   col 8 ((lane / 8) % 2)
+//   B from [n][k] storage (ldmatrix):        the same as A from [k][m]
+//   B from [k][n] storage (ldmatrix.trans):  row lane % 8 + 8 ((lane / 8) % 2), col 8 (lane / 16)
+// B loads cover two 8-column n-tiles: registers 0-1 the first, 2-3 the second.
+enum class LaneRole { kRowMajorA, kTransposedA, kRowMajorB, kTransposedB };
+
+template <LaneRole kRole> __device__ __forceinline__ int lane_row(int lane) {
+  if constexpr (kRole == LaneRole::kRowMajorA) return lane % 16;
+  else if constexpr (kRole == LaneRole::kTransposedB) return lane % 8 + 8 * ((lane / 8) % 2);
+  else return lane % 8 + 8 * (lane / 16);
+}
+template <LaneRole kRole> __device__ __forceinline__ int lane_col(int lane) {
+  if constexpr (kRole == LaneRole::kRowMajorA || kRole == LaneRole::kTransposedB) return 8 * (lane / 16);
+  else return 8 * ((lane / 8) % 2);
+}
 
 }  // namespace flash::detail

@@ -248,6 +248,104 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
   return r;
 }
 
+namespace {
+
+reference::Problem reference_problem(const Shape& s, bool causal) {
+  reference::Problem rp;
+  rp.batch = s.batch;
+  rp.seqlen_q = s.seqlen_q;
+  rp.seqlen_k = s.seqlen_k;
+  rp.heads_q = s.heads_q;
+  rp.heads_kv = s.heads_kv;
+  rp.head_dim = s.head_dim;
+  rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
+  rp.causal = causal;
+  return rp;
+}
+
+}  // namespace
+
+BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed) {
+  BwdProblem p;
+  p.shape = s;
+  p.dtype = dtype;
+  p.causal = causal;
+  p.layout = layout;
+  std::mt19937_64 rng(seed);
+  const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
+  const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
+  p.q = random_values(q_spec.elements(), dtype, rng);
+  p.k = random_values(kv_spec.elements(), dtype, rng);
+  p.v = random_values(kv_spec.elements(), dtype, rng);
+  p.dout = random_values(q_spec.elements(), dtype, rng);
+  const reference::Problem rp = reference_problem(s, causal);
+  const reference::Result fwd = reference::forward(rp, p.q, p.k, p.v);
+  p.ref = reference::backward(rp, p.q, p.k, p.v, p.dout, 0, dtype);
+
+  const std::size_t esize = dtype_size(dtype), nq = q_spec.elements() * esize, nkv = kv_spec.elements() * esize;
+  p.bq = DeviceBuffer(nq), p.bo = DeviceBuffer(nq), p.bdo = DeviceBuffer(nq), p.bdq = DeviceBuffer(nq);
+  p.bk = DeviceBuffer(nkv), p.bv = DeviceBuffer(nkv), p.bdk = DeviceBuffer(nkv), p.bdv = DeviceBuffer(nkv);
+  p.blse = DeviceBuffer(static_cast<std::size_t>(s.batch) * s.heads_q * s.seqlen_q * sizeof(float));
+  BackwardArgs& a = p.args;
+  a.q = q_spec.view(p.bq.get(), dtype);
+  a.k = kv_spec.view(p.bk.get(), dtype);
+  a.v = kv_spec.view(p.bv.get(), dtype);
+  a.o = q_spec.view(p.bo.get(), dtype);
+  a.dout = q_spec.view(p.bdo.get(), dtype);
+  a.dq = q_spec.view(p.bdq.get(), dtype);
+  a.dk = kv_spec.view(p.bdk.get(), dtype);
+  a.dv = kv_spec.view(p.bdv.get(), dtype);
+  a.lse = make_contiguous(p.blse.get(), DType::f32, {s.batch, s.heads_q, s.seqlen_q});
+  a.causal = causal;
+  upload(p.q, a.q);
+  upload(p.k, a.k);
+  upload(p.v, a.v);
+  upload(p.dout, a.dout);
+  upload(fwd.o, a.o);      // rounded to the dtype by the upload
+  upload(fwd.lse, a.lse);  // -inf stays -inf
+  return p;
+}
+
+BwdCheck run_and_check_backward(BwdProblem& prob, const std::string& kernel, bool deterministic) {
+  BwdCheck r;
+  BackwardArgs a = prob.args;
+  a.kernel = kernel;
+  a.deterministic = deterministic;
+  poison(a.dq);
+  poison(a.dk);
+  poison(a.dv);
+  try {
+    attention_backward(a);
+    check(cudaDeviceSynchronize(), "kernel execution");
+  } catch (const Error& e) {
+    r.error = e.what();
+    return r;
+  }
+  const TensorView* views[3] = {&a.dq, &a.dk, &a.dv};
+  const std::vector<double>* refs[3] = {&prob.ref.dq, &prob.ref.dk, &prob.ref.dv};
+  const std::vector<double>* lowps[3] = {&prob.ref.dq_lowp, &prob.ref.dk_lowp, &prob.ref.dv_lowp};
+  r.ok = true;
+  for (int t = 0; t < 3; ++t) {
+    const std::vector<double> got = download(*views[t]);
+    double lowp_err = 0, max_ref = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+      const double ref = (*refs[t])[i];
+      if (std::isnan(got[i])) {
+        ++r.unwritten;
+        r.err[t] = std::numeric_limits<double>::infinity();
+        continue;
+      }
+      r.err[t] = std::max(r.err[t], std::fabs(got[i] - ref));
+      lowp_err = std::max(lowp_err, std::fabs((*lowps[t])[i] - ref));
+      max_ref = std::max(max_ref, std::fabs(ref));
+    }
+    r.bound[t] = 3 * lowp_err + rounding_floor(prob.dtype) * max_ref;
+    r.ok = r.ok && r.err[t] <= r.bound[t];
+  }
+  r.ok = r.ok && r.unwritten == 0;
+  return r;
+}
+
 }  // namespace flash::testing
 
 namespace flash::testing {

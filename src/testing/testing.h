@@ -97,6 +97,34 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel);
 // Rounding floor of the bound, relative to max|ref|.
 double rounding_floor(DType dtype);
 
+// A backward call: random q, k, v and dO; O (rounded to the dtype) and the
+// LSE from the fp64 forward reference; the fp64 gradients and their
+// low-precision counterparts.
+struct BwdProblem {
+  Shape shape;
+  DType dtype = DType::bf16;
+  bool causal = false;
+  Layout layout = Layout::bshd;
+  std::vector<double> q, k, v, dout;
+  reference::Gradients ref;
+  DeviceBuffer bq, bk, bv, bo, blse, bdo, bdq, bdk, bdv;
+  BackwardArgs args;  // every view and flag set; kernel and deterministic left to the caller
+};
+
+BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed);
+
+struct BwdCheck {
+  bool ok = false;
+  std::string error;
+  // dq, dk, dv: max|g - ref| and its bound 3 * max|g_lowp - ref| + floor * max|ref|.
+  double err[3] = {}, bound[3] = {};
+  std::size_t unwritten = 0;  // gradient elements still NaN after the call
+};
+
+// Poisons dq, dk and dv, runs the backward with `kernel`, and checks every
+// gradient by FlashAttention's rule (3x the low-precision error).
+BwdCheck run_and_check_backward(BwdProblem& prob, const std::string& kernel, bool deterministic = false);
+
 // A decode call (flash::attention_decode) with random inputs: the cache
 // contiguous (page_size 0) or paged through a shuffled page table whose
 // unused entries are -1, ragged lengths, an optional append, and the fp64

@@ -1,0 +1,70 @@
+// flash::attention_backward: the gradients of attention.
+//
+// Given the forward's inputs, its output O and log-sum-exp, and dO = dL/dO,
+// computes dQ, dK and dV. The forward is recomputed tile by tile (P from Q,
+// K and the LSE), so no N x N matrix is ever stored:
+//   P = exp(scale * Q K^T - LSE)      dV = P^T dO
+//   dP = dO V^T                       dS = P * (dP - rowsum(dO * O))
+//   dQ = scale * dS K                 dK = scale * dS^T Q
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+#include "flash/forward.h"
+#include "flash/tensor.h"
+
+namespace flash {
+
+struct BackwardArgs {
+  // The forward's inputs: q [batch, seqlen_q, heads_q, head_dim]; k and v
+  // [batch, seqlen_k, heads_kv, head_dim], heads_q a multiple of heads_kv.
+  TensorView q;
+  TensorView k;
+  TensorView v;
+  // The forward's output [batch, seqlen_q, heads_q, head_dim] and its LSE,
+  // fp32 [batch, heads_q, seqlen_q] (ForwardArgs::lse; -inf for rows that see
+  // no key, which get dQ = 0).
+  TensorView o;
+  TensorView lse;
+  // The incoming gradient dL/dO, shaped like o.
+  TensorView dout;
+  // Outputs, in the dtype of q: dq shaped like q, dk and dv like k. With
+  // GQA/MQA, dk and dv sum over the query heads that share a KV head.
+  TensorView dq;
+  TensorView dk;
+  TensorView dv;
+  // The forward's scale; defaults to 1 / sqrt(head_dim).
+  std::optional<float> softmax_scale;
+  // The forward's bottom-right causal mask.
+  bool causal = false;
+  // true: dq, dk and dv are bit-identical from run to run (no floating-point
+  // atomics); may be slower.
+  bool deterministic = false;
+  Stream stream = nullptr;
+  // "auto" (the fastest variant that supports the call) or a variant name
+  // from flash::backward_variants().
+  std::string kernel = "auto";
+  // Optional caller-owned device workspace (the fp32 dQ accumulator and
+  // rowsum(dO * O)); when null the library uses a cached buffer of its own
+  // per (device, stream). Size it with plan_backward().
+  void* workspace = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+struct BackwardPlan {
+  std::string kernel;
+  std::size_t workspace_bytes = 0;
+};
+
+// Validates the call against the chosen variant and the current device and
+// launches nothing. Throws flash::Error on any invalid argument.
+BackwardPlan plan_backward(const BackwardArgs& args);
+
+// Validates, then launches on args.stream (asynchronously). Throws
+// flash::Error on invalid arguments (before anything is written) and on
+// CUDA launch errors.
+void attention_backward(const BackwardArgs& args);
+
+}  // namespace flash

@@ -1,0 +1,251 @@
+// bwd_01_tiled: the attention backward on CUDA cores, the GPU reference of
+// the backward ladder.
+//
+// What it does: the FlashAttention backward without tensor cores. The
+// forward is recomputed tile by tile: P = exp2(S * scale * log2 e - LSE *
+// log2 e) from the forward's LSE (no online softmax: the row statistics are
+// already known), and dS = P * (dP - rowsum(dO * O)) with dP = dO V^T, so no
+// N x N matrix exists. Two kernels, each owning its outputs:
+//   dkv: a CTA owns kBlock keys of one (batch, KV head); it walks every query
+//        tile of every query head in the GQA group, keeping dK and dV in
+//        registers (thread = key x a stripe of dims);
+//   dq:  a CTA owns kBlock query rows of one (batch, head); it walks the key
+//        tiles, keeping dQ in registers.
+// Each output element is summed by one thread in a fixed order: no atomics,
+// so the result is deterministic whatever the `deterministic` flag says.
+// The price is recomputing S and dP in both kernels (7 tile products per
+// tile pair instead of 5), which the tensor-core variant avoids with fp32
+// atomics for dQ.
+// Tiles are fp32 in shared memory (rows padded by 4 floats); thread (i, j) of
+// the 16 x 16 grid computes S, P, dP and dS for query i and key j.
+// Measured on the H200 (2026-11-21, bf16, 16k tokens): see docs/NOTES.md.
+// Run it: ./runner --bwd --kernel tiled ; ./bench --bwd --kernel tiled --seq 4096 --dhead 128
+#include <cmath>
+#include <string>
+
+#include "common/backward.h"
+#include "common/bwd_params.h"
+#include "common/head_dims.h"
+#include "common/numeric.cuh"
+#include "common/tile_copy.cuh"
+
+namespace flash::detail {
+namespace {
+
+constexpr int kBlock = 16;                // keys per dkv CTA, query rows per dq CTA, and the tile edge
+constexpr int kThreads = kBlock * kBlock;  // one thread per (query, key) of a tile
+constexpr int kPad = 4;
+
+template <int kHeadDim> struct TiledBwd {
+  static constexpr int kStride = kHeadDim + kPad;
+  static constexpr int kDimsPerThread = kHeadDim / kBlock;  // dims of an output row per thread
+  // Four [kBlock][kStride] tiles, then P (or dS) and dS tiles and two row vectors.
+  static constexpr int kSmemFloats = 4 * kBlock * kStride + 2 * kBlock * (kBlock + 1) + 2 * kBlock;
+  static constexpr std::size_t kSmemBytes = kSmemFloats * sizeof(float);
+};
+
+// S, P, dP and dS for (query row m0 + i, key n0 + j) from fp32 tiles:
+// returns dS and stores P in *p_out. Masked pairs (key past the end, or
+// right of the causal diagonal) give P = dS = 0.
+template <int kHeadDim>
+__device__ __forceinline__ float tile_ds(const BwdParams& p, const float* sQ, const float* sdO, const float* sK,
+                                         const float* sV, float lse2, float dpsum, int i, int j, int row, int key,
+                                         float* p_out) {
+  constexpr int kStride = TiledBwd<kHeadDim>::kStride;
+  float s = 0.0f, dp = 0.0f;
+#pragma unroll 8
+  for (int c = 0; c < kHeadDim; ++c) {
+    s += sQ[i * kStride + c] * sK[j * kStride + c];
+    dp += sdO[i * kStride + c] * sV[j * kStride + c];
+  }
+  const bool masked = key >= p.seqlen_k || (p.causal && key > row + p.seqlen_k - p.seqlen_q);
+  const float prob = masked ? 0.0f : exp2f(s * p.scale_log2 - lse2);
+  *p_out = prob;
+  return prob * (dp - dpsum);
+}
+
+template <class T, int kHeadDim>
+__global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_constant__ BwdParams p) {
+  using Cfg = TiledBwd<kHeadDim>;
+  constexpr int kStride = Cfg::kStride;
+  extern __shared__ float4 smem_f4[];
+  float* sK = reinterpret_cast<float*>(smem_f4);
+  float* sV = sK + kBlock * kStride;
+  float* sQ = sV + kBlock * kStride;
+  float* sdO = sQ + kBlock * kStride;
+  float* sP = sdO + kBlock * kStride;  // [query][key], padded to kBlock + 1
+  float* sdS = sP + kBlock * (kBlock + 1);
+  float* sLse = sdS + kBlock * (kBlock + 1);
+  float* sDpsum = sLse + kBlock;
+
+  const int n0 = blockIdx.x * kBlock, h_kv = blockIdx.y, b = blockIdx.z;
+  const int i = threadIdx.x / kBlock, j = threadIdx.x % kBlock;  // S-tile coordinates
+  const int key_row = threadIdx.x / kBlock, dim0 = threadIdx.x % kBlock;  // output: key, dims dim0 + kBlock * u
+
+  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+      static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride,
+      p.k_row_stride, p.seqlen_k - n0, sK);
+  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+      static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride,
+      p.v_row_stride, p.seqlen_k - n0, sV);
+
+  float acc_dk[Cfg::kDimsPerThread] = {}, acc_dv[Cfg::kDimsPerThread] = {};
+  // Causal: query row r sees key n0 only when r >= n0 - (seqlen_k - seqlen_q).
+  const int m_begin = p.causal ? max(0, n0 - (p.seqlen_k - p.seqlen_q)) / kBlock * kBlock : 0;
+  for (int h = h_kv * p.group_size; h < (h_kv + 1) * p.group_size; ++h) {
+    const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
+    for (int m0 = m_begin; m0 < p.seqlen_q; m0 += kBlock) {
+      __syncthreads();  // the previous tile's readers are done
+      copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+          static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride,
+          p.q_row_stride, p.seqlen_q - m0, sQ);
+      copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+          static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
+          p.do_row_stride, p.seqlen_q - m0, sdO);
+      if (threadIdx.x < kBlock) {  // padded arrays: rows past seqlen_q read P = 0, dpsum = 0
+        sLse[threadIdx.x] = p.lse_log2[row_base + m0 + threadIdx.x];
+        sDpsum[threadIdx.x] = p.dpsum[row_base + m0 + threadIdx.x];
+      }
+      __syncthreads();
+      float prob;
+      const float ds = tile_ds<kHeadDim>(p, sQ, sdO, sK, sV, sLse[i], sDpsum[i], i, j, m0 + i, n0 + j, &prob);
+      sP[i * (kBlock + 1) + j] = prob;
+      sdS[i * (kBlock + 1) + j] = ds;
+      __syncthreads();
+      // dV += P^T dO and dK += dS^T Q for this thread's key and dims.
+#pragma unroll 4
+      for (int r = 0; r < kBlock; ++r) {
+        const float pr = sP[r * (kBlock + 1) + key_row], dsr = sdS[r * (kBlock + 1) + key_row];
+#pragma unroll
+        for (int u = 0; u < Cfg::kDimsPerThread; ++u) {
+          acc_dv[u] += pr * sdO[r * kStride + dim0 + kBlock * u];
+          acc_dk[u] += dsr * sQ[r * kStride + dim0 + kBlock * u];
+        }
+      }
+    }
+  }
+  if (n0 + key_row >= p.seqlen_k) return;
+  T* dk = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride + (n0 + key_row) * p.dk_row_stride;
+  T* dv = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride + (n0 + key_row) * p.dv_row_stride;
+#pragma unroll
+  for (int u = 0; u < Cfg::kDimsPerThread; ++u) {
+    dk[dim0 + kBlock * u] = from_float<T>(acc_dk[u] * p.scale);
+    dv[dim0 + kBlock * u] = from_float<T>(acc_dv[u]);
+  }
+}
+
+template <class T, int kHeadDim>
+__global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_constant__ BwdParams p) {
+  using Cfg = TiledBwd<kHeadDim>;
+  constexpr int kStride = Cfg::kStride;
+  extern __shared__ float4 smem_f4[];
+  float* sK = reinterpret_cast<float*>(smem_f4);
+  float* sV = sK + kBlock * kStride;
+  float* sQ = sV + kBlock * kStride;
+  float* sdO = sQ + kBlock * kStride;
+  float* sdS = sdO + kBlock * kStride;
+
+  const int m0 = blockIdx.x * kBlock, h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
+  const int i = threadIdx.x / kBlock, j = threadIdx.x % kBlock;
+  const int q_row = threadIdx.x / kBlock, dim0 = threadIdx.x % kBlock;  // output: row, dims dim0 + kBlock * u
+
+  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+      static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride, p.q_row_stride,
+      p.seqlen_q - m0, sQ);
+  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+      static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
+      p.do_row_stride, p.seqlen_q - m0, sdO);
+  const std::int64_t row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0 + i;
+  const float lse2 = p.lse_log2[row], dpsum = p.dpsum[row];
+
+  float acc_dq[Cfg::kDimsPerThread] = {};
+  // Causal: keys past the last row's diagonal are never loaded.
+  int n_end = p.seqlen_k;
+  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlock, p.seqlen_q) + p.seqlen_k - p.seqlen_q));
+  for (int n0 = 0; n0 < n_end; n0 += kBlock) {
+    __syncthreads();
+    copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+        static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride,
+        p.k_row_stride, p.seqlen_k - n0, sK);
+    copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
+        static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride,
+        p.v_row_stride, p.seqlen_k - n0, sV);
+    __syncthreads();
+    float prob;
+    sdS[i * (kBlock + 1) + j] = tile_ds<kHeadDim>(p, sQ, sdO, sK, sV, lse2, dpsum, i, j, m0 + i, n0 + j, &prob);
+    __syncthreads();
+#pragma unroll 4
+    for (int c = 0; c < kBlock; ++c) {  // dQ += dS K
+      const float ds = sdS[q_row * (kBlock + 1) + c];
+#pragma unroll
+      for (int u = 0; u < Cfg::kDimsPerThread; ++u) acc_dq[u] += ds * sK[c * kStride + dim0 + kBlock * u];
+    }
+  }
+  if (m0 + q_row >= p.seqlen_q) return;
+  T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + (m0 + q_row) * p.dq_row_stride;
+#pragma unroll
+  for (int u = 0; u < Cfg::kDimsPerThread; ++u) dq[dim0 + kBlock * u] = from_float<T>(acc_dq[u] * p.scale);
+}
+
+constexpr int kMaxGridYZ = 65535;
+
+std::string check(const BwdParams& p, const DeviceInfo& dev) {
+  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
+  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
+  std::size_t smem = 0;
+  dispatch_head_dim(p.head_dim, [&](auto hd) { smem = TiledBwd<decltype(hd)::value>::kSmemBytes; });
+  if (smem > dev.smem_per_block_optin)
+    return "needs " + std::to_string(smem) + " bytes of shared memory per block; this GPU allows " +
+           std::to_string(dev.smem_per_block_optin);
+  return {};
+}
+
+std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, /*with_dq_accum=*/false); }
+
+template <class Kernel> cudaError_t launch(Kernel kernel, dim3 grid, std::size_t smem, const BwdParams& p,
+                                           cudaStream_t stream) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (err != cudaSuccess) return err;
+  kernel<<<grid, kThreads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/false);
+  cudaError_t err = bwd_preprocess(p, stream);
+  if (err != cudaSuccess) return err;
+  err = cudaErrorInvalidValue;
+  const auto go = [&](auto tag, auto hd) {
+    using T = typename decltype(tag)::type;
+    constexpr int kHeadDim = decltype(hd)::value;
+    constexpr std::size_t smem = TiledBwd<kHeadDim>::kSmemBytes;
+    err = launch(bwd_tiled_dkv_kernel<T, kHeadDim>, dim3((p.seqlen_k + kBlock - 1) / kBlock, p.heads_kv, p.batch),
+                 smem, p, stream);
+    if (err == cudaSuccess)
+      err = launch(bwd_tiled_dq_kernel<T, kHeadDim>, dim3((p.seqlen_q + kBlock - 1) / kBlock, p.heads_q, p.batch),
+                   smem, p, stream);
+  };
+  if (p.dtype == DType::f16) dispatch_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });
+  else dispatch_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd); });
+  return err;
+}
+
+}  // namespace
+
+const BwdVariant* variant_bwd_tiled() {
+  static const BwdVariant v = [] {
+    BwdVariant v;
+    v.min_compute_capability = 80;
+    v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+    v.head_dims = AllHeadDims::data();
+    v.num_head_dims = AllHeadDims::size();
+    v.alignment = 16;  // 16-byte tile loads
+    v.check = check;
+    v.workspace_bytes = workspace_bytes;
+    v.run = run;
+    return v;
+  }();
+  return &v;
+}
+
+}  // namespace flash::detail

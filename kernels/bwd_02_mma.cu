@@ -1,0 +1,450 @@
+// bwd_02_mma: the FlashAttention-2 backward on mma.sync tensor cores.
+//
+// What changed from bwd_01_tiled: every tile product runs on tensor cores
+// (mma.sync m16n8k16, fp32 accumulators) from 16-bit tiles in XOR-swizzled
+// shared memory, and dQ is no longer recomputed in a second kernel:
+//   preprocess  dpsum = rowsum(dO * O), LSE * log2(e), dQ accumulator zeroed
+//   dkv kernel  a CTA owns kBlockN keys of one (batch, KV head) with K and V
+//               resident in shared memory and dK, dV in registers; it walks
+//               the query tiles (of every head of the GQA group) with Q, dO,
+//               LSE and dpsum double-buffered by cp.async, and per tile
+//                 S = Q K^T, dP = dO V^T        (warps tile kBlockM x kBlockN)
+//                 P = exp2(S scale log2e - LSE log2e), dS = P (dP - dpsum)
+//                 P, dS -> shared memory (16-bit)
+//                 dV += P^T dO, dK += dS^T Q   (warps tile kBlockN x head_dim)
+//                 dQ += dS K -> fp32 atomics   (warps tile kBlockM x head_dim)
+//   convert     dQ = scale * accumulator, rounded to the dtype.
+// Causal: query tiles above the diagonal of the key block are skipped, and
+// only tiles crossing the diagonal or the ragged key tail are masked.
+// deterministic = true: the dkv kernel skips dQ, and a dq kernel (parallel
+// over query tiles, K and V double-buffered, dS kept in registers as the A
+// operand of dS K) sums dQ in a fixed order: three more tile products per
+// tile pair, no atomics.
+// Why it is faster than tiled: tensor cores instead of FMAs (16x the math
+// rate), 16-bit tiles (half the shared memory traffic), and five tile
+// products per (query tile, key block) instead of seven.
+// Measured on the H200 (2026-11-21): see docs/NOTES.md.
+// Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
+#include <cmath>
+#include <string>
+
+#include "common/backward.h"
+#include "common/bwd_params.h"
+#include "common/copy.cuh"
+#include "common/head_dims.h"
+#include "common/mma.cuh"
+#include "common/numeric.cuh"
+#include "common/smem_layout.cuh"
+#include "common/warp_mma.cuh"
+
+namespace flash::detail {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+
+// Tile shapes per head dim and how the 8 warps split each product
+// (FlashAttention-2's sm80 choices): S/dP tiles kSdpWarpsM x (8 / kSdpWarpsM),
+// dK/dV kKvWarpsN x (8 / kKvWarpsN), dQ kDqWarpsM x (8 / kDqWarpsM).
+template <int kHeadDim_> struct MmaBwdConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = kHeadDim == 64 ? 128 : 64;  // query rows per step
+  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;  // keys per CTA
+  static constexpr int kSdpWarpsM = kHeadDim == 256 ? 4 : 2;
+  static constexpr int kKvWarpsN = kHeadDim == 256 ? 2 : 4;
+  static constexpr int kDqWarpsM = kHeadDim == 64 ? 4 : 2;
+  using Layout = SwizzledLayout<kHeadDim>;   // Q, dO, K, V tiles
+  using PLayout = SwizzledLayout<kBlockN>;   // P and dS tiles
+
+  // Shared memory, in elements: K, V; two stages of Q and dO; P, dS; then
+  // two stages of LSE and dpsum (floats).
+  static constexpr int kKVElems = kBlockN * kHeadDim;
+  static constexpr int kQElems = kBlockM * kHeadDim;
+  static constexpr int kPElems = kBlockM * kBlockN;
+  static constexpr std::size_t kBytes = (2 * kKVElems + 4 * kQElems + 2 * kPElems) * 2 + 4 * kBlockM * sizeof(float);
+};
+
+// The deterministic dQ pass: each warp owns 16 query rows.
+template <int kHeadDim_> struct MmaBwdDqConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kWarpsQ = kHeadDim == 256 ? 4 : 8;
+  static constexpr int kBlockM = 16 * kWarpsQ;
+  static constexpr int kBlockN = kHeadDim == 256 ? 32 : 64;
+  using Layout = SwizzledLayout<kHeadDim>;
+  static constexpr int kQElems = kBlockM * kHeadDim;
+  static constexpr int kKVElems = kBlockN * kHeadDim;
+  static constexpr std::size_t kBytes = (2 * kQElems + 4 * kKVElems) * 2;
+};
+
+// Adds pairs of fp32 values to global memory: one vector atomic on sm_90.
+__device__ __forceinline__ void atomic_add2(float* dst, float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  atomicAdd(reinterpret_cast<float2*>(dst), make_float2(a, b));
+#else
+  atomicAdd(dst, a);
+  atomicAdd(dst + 1, b);
+#endif
+}
+
+template <class T, class Cfg, bool kAtomicDq>
+__global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  using Layout = typename Cfg::Layout;
+  using PLayout = typename Cfg::PLayout;
+  // Warp tiles of the three kinds of product.
+  constexpr int kSdpRows = kBlockM / Cfg::kSdpWarpsM, kSdpCols = kBlockN / (kWarps / Cfg::kSdpWarpsM);
+  constexpr int kKvRows = kBlockN / Cfg::kKvWarpsN, kKvCols = kHeadDim / (kWarps / Cfg::kKvWarpsN);
+  constexpr int kDqRows = kBlockM / Cfg::kDqWarpsM, kDqCols = kHeadDim / (kWarps / Cfg::kDqWarpsM);
+
+  extern __shared__ uint4 smem_u4[];
+  T* sK = reinterpret_cast<T*>(smem_u4);
+  T* sV = sK + Cfg::kKVElems;
+  T* sQ = sV + Cfg::kKVElems;        // [2][kBlockM][kHeadDim]
+  T* sdO = sQ + 2 * Cfg::kQElems;    // [2][kBlockM][kHeadDim]
+  T* sP = sdO + 2 * Cfg::kQElems;    // [kBlockM][kBlockN]
+  T* sdS = sP + Cfg::kPElems;        // [kBlockM][kBlockN]
+  float* sLse = reinterpret_cast<float*>(sdS + Cfg::kPElems);  // [2][kBlockM]
+  float* sDpsum = sLse + 2 * kBlockM;                         // [2][kBlockM]
+
+  const int n_block = blockIdx.x, h_kv = blockIdx.y, b = blockIdx.z;
+  const int n0 = n_block * kBlockN;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int diag = p.seqlen_k - p.seqlen_q;
+
+  // Query tiles this key block sees: under the bottom-right causal mask, row
+  // r sees key n0 only when r >= n0 - diag. Steps walk (head in group, tile).
+  const int m_begin = p.causal ? max(0, n0 - diag) / kBlockM : 0;
+  const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
+  const int tiles_per_head = max(0, m_blocks - m_begin);
+  const int steps = tiles_per_head * p.group_size;
+
+  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride;
+  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride;
+  copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sK, gK, p.k_row_stride, p.seqlen_k - n0);
+  copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sV, gV, p.v_row_stride, p.seqlen_k - n0);
+
+  auto step_head = [&](int step) { return h_kv * p.group_size + step / tiles_per_head; };
+  auto step_m0 = [&](int step) { return (m_begin + step % tiles_per_head) * kBlockM; };
+  // Q, dO, LSE and dpsum of one step into stage `stage`, one commit group.
+  auto load_step = [&](int step, int stage) {
+    const int h = step_head(step), m0 = step_m0(step);
+    const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
+    const T* gdO =
+        static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride;
+    copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreads, true>(sQ + stage * Cfg::kQElems, gQ, p.q_row_stride,
+                                                             p.seqlen_q - m0);
+    copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreads, true>(sdO + stage * Cfg::kQElems, gdO, p.do_row_stride,
+                                                             p.seqlen_q - m0);
+    // The row arrays are padded to a multiple of 128 rows: whole 16-byte chunks.
+    constexpr int kChunks = kBlockM / 4;
+    const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0;
+    if (threadIdx.x < kChunks)
+      cp_async_16(sLse + stage * kBlockM + 4 * threadIdx.x, p.lse_log2 + row0 + 4 * threadIdx.x, 16);
+    else if (threadIdx.x < 2 * kChunks)
+      cp_async_16(sDpsum + stage * kBlockM + 4 * (threadIdx.x - kChunks), p.dpsum + row0 + 4 * (threadIdx.x - kChunks),
+                  16);
+  };
+  if (steps > 0) load_step(0, 0);
+  cp_async_commit();  // K, V and the first step
+
+  // Warp coordinates and fragment addresses of each product.
+  const int sdp_m = warp % Cfg::kSdpWarpsM, sdp_n = warp / Cfg::kSdpWarpsM;
+  const int kv_n = warp % Cfg::kKvWarpsN, kv_d = warp / Cfg::kKvWarpsN;
+  const int dq_m = warp % Cfg::kDqWarpsM, dq_d = warp / Cfg::kDqWarpsM;
+  using R = LaneRole;
+  // S = Q K^T and dP = dO V^T: A rows sdp_m, B rows (keys) sdp_n.
+  const FragAddr<Layout> a_q(sQ, sdp_m * kSdpRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
+  const FragAddr<Layout> a_do(sdO, sdp_m * kSdpRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
+  const FragAddr<Layout> b_k(sK, sdp_n * kSdpCols + lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
+  const FragAddr<Layout> b_v(sV, sdp_n * kSdpCols + lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
+  // dV = P^T dO and dK = dS^T Q: A = P^T, dS^T (keys kv_n), B = dO, Q (dims kv_d).
+  const FragAddr<PLayout> at_p(sP, lane_row<R::kTransposedA>(lane), kv_n * kKvRows + lane_col<R::kTransposedA>(lane));
+  const FragAddr<PLayout> at_ds(sdS, lane_row<R::kTransposedA>(lane), kv_n * kKvRows + lane_col<R::kTransposedA>(lane));
+  const FragAddr<Layout> bt_do(sdO, lane_row<R::kTransposedB>(lane), kv_d * kKvCols + lane_col<R::kTransposedB>(lane));
+  const FragAddr<Layout> bt_q(sQ, lane_row<R::kTransposedB>(lane), kv_d * kKvCols + lane_col<R::kTransposedB>(lane));
+  // dQ = dS K: A = dS (rows dq_m), B = K as [key][dim] (dims dq_d).
+  const FragAddr<PLayout> a_ds(sdS, dq_m * kDqRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
+  const FragAddr<Layout> bt_k(sK, lane_row<R::kTransposedB>(lane), dq_d * kDqCols + lane_col<R::kTransposedB>(lane));
+  constexpr std::uint32_t kStageBytes = Cfg::kQElems * sizeof(T);
+
+  constexpr int kSdpMT = kSdpRows / 16, kSdpNT = kSdpCols / 8;
+  constexpr int kKvMT = kKvRows / 16, kKvNT = kKvCols / 8;
+  constexpr int kDqMT = kDqRows / 16, kDqNT = kDqCols / 8;
+  float acc_dk[kKvMT][kKvNT][4], acc_dv[kKvMT][kKvNT][4];
+  zero(acc_dk);
+  zero(acc_dv);
+
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step % 2, h = step_head(step), m0 = step_m0(step);
+    if (step + 1 < steps) load_step(step + 1, (step + 1) % 2);  // into the stage freed by step - 1
+    cp_async_commit();
+    cp_async_wait<1>();  // this step's group (and K, V) landed
+    __syncthreads();
+    const std::uint32_t stage_off = stage * kStageBytes;
+
+    float acc_s[kSdpMT][kSdpNT][4], acc_dp[kSdpMT][kSdpNT][4];
+    zero(acc_s);
+    warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
+    zero(acc_dp);
+    warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_dp, a_do, stage_off, b_v, 0);
+
+    // P from the LSE, then dS = P (dP - dpsum); masked pairs get P = 0.
+    const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
+#pragma unroll
+    for (int mt = 0; mt < kSdpMT; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = sdp_m * kSdpRows + mt * 16 + g + 8 * half;  // row within the tile
+        const float lse2 = sLse[stage * kBlockM + r], dpsum = sDpsum[stage * kBlockM + r];
+#pragma unroll
+        for (int nt = 0; nt < kSdpNT; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            float prob = exp2f(acc_s[mt][nt][e] * p.scale_log2 - lse2);
+            if (need_mask) {
+              const int key = n0 + sdp_n * kSdpCols + nt * 8 + 2 * t + (e % 2);
+              if (key >= p.seqlen_k || (p.causal && key > m0 + r + diag)) prob = 0.0f;
+            }
+            acc_s[mt][nt][e] = prob;
+            acc_dp[mt][nt][e] = prob * (acc_dp[mt][nt][e] - dpsum);
+          }
+      }
+#pragma unroll
+    for (int mt = 0; mt < kSdpMT; ++mt)
+#pragma unroll
+      for (int nt = 0; nt < kSdpNT; ++nt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int off = PLayout::offset(sdp_m * kSdpRows + mt * 16 + g + 8 * half, sdp_n * kSdpCols + nt * 8 + 2 * t);
+          *reinterpret_cast<std::uint32_t*>(sP + off) =
+              pack2<T>(acc_s[mt][nt][2 * half], acc_s[mt][nt][2 * half + 1]);
+          *reinterpret_cast<std::uint32_t*>(sdS + off) =
+              pack2<T>(acc_dp[mt][nt][2 * half], acc_dp[mt][nt][2 * half + 1]);
+        }
+    __syncthreads();  // P and dS complete
+
+    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dv, at_p, 0, bt_do, stage_off);
+    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dk, at_ds, 0, bt_q, stage_off);
+    if constexpr (kAtomicDq) {
+      float acc_dq[kDqMT][kDqNT][4];
+      zero(acc_dq);
+      warp_mma<T, false, true, kDqMT, kDqNT, kBlockN / 16>(acc_dq, a_ds, 0, bt_k, 0);
+      float* dq = p.dq_accum + ((static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0) * kHeadDim;
+#pragma unroll
+      for (int mt = 0; mt < kDqMT; ++mt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) {
+          const int r = dq_m * kDqRows + mt * 16 + g + 8 * half;
+          if (m0 + r >= p.seqlen_q) continue;
+#pragma unroll
+          for (int nt = 0; nt < kDqNT; ++nt)
+            atomic_add2(dq + r * kHeadDim + dq_d * kDqCols + nt * 8 + 2 * t, acc_dq[mt][nt][2 * half],
+                        acc_dq[mt][nt][2 * half + 1]);
+        }
+    }
+    __syncthreads();  // every warp is done with P, dS and this stage before they are overwritten
+  }
+  cp_async_wait<0>();  // with no step, K and V may still be landing
+
+  // dK = scale * dS^T Q and dV, rounded to the dtype; keys past seqlen_k are not stored.
+  T* gdK = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride;
+  T* gdV = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride;
+#pragma unroll
+  for (int mt = 0; mt < kKvMT; ++mt)
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = n0 + kv_n * kKvRows + mt * 16 + g + 8 * half;
+      if (key >= p.seqlen_k) continue;
+#pragma unroll
+      for (int nt = 0; nt < kKvNT; ++nt) {
+        const int col = kv_d * kKvCols + nt * 8 + 2 * t;
+        *reinterpret_cast<std::uint32_t*>(gdK + key * p.dk_row_stride + col) =
+            pack2<T>(acc_dk[mt][nt][2 * half] * p.scale, acc_dk[mt][nt][2 * half + 1] * p.scale);
+        *reinterpret_cast<std::uint32_t*>(gdV + key * p.dv_row_stride + col) =
+            pack2<T>(acc_dv[mt][nt][2 * half], acc_dv[mt][nt][2 * half + 1]);
+      }
+    }
+}
+
+// The deterministic dQ pass: a CTA owns kBlockM query rows of one (batch,
+// head), each warp 16 of them, and walks the key tiles with K and V
+// double-buffered. dS stays in registers and feeds dS K as its A operand
+// (the accumulator layout of S is the A layout, as P is in the forward).
+template <class T, class Cfg>
+__global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  constexpr int kThreadsQ = Cfg::kWarpsQ * 32;
+  constexpr int kNT = kBlockN / 8, kDT = kHeadDim / 8;
+  using Layout = typename Cfg::Layout;
+  extern __shared__ uint4 smem_u4[];
+  T* sQ = reinterpret_cast<T*>(smem_u4);
+  T* sdO = sQ + Cfg::kQElems;
+  T* sK = sdO + Cfg::kQElems;        // [2][kBlockN][kHeadDim]
+  T* sV = sK + 2 * Cfg::kKVElems;    // [2][kBlockN][kHeadDim]
+
+  const int m0 = blockIdx.x * kBlockM, h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  const int diag = p.seqlen_k - p.seqlen_q;
+  int n_end = p.seqlen_k;
+  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + diag));
+  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
+
+  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
+  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
+  copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreadsQ, true>(
+      sQ, static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride,
+      p.q_row_stride, p.seqlen_q - m0);
+  copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreadsQ, true>(
+      sdO, static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
+      p.do_row_stride, p.seqlen_q - m0);
+  auto load_kv = [&](int n_block, int stage) {
+    const int n0 = n_block * kBlockN;
+    copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreadsQ, true>(sK + stage * Cfg::kKVElems, gK + n0 * p.k_row_stride,
+                                                              p.k_row_stride, p.seqlen_k - n0);
+    copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreadsQ, true>(sV + stage * Cfg::kKVElems, gV + n0 * p.v_row_stride,
+                                                              p.v_row_stride, p.seqlen_k - n0);
+  };
+  if (n_blocks > 0) load_kv(0, 0);
+  cp_async_commit();
+
+  // This lane's rows: warp * 16 + g and + 8 (padded arrays: no bounds check).
+  const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0 + warp * 16 + g;
+  const float lse2[2] = {p.lse_log2[row0], p.lse_log2[row0 + 8]};
+  const float dpsum[2] = {p.dpsum[row0], p.dpsum[row0 + 8]};
+
+  using R = LaneRole;
+  const FragAddr<Layout> a_q(sQ, warp * 16 + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
+  const FragAddr<Layout> a_do(sdO, warp * 16 + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
+  const FragAddr<Layout> b_k(sK, lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
+  const FragAddr<Layout> b_v(sV, lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
+  const FragAddr<Layout> bt_k(sK, lane_row<R::kTransposedB>(lane), lane_col<R::kTransposedB>(lane));
+  constexpr std::uint32_t kStageBytes = Cfg::kKVElems * sizeof(T);
+
+  float acc_dq[1][kDT][4];
+  zero(acc_dq);
+  for (int n_block = 0; n_block < n_blocks; ++n_block) {
+    const int stage = n_block % 2, n0 = n_block * kBlockN;
+    if (n_block + 1 < n_blocks) load_kv(n_block + 1, (n_block + 1) % 2);
+    cp_async_commit();
+    cp_async_wait<1>();
+    __syncthreads();
+    const std::uint32_t stage_off = stage * kStageBytes;
+    float acc_s[1][kNT][4], acc_dp[1][kNT][4];
+    zero(acc_s);
+    warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
+    zero(acc_dp);
+    warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_dp, a_do, 0, b_v, stage_off);
+    const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        float prob = exp2f(acc_s[0][nt][e] * p.scale_log2 - lse2[e / 2]);
+        if (need_mask) {
+          const int key = n0 + nt * 8 + 2 * t + (e % 2), row = m0 + warp * 16 + g + 8 * (e / 2);
+          if (key >= p.seqlen_k || (p.causal && key > row + diag)) prob = 0.0f;
+        }
+        acc_dp[0][nt][e] = prob * (acc_dp[0][nt][e] - dpsum[e / 2]);
+      }
+    // dQ += dS K: dS packed from the accumulators into A fragments.
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      const std::uint32_t a[4] = {pack2<T>(acc_dp[0][2 * kk][0], acc_dp[0][2 * kk][1]),
+                                  pack2<T>(acc_dp[0][2 * kk][2], acc_dp[0][2 * kk][3]),
+                                  pack2<T>(acc_dp[0][2 * kk + 1][0], acc_dp[0][2 * kk + 1][1]),
+                                  pack2<T>(acc_dp[0][2 * kk + 1][2], acc_dp[0][2 * kk + 1][3])};
+#pragma unroll
+      for (int dp = 0; dp < kDT / 2; ++dp) {
+        std::uint32_t fb[4];
+        ldmatrix_x4_trans(fb, bt_k.at(16 * kk, dp) + stage_off);
+        const std::uint32_t b0[2] = {fb[0], fb[1]}, b1[2] = {fb[2], fb[3]};
+        mma_16816<T>(acc_dq[0][2 * dp], a, b0);
+        mma_16816<T>(acc_dq[0][2 * dp + 1], a, b1);
+      }
+    }
+    __syncthreads();  // this stage is free for the load two tiles ahead
+  }
+  cp_async_wait<0>();
+
+  T* gdQ = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride;
+#pragma unroll
+  for (int half = 0; half < 2; ++half) {
+    const int row = m0 + warp * 16 + g + 8 * half;
+    if (row >= p.seqlen_q) continue;
+#pragma unroll
+    for (int nt = 0; nt < kDT; ++nt)
+      *reinterpret_cast<std::uint32_t*>(gdQ + row * p.dq_row_stride + nt * 8 + 2 * t) =
+          pack2<T>(acc_dq[0][nt][2 * half] * p.scale, acc_dq[0][nt][2 * half + 1] * p.scale);
+  }
+}
+
+constexpr int kMaxGridYZ = 65535;
+
+std::string check(const BwdParams& p, const DeviceInfo& dev) {
+  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
+  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
+  std::size_t smem = 0;
+  dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
+    constexpr int d = decltype(hd)::value;
+    smem = std::max(MmaBwdConfig<d>::kBytes, MmaBwdDqConfig<d>::kBytes);
+  });
+  if (smem > dev.smem_per_block_optin)
+    return "needs " + std::to_string(smem) + " bytes of shared memory per block at head_dim " +
+           std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);
+  return {};
+}
+
+std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, !p.deterministic); }
+
+template <class Kernel>
+cudaError_t launch(Kernel kernel, dim3 grid, int threads, std::size_t smem, const BwdParams& p, cudaStream_t stream) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (err != cudaSuccess) return err;
+  kernel<<<grid, threads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+
+cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/!p.deterministic);
+  cudaError_t err = bwd_preprocess(p, stream);
+  if (err != cudaSuccess) return err;
+  err = cudaErrorInvalidValue;
+  const auto go = [&](auto tag, auto hd) {
+    using T = typename decltype(tag)::type;
+    using Cfg = MmaBwdConfig<decltype(hd)::value>;
+    using DqCfg = MmaBwdDqConfig<decltype(hd)::value>;
+    const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
+    if (!p.deterministic) {
+      err = launch(bwd_mma_dkv_kernel<T, Cfg, true>, grid, kThreads, Cfg::kBytes, p, stream);
+      if (err == cudaSuccess) err = bwd_convert_dq(p, stream);
+    } else {
+      err = launch(bwd_mma_dkv_kernel<T, Cfg, false>, grid, kThreads, Cfg::kBytes, p, stream);
+      if (err == cudaSuccess)
+        err = launch(bwd_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
+                     DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
+    }
+  };
+  if (p.dtype == DType::f16) dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });
+  else dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd); });
+  return err;
+}
+
+}  // namespace
+
+const BwdVariant* variant_bwd_mma() {
+  static const BwdVariant v = [] {
+    BwdVariant v;
+    v.min_compute_capability = 80;
+    v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+    v.head_dims = TcHeadDims::data();
+    v.num_head_dims = TcHeadDims::size();
+    v.alignment = 16;  // 16-byte cp.async of every row
+    v.check = check;
+    v.workspace_bytes = workspace_bytes;
+    v.run = run;
+    return v;
+  }();
+  return &v;
+}
+
+}  // namespace flash::detail

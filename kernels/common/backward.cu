@@ -1,0 +1,126 @@
+// The kernels every backward variant shares: the preprocess before the main
+// kernels, the dQ conversion after them, and the zero fill of empty calls.
+// All are memory-bound and tiny next to the main kernels (O and dO are read
+// once; the main kernels read Q, dO, K and V once per tile).
+#include <algorithm>
+#include <cmath>
+
+#include "common/backward.h"
+#include "common/numeric.cuh"
+#include "common/reduce.cuh"
+
+namespace flash::detail {
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int kRowsPerBlock = kThreads / 32;  // one warp per row
+
+unsigned blocks_for(std::int64_t n, std::int64_t per_block) {
+  constexpr std::int64_t kMaxBlocks = 1 << 16;  // grid-strided beyond this
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min((n + per_block - 1) / per_block, kMaxBlocks)));
+}
+
+// One warp per padded row: lanes stride over head_dim (coalesced), then a
+// warp sum. Padding rows (row >= seqlen_q) get dpsum 0 and lse_log2 +inf.
+template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
+  const int lane = threadIdx.x % 32;
+  const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
+  for (std::int64_t r = blockIdx.x * static_cast<std::int64_t>(kRowsPerBlock) + threadIdx.x / 32; r < rows;
+       r += static_cast<std::int64_t>(gridDim.x) * kRowsPerBlock) {
+    const int i = static_cast<int>(r % p.seqlen_q_pad);
+    const std::int64_t bh = r / p.seqlen_q_pad;
+    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
+    float sum = 0.0f, lse2 = INFINITY;
+    if (i < p.seqlen_q) {
+      const T* o = static_cast<const T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride;
+      const T* d = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + i * p.do_row_stride;
+      for (int c = lane; c < p.head_dim; c += 32) sum += to_float(o[c]) * to_float(d[c]);
+      sum = group_sum<32>(sum);
+      const float lse = p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + i * p.lse_row_stride];
+      // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
+      if (lse != -INFINITY) lse2 = lse * 1.4426950408889634f;
+    }
+    if (lane == 0) {
+      p.dpsum[r] = sum;
+      p.lse_log2[r] = lse2;
+    }
+  }
+}
+
+template <class T> __global__ void __launch_bounds__(kThreads) bwd_convert_dq_kernel(const __grid_constant__ BwdParams p) {
+  const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q * p.head_dim;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; idx < n;
+       idx += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const int c = static_cast<int>(idx % p.head_dim);
+    const std::int64_t row = idx / p.head_dim;  // (b * heads_q + h) * seqlen_q + i
+    const int i = static_cast<int>(row % p.seqlen_q);
+    const std::int64_t bh = row / p.seqlen_q;
+    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
+    const float acc = p.dq_accum[(bh * p.seqlen_q_pad + i) * p.head_dim + c];
+    static_cast<T*>(p.dq)[b * p.dq_batch_stride + h * p.dq_head_stride + i * p.dq_row_stride + c] =
+        from_float<T>(acc * p.scale);
+  }
+}
+
+// Zeroes a [batch, rows, heads, head_dim] strided view.
+template <class T>
+__global__ void __launch_bounds__(kThreads) zero_view_kernel(T* x, int batch, int rows, int heads, int head_dim,
+                                                             std::int64_t batch_stride, std::int64_t row_stride,
+                                                             std::int64_t head_stride) {
+  const std::int64_t n = static_cast<std::int64_t>(batch) * rows * heads * head_dim;
+  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; idx < n;
+       idx += static_cast<std::int64_t>(gridDim.x) * kThreads) {
+    const int c = static_cast<int>(idx % head_dim);
+    const std::int64_t rest = idx / head_dim;
+    const int h = static_cast<int>(rest % heads);
+    const int i = static_cast<int>((rest / heads) % rows);
+    const int b = static_cast<int>(rest / (static_cast<std::int64_t>(heads) * rows));
+    x[b * batch_stride + i * row_stride + h * head_stride + c] = from_float<T>(0.0f);
+  }
+}
+
+}  // namespace
+
+cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
+  if (p.dq_accum != nullptr) {
+    const std::size_t bytes = static_cast<std::size_t>(p.batch) * p.heads_q * p.seqlen_q_pad * p.head_dim * sizeof(float);
+    const cudaError_t err = cudaMemsetAsync(p.dq_accum, 0, bytes, stream);
+    if (err != cudaSuccess) return err;
+  }
+  const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
+  return dispatch_dtype(p.dtype, [&](auto tag) {
+    bwd_preprocess_kernel<typename decltype(tag)::type><<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(p);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t bwd_convert_dq(const BwdParams& p, cudaStream_t stream) {
+  const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q * p.head_dim;
+  return dispatch_dtype(p.dtype, [&](auto tag) {
+    bwd_convert_dq_kernel<typename decltype(tag)::type><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(p);
+    return cudaGetLastError();
+  });
+}
+
+cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream) {
+  return dispatch_dtype(p.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (p.seqlen_k == 0) {
+      const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.seqlen_q * p.heads_q * p.head_dim;
+      zero_view_kernel<T><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<T*>(p.dq), p.batch, p.seqlen_q, p.heads_q, p.head_dim, p.dq_batch_stride, p.dq_row_stride,
+          p.dq_head_stride);
+    } else if (p.seqlen_q == 0) {
+      const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.seqlen_k * p.heads_kv * p.head_dim;
+      zero_view_kernel<T><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<T*>(p.dk), p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.dk_batch_stride, p.dk_row_stride,
+          p.dk_head_stride);
+      zero_view_kernel<T><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(
+          static_cast<T*>(p.dv), p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.dv_batch_stride, p.dv_row_stride,
+          p.dv_head_stride);
+    }
+    return cudaGetLastError();
+  });
+}
+
+}  // namespace flash::detail

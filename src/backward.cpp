@@ -1,0 +1,172 @@
+// attention_backward: validate every argument, pick a variant, build
+// BwdParams, launch. Everything that can be wrong is found before anything
+// is launched, so a rejected call writes nothing.
+#include <cstdint>
+#include <string>
+
+#include "common/backward.h"
+#include "flash/backward.h"
+#include "flash/variants.h"
+#include "internal.h"
+#include "validate.h"
+
+namespace flash {
+namespace {
+
+using detail::BwdParams;
+using detail::BwdVariant;
+using detail::RegisteredBwd;
+using detail::check_dim;
+using detail::check_no_self_overlap;
+using detail::check_same_dtype;
+using detail::check_view;
+using detail::fail;
+
+struct Named {
+  const char* name;
+  const TensorView* view;
+};
+
+BwdParams check_args(const BackwardArgs& a) {
+  const Named q_like[] = {{"q", &a.q}, {"o", &a.o}, {"dout", &a.dout}, {"dq", &a.dq}};
+  const Named k_like[] = {{"k", &a.k}, {"v", &a.v}, {"dk", &a.dk}, {"dv", &a.dv}};
+  for (const auto& [name, t] : q_like) check_view(name, *t, 4);
+  for (const auto& [name, t] : k_like) check_view(name, *t, 4);
+  const DType dtype = a.q.dtype;
+  for (const auto& [name, t] : q_like) check_same_dtype(name, *t, dtype);
+  for (const auto& [name, t] : k_like) check_same_dtype(name, *t, dtype);
+
+  const std::int64_t batch = a.q.shape[0], seqlen_q = a.q.shape[1], heads_q = a.q.shape[2], head_dim = a.q.shape[3];
+  const std::int64_t seqlen_k = a.k.shape[1], heads_kv = a.k.shape[2];
+  if (heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + "; expected >= 1");
+  if (head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(head_dim) + "; expected >= 1");
+  check_dim("k", a.k, 0, "batch", batch, "q.shape[0]");
+  if (heads_kv < 1) fail("k.shape[2] (heads_kv) = " + std::to_string(heads_kv) + "; expected >= 1");
+  check_dim("k", a.k, 3, "head_dim", head_dim, "q.shape[3]");
+  static const char* kQDims[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
+  static const char* kKDims[] = {"batch", "seqlen_k", "heads_kv", "head_dim"};
+  for (int d = 0; d < 4; ++d) {
+    for (const auto& [name, t] : q_like) check_dim(name, *t, d, kQDims[d], a.q.shape[d], "q's shape");
+    for (const auto& [name, t] : k_like) check_dim(name, *t, d, kKDims[d], a.k.shape[d], "k's shape");
+  }
+  if (heads_q % heads_kv != 0)
+    fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + " is not a multiple of k.shape[2] (heads_kv) = " +
+         std::to_string(heads_kv));
+  for (const char* name : {"dq", "dk", "dv"}) {
+    const TensorView& t = name[1] == 'q' ? a.dq : name[1] == 'k' ? a.dk : a.dv;
+    check_no_self_overlap(name, t);
+  }
+  detail::check_lse(a.lse, batch, heads_q, seqlen_q);
+  const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
+
+  BwdParams p;
+  p.q = a.q.data, p.k = a.k.data, p.v = a.v.data, p.o = a.o.data, p.dout = a.dout.data;
+  p.lse = static_cast<const float*>(a.lse.data);
+  p.dq = a.dq.data, p.dk = a.dk.data, p.dv = a.dv.data;
+  auto strides = [](const TensorView& t, std::int64_t& b, std::int64_t& r, std::int64_t& h) {
+    b = t.stride[0], r = t.stride[1], h = t.stride[2];
+  };
+  strides(a.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
+  strides(a.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+  strides(a.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
+  strides(a.o, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
+  strides(a.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
+  strides(a.dq, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
+  strides(a.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
+  strides(a.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
+  p.lse_batch_stride = a.lse.stride[0], p.lse_head_stride = a.lse.stride[1], p.lse_row_stride = a.lse.stride[2];
+  p.batch = static_cast<int>(batch);
+  p.seqlen_q = static_cast<int>(seqlen_q);
+  p.seqlen_k = static_cast<int>(seqlen_k);
+  p.heads_q = static_cast<int>(heads_q);
+  p.heads_kv = static_cast<int>(heads_kv);
+  p.head_dim = static_cast<int>(head_dim);
+  p.group_size = static_cast<int>(heads_q / heads_kv);
+  p.scale = scale;
+  p.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
+  p.causal = a.causal;
+  p.deterministic = a.deterministic;
+  p.dtype = dtype;
+  return p;
+}
+
+// Why `r` cannot take this call (empty: it can), short of device checks.
+std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const BackwardArgs& a) {
+  const BwdVariant* v = r.impl;
+  if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
+  if (!(v->dtype_mask & detail::dtype_bit(p.dtype)))
+    return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
+  bool hdim_ok = false;
+  std::string dims;
+  for (int i = 0; i < v->num_head_dims; ++i) {
+    hdim_ok = hdim_ok || v->head_dims[i] == p.head_dim;
+    dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
+  }
+  if (!hdim_ok) return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
+  const Named views[] = {{"q", &a.q},       {"k", &a.k},   {"v", &a.v},   {"o", &a.o}, {"dout", &a.dout},
+                         {"dq", &a.dq},     {"dk", &a.dk}, {"dv", &a.dv}};
+  if (v->alignment > 0) {
+    for (const auto& [name, t] : views) {
+      const std::string why = detail::alignment_reason(name, *t, v->alignment);
+      if (!why.empty()) return why;
+    }
+  }
+  for (const auto& [name, t] : views) {
+    std::int64_t off = 0;
+    detail::max_offset(*t, off);
+    if (off > v->max_offset)
+      return std::string(name) + "'s largest element offset " + std::to_string(off) +
+             " exceeds the variant's index limit " + std::to_string(v->max_offset);
+  }
+  return {};
+}
+
+std::string device_reason(const RegisteredBwd& r, const BwdParams& p, const detail::DeviceInfo& dev) {
+  std::string why = detail::compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability,
+                                                      r.impl->max_compute_capability);
+  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
+  return why;
+}
+
+struct Resolved {
+  BwdParams params;
+  const RegisteredBwd* variant = nullptr;
+  std::size_t workspace_bytes = 0;
+};
+
+bool is_empty(const BwdParams& p) { return p.batch == 0 || p.seqlen_q == 0 || p.seqlen_k == 0; }
+
+Resolved resolve(const BackwardArgs& a) {
+  Resolved out;
+  out.params = check_args(a);
+  const BwdParams& p = out.params;
+  out.variant = &detail::pick_variant(
+      detail::backward_registry(), a.kernel, "backward ",
+      [&](const RegisteredBwd& r) { return unsupported_reason(r, p, a); },
+      [&](const RegisteredBwd& r) { return device_reason(r, p, detail::current_device()); });
+  if (!is_empty(p)) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
+  return out;
+}
+
+}  // namespace
+
+BackwardPlan plan_backward(const BackwardArgs& args) {
+  const Resolved r = resolve(args);
+  return BackwardPlan{std::string(r.variant->name), r.workspace_bytes};
+}
+
+void attention_backward(const BackwardArgs& args) {
+  const Resolved r = resolve(args);
+  const BwdParams& p = r.params;
+  const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  if (is_empty(p)) {
+    // No key: dQ = 0. No query: dK = dV = 0. No batch: nothing at all.
+    if (p.batch > 0) detail::check_cuda(detail::bwd_fill_zero(p, stream), "launching the empty-call zero fill");
+    return;
+  }
+  void* ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_backward",
+                                    detail::current_device().device, stream);
+  detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
+}
+
+}  // namespace flash

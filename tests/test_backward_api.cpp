@@ -1,0 +1,148 @@
+// attention_backward rejects every class of invalid call with flash::Error
+// naming the argument, and writes nothing. Validation runs before any device
+// access, so host buffers stand in for device memory (no GPU needed).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstring>
+
+#include "flash/flash.h"
+
+namespace {
+
+using flash::DType;
+
+constexpr int kB = 2, kSq = 8, kSk = 12, kH = 4, kHkv = 2, kD = 64;
+constexpr std::uint16_t kPattern = 0x7e57;
+
+struct Buffers {
+  alignas(256) std::uint16_t q[kB * kSq * kH * kD];
+  alignas(256) std::uint16_t o[kB * kSq * kH * kD];
+  alignas(256) std::uint16_t dout[kB * kSq * kH * kD];
+  alignas(256) std::uint16_t dq[kB * kSq * kH * kD];
+  alignas(256) std::uint16_t k[kB * kSk * kHkv * kD];
+  alignas(256) std::uint16_t v[kB * kSk * kHkv * kD];
+  alignas(256) std::uint16_t dk[kB * kSk * kHkv * kD];
+  alignas(256) std::uint16_t dv[kB * kSk * kHkv * kD];
+  alignas(256) float lse[kB * kH * kSq];
+};
+
+class BackwardApiErrors : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::memset(&buf_, 0, sizeof(buf_));
+    for (auto& x : buf_.dq) x = kPattern;
+    for (auto& x : buf_.dk) x = kPattern;
+    for (auto& x : buf_.dv) x = kPattern;
+    auto qv = [](void* p) { return flash::make_contiguous(p, DType::bf16, {kB, kSq, kH, kD}); };
+    auto kv = [](void* p) { return flash::make_contiguous(p, DType::bf16, {kB, kSk, kHkv, kD}); };
+    args_.q = qv(buf_.q), args_.o = qv(buf_.o), args_.dout = qv(buf_.dout), args_.dq = qv(buf_.dq);
+    args_.k = kv(buf_.k), args_.v = kv(buf_.v), args_.dk = kv(buf_.dk), args_.dv = kv(buf_.dv);
+    args_.lse = flash::make_contiguous(buf_.lse, DType::f32, {kB, kH, kSq});
+    args_.kernel = "mma";
+  }
+
+  // Expects flash::Error whose message contains every fragment, and the
+  // gradients untouched.
+  void expect_error(std::initializer_list<const char*> fragments) {
+    try {
+      flash::attention_backward(args_);
+      ADD_FAILURE() << "no flash::Error thrown";
+    } catch (const flash::Error& e) {
+      const std::string msg = e.what();
+      for (const char* f : fragments) EXPECT_NE(msg.find(f), std::string::npos) << "message: " << msg << "\nmissing: " << f;
+    }
+    for (auto x : buf_.dq) ASSERT_EQ(x, kPattern) << "dq was written";
+    for (auto x : buf_.dk) ASSERT_EQ(x, kPattern) << "dk was written";
+    for (auto x : buf_.dv) ASSERT_EQ(x, kPattern) << "dv was written";
+  }
+
+  Buffers buf_;
+  flash::BackwardArgs args_;
+};
+
+TEST_F(BackwardApiErrors, NullPointers) {
+  args_.dout.data = nullptr;
+  expect_error({"dout.data", "null"});
+  SetUp();
+  args_.dk.data = nullptr;
+  expect_error({"dk.data", "null"});
+}
+
+TEST_F(BackwardApiErrors, MisalignedForTheVariant) {
+  args_.dq.data = buf_.dq + 1;  // element-aligned, not 16-byte aligned
+  args_.dq.shape[1] = kSq - 1;   // keep it inside the buffer
+  args_.q.shape[1] = args_.o.shape[1] = args_.dout.shape[1] = args_.lse.shape[2] = kSq - 1;
+  expect_error({"mma", "dq.data", "16-byte"});
+}
+
+TEST_F(BackwardApiErrors, ShapeMismatches) {
+  args_.dout.shape[1] = kSq - 1;
+  expect_error({"dout.shape[1]", "seqlen_q"});
+  SetUp();
+  args_.dv.shape[1] = kSk + 1;
+  expect_error({"dv.shape[1]", "seqlen_k"});
+  SetUp();
+  args_.dk.shape[2] = kH;
+  expect_error({"dk.shape[2]", "heads_kv"});
+  SetUp();
+  args_.o.shape[3] = 32;
+  expect_error({"o.shape[3]", "head_dim"});
+}
+
+TEST_F(BackwardApiErrors, DtypeMismatches) {
+  args_.dq.dtype = DType::f16;
+  expect_error({"dq.dtype", "bf16"});
+  SetUp();
+  args_.lse.dtype = DType::bf16;
+  expect_error({"lse.dtype", "f32"});
+}
+
+TEST_F(BackwardApiErrors, LseShape) {
+  args_.lse.shape[1] = kHkv;
+  expect_error({"lse.shape[1]", "heads_q"});
+}
+
+TEST_F(BackwardApiErrors, HeadsNotAMultiple) {
+  args_.q.shape[2] = args_.o.shape[2] = args_.dout.shape[2] = args_.dq.shape[2] = args_.lse.shape[1] = 3;
+  expect_error({"heads_q", "multiple", "heads_kv"});
+}
+
+TEST_F(BackwardApiErrors, UnsupportedHeadDimAndDtype) {
+  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv}) t->shape[3] = 48;
+  expect_error({"mma", "head_dim 48"});
+  SetUp();
+  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv}) {
+    t->dtype = DType::f32;
+    t->shape[3] = 32;  // the same bytes
+  }
+  expect_error({"mma", "dtype f32"});
+}
+
+TEST_F(BackwardApiErrors, OverlappingGradient) {
+  args_.dk.stride[1] = 0;  // every key row aliases the first
+  expect_error({"dk", "overlap"});
+}
+
+TEST_F(BackwardApiErrors, UnknownKernelAndBadScale) {
+  args_.kernel = "nope";
+  expect_error({"kernel", "unknown backward variant 'nope'", "tiled", "mma"});
+  SetUp();
+  args_.softmax_scale = -1.0f;
+  expect_error({"softmax_scale"});
+}
+
+TEST(BackwardRegistry, ListsTheLadder) {
+  const auto vs = flash::backward_variants();
+  ASSERT_EQ(vs.size(), 2u);
+  EXPECT_EQ(vs[0].name, "tiled");
+  EXPECT_EQ(vs[1].name, "mma");
+  for (const auto& v : vs) {
+    if (!v.built) continue;
+    EXPECT_TRUE(v.supports(DType::bf16, 128)) << v.name;
+    EXPECT_FALSE(v.supports(DType::f32, 128)) << v.name;
+    EXPECT_TRUE(v.features & flash::kFeatureGqa) << v.name;
+  }
+}
+
+}  // namespace

@@ -1,0 +1,236 @@
+// GPU tests of attention_backward (ctest label gpu): every built backward
+// variant, in both modes, against the fp64 reference over the forward's
+// shape grid, by FlashAttention's rule for gradients
+//   max|g - ref| <= 3 * max|g_lowp - ref| + floor(dtype) * max|ref|
+// for each of dq, dk, dv, with the gradients poisoned (NaN) before each call
+// and every element checked written. O and the LSE come from the fp64
+// forward reference, so a forward bug cannot hide a backward one.
+#include <cuda_runtime_api.h>
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <tuple>
+#include <vector>
+
+#include "flash/flash.h"
+#include "gpu_test.h"
+#include "testing/testing.h"
+
+namespace {
+
+using flash::DType;
+using flash::testing::BwdProblem;
+using flash::testing::Layout;
+using flash::testing::Shape;
+using flash::gpu_test::base_seed;
+
+bool runnable(const flash::VariantInfo& v, DType dtype, int head_dim) {
+  static const int cc = [] {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    return major * 10 + minor;
+  }();
+  return v.supports(dtype, head_dim) && v.runs_on(cc);
+}
+
+std::string describe(const flash::testing::BwdCheck& r) {
+  return fmt::format("err dq {:.3g} (bound {:.3g}) dk {:.3g} ({:.3g}) dv {:.3g} ({:.3g}), unwritten {} {}", r.err[0],
+                     r.bound[0], r.err[1], r.bound[1], r.err[2], r.bound[2], r.unwritten, r.error);
+}
+
+// Every built variant that supports the case, in both modes.
+void check_all_variants(BwdProblem& prob) {
+  int checked = 0;
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, prob.dtype, prob.shape.head_dim)) continue;
+    for (bool deterministic : {false, true}) {
+      const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
+      ++checked;
+      EXPECT_TRUE(r.ok) << v.name << (deterministic ? " deterministic" : "") << ": " << describe(r);
+    }
+  }
+  EXPECT_GT(checked, 0) << "no built backward variant supports this case";
+}
+
+struct Heads {
+  const char* name;
+  int q, kv;
+};
+constexpr Heads kHeads[] = {{"mha", 2, 2}, {"gqa4", 8, 2}, {"mqa", 3, 1}};
+constexpr int kSeqlens[][2] = {{1, 1}, {17, 17}, {113, 203}, {128, 128}, {257, 129}, {1023, 1024}};
+constexpr int kHeadDims[] = {32, 64, 96, 128, 256};
+
+using GridParam = std::tuple<DType, int, bool, int, int>;  // dtype, head dim, causal, seqlens, heads
+class BackwardGrid : public ::testing::TestWithParam<GridParam> {};
+
+TEST_P(BackwardGrid, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const auto [dtype, head_dim, causal, seq_idx, heads_idx] = GetParam();
+  const Shape s{.batch = 2, .seqlen_q = kSeqlens[seq_idx][0], .seqlen_k = kSeqlens[seq_idx][1],
+                .heads_q = kHeads[heads_idx].q, .heads_kv = kHeads[heads_idx].kv, .head_dim = head_dim};
+  const std::uint64_t seed = flash::gpu_test::test_seed();
+  SCOPED_TRACE(fmt::format("seed {} shape b{} sq{} sk{} hq{} hkv{} d{} {}{}", seed, s.batch, s.seqlen_q, s.seqlen_k,
+                           s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(dtype), causal ? " causal" : ""));
+  auto prob = flash::testing::make_bwd_problem(s, dtype, causal, Layout::bshd, seed);
+  check_all_variants(prob);
+}
+
+std::string grid_name(const ::testing::TestParamInfo<GridParam>& info) {
+  const auto [dtype, head_dim, causal, seq_idx, heads_idx] = info.param;
+  return fmt::format("{}_d{}_{}_sq{}_sk{}_{}", flash::dtype_name(dtype), head_dim, causal ? "causal" : "full",
+                     kSeqlens[seq_idx][0], kSeqlens[seq_idx][1], kHeads[heads_idx].name);
+}
+
+INSTANTIATE_TEST_SUITE_P(Grid, BackwardGrid,
+                         ::testing::Combine(::testing::Values(DType::bf16, DType::f16), ::testing::ValuesIn(kHeadDims),
+                                            ::testing::Bool(), ::testing::Range(0, 6), ::testing::Range(0, 3)),
+                         grid_name);
+
+// BHSD memory through strided views, and several key blocks per CTA walk.
+TEST(BackwardLayouts, StridedBhsdViews) {
+  SKIP_WITHOUT_GPU();
+  for (bool causal : {false, true})
+    for (int d : {64, 128, 256}) {
+      const Shape s{.batch = 2, .seqlen_q = 300, .seqlen_k = 520, .heads_q = 4, .heads_kv = 2, .head_dim = d};
+      SCOPED_TRACE(fmt::format("bhsd d{} causal {}", d, causal));
+      auto prob = flash::testing::make_bwd_problem(s, DType::bf16, causal, Layout::bhsd, base_seed() + d + causal);
+      check_all_variants(prob);
+    }
+}
+
+// Query rows that see no key (causal with seqlen_q > seqlen_k) get dQ = 0,
+// and keys no query sees get dK = dV = 0; both must still be written.
+TEST(BackwardEdges, CausalRowsAndKeysWithoutPartners) {
+  SKIP_WITHOUT_GPU();
+  for (auto [sq, sk] : {std::pair{300, 40}, std::pair{40, 300}}) {
+    const Shape s{.batch = 1, .seqlen_q = sq, .seqlen_k = sk, .heads_q = 4, .heads_kv = 1, .head_dim = 128};
+    SCOPED_TRACE(fmt::format("sq {} sk {}", sq, sk));
+    auto prob = flash::testing::make_bwd_problem(s, DType::f16, true, Layout::bshd, base_seed() + sq);
+    check_all_variants(prob);
+  }
+}
+
+// Empty calls: no keys gives dQ = 0, no queries gives dK = dV = 0, no batch
+// is a no-op; every variant, every element written.
+TEST(BackwardEdges, EmptyCallsWriteZeros) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, DType::bf16, 64)) continue;
+    for (Shape s : {Shape{.batch = 2, .seqlen_q = 5, .seqlen_k = 0, .heads_q = 4, .heads_kv = 2, .head_dim = 64},
+                    Shape{.batch = 2, .seqlen_q = 0, .seqlen_k = 7, .heads_q = 4, .heads_kv = 2, .head_dim = 64},
+                    Shape{.batch = 0, .seqlen_q = 5, .seqlen_k = 7, .heads_q = 4, .heads_kv = 2, .head_dim = 64}}) {
+      auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+      const auto r = flash::testing::run_and_check_backward(prob, v.name);
+      EXPECT_TRUE(r.ok) << v.name << " sq " << s.seqlen_q << " sk " << s.seqlen_k << ": " << describe(r);
+    }
+  }
+}
+
+// deterministic = true: bit-identical gradients over 50 runs of a shape
+// whose grid fills the GPU many times over (where atomics would reorder).
+TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 4, .seqlen_q = 1024, .seqlen_k = 1024, .heads_q = 16, .heads_kv = 4, .head_dim = 128};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, DType::bf16, 128)) continue;
+    flash::BackwardArgs a = prob.args;
+    a.kernel = v.name;
+    a.deterministic = true;
+    const std::size_t nq = flash::testing::view_bytes(a.dq), nk = flash::testing::view_bytes(a.dk);
+    std::vector<unsigned char> first(nq + 2 * nk), again(nq + 2 * nk);
+    int differing_runs = 0;
+    for (int run = 0; run < 50; ++run) {
+      flash::testing::poison(a.dq);
+      flash::testing::poison(a.dk);
+      flash::testing::poison(a.dv);
+      flash::attention_backward(a);
+      auto& dst = run == 0 ? first : again;
+      ASSERT_EQ(cudaMemcpy(dst.data(), a.dq.data, nq, cudaMemcpyDeviceToHost), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(dst.data() + nq, a.dk.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(dst.data() + nq + nk, a.dv.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
+      if (run > 0) differing_runs += std::memcmp(first.data(), again.data(), first.size()) != 0;
+    }
+    EXPECT_EQ(differing_runs, 0) << v.name << ": deterministic runs differ from the first";
+    // And the deterministic result is the right one.
+    const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
+    EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
+  }
+}
+
+TEST(BackwardEdges, CallerWorkspace) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 1, .seqlen_q = 77, .seqlen_k = 91, .heads_q = 2, .heads_kv = 1, .head_dim = 64};
+  auto prob = flash::testing::make_bwd_problem(s, DType::f16, true, Layout::bshd, base_seed());
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, DType::f16, 64)) continue;
+    for (bool deterministic : {false, true}) {
+      flash::BackwardArgs a = prob.args;
+      a.kernel = v.name;
+      a.deterministic = deterministic;
+      const auto plan = flash::plan_backward(a);
+      EXPECT_EQ(plan.kernel, v.name);
+      ASSERT_GT(plan.workspace_bytes, 0u);
+      flash::testing::DeviceBuffer ws(plan.workspace_bytes);
+      prob.args.workspace = ws.get();
+      prob.args.workspace_bytes = plan.workspace_bytes;
+      const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
+      EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
+      prob.args.workspace_bytes = plan.workspace_bytes - 1;
+      const auto small = flash::testing::run_and_check_backward(prob, v.name, deterministic);
+      EXPECT_NE(small.error.find("workspace_bytes"), std::string::npos) << v.name << ": " << small.error;
+      prob.args.workspace = nullptr;
+      prob.args.workspace_bytes = 0;
+    }
+  }
+}
+
+// Negative controls: the checker must fail when the kernel computes
+// something else, or the grid above would prove nothing.
+TEST(BackwardChecker, FailsWhenTheMaskDiffers) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 1, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 4, .heads_kv = 2, .head_dim = 64};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  prob.args.causal = true;  // the kernel runs causal against a non-causal reference
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, DType::bf16, 64)) continue;
+    const auto r = flash::testing::run_and_check_backward(prob, v.name);
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    EXPECT_FALSE(r.ok) << v.name << ": a causal gradient passed a non-causal reference (" << describe(r) << ")";
+  }
+}
+
+TEST(BackwardChecker, PoisonRevealsAnUnwrittenRow) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 1, .seqlen_q = 40, .seqlen_k = 40, .heads_q = 2, .heads_kv = 2, .head_dim = 64};
+  auto prob = flash::testing::make_bwd_problem(s, DType::f16, false, Layout::bshd, base_seed());
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, DType::f16, 64)) continue;
+    // Hand the kernel views of the first 39 query rows: row 39 of dq keeps its poison.
+    flash::BackwardArgs a = prob.args;
+    a.kernel = v.name;
+    a.q.shape[1] = a.o.shape[1] = a.dout.shape[1] = a.dq.shape[1] = a.lse.shape[2] = 39;
+    flash::testing::poison(prob.args.dq);
+    flash::attention_backward(a);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::size_t nan = 0;
+    for (double x : flash::testing::download(prob.args.dq)) nan += std::isnan(x);
+    EXPECT_EQ(nan, std::size_t(2 * 64)) << v.name << ": exactly row 39 of both heads stays poisoned";
+  }
+}
+
+TEST(BackwardEdges, AutoPicksTheLastSupportingVariant) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 1, .seqlen_q = 16, .seqlen_k = 16, .heads_q = 1, .heads_kv = 1, .head_dim = 64};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  std::string expected;
+  for (const auto& v : flash::backward_variants())
+    if (runnable(v, DType::bf16, 64)) expected = v.name;
+  EXPECT_EQ(flash::plan_backward(prob.args).kernel, expected);
+}
+
+}  // namespace
