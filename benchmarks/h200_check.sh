@@ -15,6 +15,7 @@ STEPS=${STEPS:-"tests sanitize runner bench sdpa"}
 SEQS=${SEQS:-"512 1024 2048 4096 8192 16384"}
 DHEADS=${DHEADS:-"128"}
 BIN=.gpu/bin
+[ -d $BIN ] || tar -xzf .gpu/bundle.tgz -C .gpu  # pack_gpu.sh carries one tarball
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 for step in $STEPS; do
   echo "=== $step"
@@ -47,7 +48,7 @@ for step in $STEPS; do
     ncu)
       timeout 300 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
         --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:${NCU_KERNEL:-fa3_forward_kernel} \
-        --launch-skip 3 --launch-count 1 $BIN/bench --seq 4096 --dhead 128 --kernel ${NCU_VARIANT:-wgmma_pingpong} \
+        --launch-skip 3 --launch-count 1 $BIN/bench ${NCU_ARGS:---seq 4096 --dhead 128 --kernel ${NCU_VARIANT:-wgmma_pingpong}} \
         --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
       echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall|Pipe" "$OUT/ncu.txt" | head -30 ;;
     btests)

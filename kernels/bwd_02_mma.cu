@@ -34,6 +34,7 @@
 #include "common/head_dims.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
 #include "common/smem_layout.cuh"
 #include "common/warp_mma.cuh"
 
@@ -152,16 +153,16 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   const int kv_n = warp % Cfg::kKvWarpsN, kv_d = warp / Cfg::kKvWarpsN;
   const int dq_m = warp % Cfg::kDqWarpsM, dq_d = warp / Cfg::kDqWarpsM;
   using R = LaneRole;
-  // S = Q K^T and dP = dO V^T: A rows sdp_m, B rows (keys) sdp_n.
+  // S = Q K^T and dP = dO V^T: A rows sdp_m, B rows (keys) sdp_n. dO, V, dS
+  // and Q sit a fixed distance from Q, K, P and dO with the same layout, so
+  // one set of lane addresses serves both (fewer live registers).
   const FragAddr<Layout> a_q(sQ, sdp_m * kSdpRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
-  const FragAddr<Layout> a_do(sdO, sdp_m * kSdpRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
   const FragAddr<Layout> b_k(sK, sdp_n * kSdpCols + lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
-  const FragAddr<Layout> b_v(sV, sdp_n * kSdpCols + lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
+  constexpr std::uint32_t kDoFromQ = 2 * Cfg::kQElems * sizeof(T), kVFromK = Cfg::kKVElems * sizeof(T);
   // dV = P^T dO and dK = dS^T Q: A = P^T, dS^T (keys kv_n), B = dO, Q (dims kv_d).
   const FragAddr<PLayout> at_p(sP, lane_row<R::kTransposedA>(lane), kv_n * kKvRows + lane_col<R::kTransposedA>(lane));
-  const FragAddr<PLayout> at_ds(sdS, lane_row<R::kTransposedA>(lane), kv_n * kKvRows + lane_col<R::kTransposedA>(lane));
-  const FragAddr<Layout> bt_do(sdO, lane_row<R::kTransposedB>(lane), kv_d * kKvCols + lane_col<R::kTransposedB>(lane));
   const FragAddr<Layout> bt_q(sQ, lane_row<R::kTransposedB>(lane), kv_d * kKvCols + lane_col<R::kTransposedB>(lane));
+  constexpr std::uint32_t kDsFromP = Cfg::kPElems * sizeof(T);
   // dQ = dS K: A = dS (rows dq_m), B = K as [key][dim] (dims dq_d).
   const FragAddr<PLayout> a_ds(sdS, dq_m * kDqRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
   const FragAddr<Layout> bt_k(sK, lane_row<R::kTransposedB>(lane), dq_d * kDqCols + lane_col<R::kTransposedB>(lane));
@@ -176,17 +177,20 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
 
   for (int step = 0; step < steps; ++step) {
     const int stage = step % 2, h = step_head(step), m0 = step_m0(step);
-    if (step + 1 < steps) load_step(step + 1, (step + 1) % 2);  // into the stage freed by step - 1
-    cp_async_commit();
-    cp_async_wait<1>();  // this step's group (and K, V) landed
+    cp_async_wait<0>();  // this step's group (and K, V) landed
+    // Every thread's copies are visible, and every warp is done with step - 1:
+    // its stage may be refilled and P, dS overwritten (no barrier at the end
+    // of a step).
     __syncthreads();
+    if (step + 1 < steps) load_step(step + 1, (step + 1) % 2);
+    cp_async_commit();
     const std::uint32_t stage_off = stage * kStageBytes;
 
     float acc_s[kSdpMT][kSdpNT][4], acc_dp[kSdpMT][kSdpNT][4];
     zero(acc_s);
-    warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
     zero(acc_dp);
-    warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_dp, a_do, stage_off, b_v, 0);
+    warp_mma_pair<T, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, acc_dp, a_q, stage_off, kDoFromQ + stage_off, b_k, 0,
+                                                    kVFromK);
 
     // P from the LSE, then dS = P (dP - dpsum); masked pairs get P = 0.
     const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
@@ -200,7 +204,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
         for (int nt = 0; nt < kSdpNT; ++nt)
 #pragma unroll
           for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            float prob = exp2f(acc_s[mt][nt][e] * p.scale_log2 - lse2);
+            float prob = fast_exp2(acc_s[mt][nt][e] * p.scale_log2 - lse2);
             if (need_mask) {
               const int key = n0 + sdp_n * kSdpCols + nt * 8 + 2 * t + (e % 2);
               if (key >= p.seqlen_k || (p.causal && key > m0 + r + diag)) prob = 0.0f;
@@ -223,8 +227,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
         }
     __syncthreads();  // P and dS complete
 
-    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dv, at_p, 0, bt_do, stage_off);
-    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dk, at_ds, 0, bt_q, stage_off);
+    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dv, at_p, 0, bt_q, kDoFromQ + stage_off);
+    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dk, at_p, kDsFromP, bt_q, stage_off);
     if constexpr (kAtomicDq) {
       float acc_dq[kDqMT][kDqNT][4];
       zero(acc_dq);
@@ -242,7 +246,6 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
                         acc_dq[mt][nt][2 * half + 1]);
         }
     }
-    __syncthreads();  // every warp is done with P, dS and this stage before they are overwritten
   }
   cp_async_wait<0>();  // with no step, K and V may still be landing
 
@@ -314,9 +317,8 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
 
   using R = LaneRole;
   const FragAddr<Layout> a_q(sQ, warp * 16 + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
-  const FragAddr<Layout> a_do(sdO, warp * 16 + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
   const FragAddr<Layout> b_k(sK, lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
-  const FragAddr<Layout> b_v(sV, lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
+  constexpr std::uint32_t kDoFromQ = Cfg::kQElems * sizeof(T), kVFromK = 2 * Cfg::kKVElems * sizeof(T);
   const FragAddr<Layout> bt_k(sK, lane_row<R::kTransposedB>(lane), lane_col<R::kTransposedB>(lane));
   constexpr std::uint32_t kStageBytes = Cfg::kKVElems * sizeof(T);
 
@@ -324,22 +326,21 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
   zero(acc_dq);
   for (int n_block = 0; n_block < n_blocks; ++n_block) {
     const int stage = n_block % 2, n0 = n_block * kBlockN;
+    cp_async_wait<0>();
+    __syncthreads();  // the tile landed for every thread, and every warp is done with the previous one
     if (n_block + 1 < n_blocks) load_kv(n_block + 1, (n_block + 1) % 2);
     cp_async_commit();
-    cp_async_wait<1>();
-    __syncthreads();
     const std::uint32_t stage_off = stage * kStageBytes;
     float acc_s[1][kNT][4], acc_dp[1][kNT][4];
     zero(acc_s);
-    warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
     zero(acc_dp);
-    warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_dp, a_do, 0, b_v, stage_off);
+    warp_mma_pair<T, 1, kNT, kHeadDim / 16>(acc_s, acc_dp, a_q, 0, kDoFromQ, b_k, stage_off, kVFromK + stage_off);
     const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        float prob = exp2f(acc_s[0][nt][e] * p.scale_log2 - lse2[e / 2]);
+        float prob = fast_exp2(acc_s[0][nt][e] * p.scale_log2 - lse2[e / 2]);
         if (need_mask) {
           const int key = n0 + nt * 8 + 2 * t + (e % 2), row = m0 + warp * 16 + g + 8 * (e / 2);
           if (key >= p.seqlen_k || (p.causal && key > row + diag)) prob = 0.0f;
@@ -362,7 +363,6 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
         mma_16816<T>(acc_dq[0][2 * dp + 1], a, b1);
       }
     }
-    __syncthreads();  // this stage is free for the load two tiles ahead
   }
   cp_async_wait<0>();
 

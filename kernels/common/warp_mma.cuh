@@ -20,24 +20,75 @@ template <class T, bool kATransposed, bool kBTransposed, int kMT, int kNT, int k
 __device__ __forceinline__ void warp_mma(float (&acc)[kMT][kNT][4], const FragAddr<LayoutA>& a, std::uint32_t a_off,
                                          const FragAddr<LayoutB>& b, std::uint32_t b_off) {
   static_assert(kNT % 2 == 0, "B fragments come in pairs of n-tiles");
-#pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) {
-    std::uint32_t fa[kMT][4];
+  constexpr int kPairs = kNT / 2;
+  auto load_a = [&](int ks, std::uint32_t(&fa)[kMT][4]) {
 #pragma unroll
     for (int mt = 0; mt < kMT; ++mt) {
       if constexpr (kATransposed) ldmatrix_x4_trans(fa[mt], a.at(16 * ks, mt) + a_off);
       else ldmatrix_x4(fa[mt], a.at(16 * mt, ks) + a_off);
     }
+  };
+  auto load_b = [&](int ks, int np, std::uint32_t(&fb)[4]) {
+    if constexpr (kBTransposed) ldmatrix_x4_trans(fb, b.at(16 * ks, np) + b_off);
+    else ldmatrix_x4(fb, b.at(16 * np, ks) + b_off);
+  };
+  // Fragments double-buffered: the next B pair (or the next k-step's first
+  // pair and its A) is requested before this pair's mma, hiding the
+  // shared-memory latency behind tensor-core work.
+  std::uint32_t fa[2][kMT][4], fb[2][4];
+  load_a(0, fa[0]);
+  load_b(0, 0, fb[0]);
 #pragma unroll
-    for (int np = 0; np < kNT / 2; ++np) {
-      std::uint32_t fb[4];
-      if constexpr (kBTransposed) ldmatrix_x4_trans(fb, b.at(16 * ks, np) + b_off);
-      else ldmatrix_x4(fb, b.at(16 * np, ks) + b_off);
-      const std::uint32_t b0[2] = {fb[0], fb[1]}, b1[2] = {fb[2], fb[3]};
+  for (int ks = 0; ks < kKSteps; ++ks) {
+#pragma unroll
+    for (int np = 0; np < kPairs; ++np) {
+      const int i = ks * kPairs + np;  // flat step: buffers alternate on it
+      if (np + 1 < kPairs) {
+        load_b(ks, np + 1, fb[(i + 1) % 2]);
+      } else if (ks + 1 < kKSteps) {
+        load_a(ks + 1, fa[(ks + 1) % 2]);
+        load_b(ks + 1, 0, fb[(i + 1) % 2]);
+      }
+      const std::uint32_t b0[2] = {fb[i % 2][0], fb[i % 2][1]}, b1[2] = {fb[i % 2][2], fb[i % 2][3]};
 #pragma unroll
       for (int mt = 0; mt < kMT; ++mt) {
-        mma_16816<T>(acc[mt][2 * np], fa[mt], b0);
-        mma_16816<T>(acc[mt][2 * np + 1], fa[mt], b1);
+        mma_16816<T>(acc[mt][2 * np], fa[ks % 2][mt], b0);
+        mma_16816<T>(acc[mt][2 * np + 1], fa[ks % 2][mt], b1);
+      }
+    }
+  }
+}
+
+// Two independent products of the same shape in one loop (S = Q K^T and
+// dP = dO V^T): each k-step issues twice as many independent mma chains, so
+// the tensor-core latency between updates of one accumulator is covered by
+// the other product's work instead of stalling the warp.
+template <class T, int kMT, int kNT, int kKSteps, class LayoutA, class LayoutB>
+__device__ __forceinline__ void warp_mma_pair(float (&acc1)[kMT][kNT][4], float (&acc2)[kMT][kNT][4],
+                                              const FragAddr<LayoutA>& a, std::uint32_t a1_off, std::uint32_t a2_off,
+                                              const FragAddr<LayoutB>& b, std::uint32_t b1_off, std::uint32_t b2_off) {
+  static_assert(kNT % 2 == 0, "B fragments come in pairs of n-tiles");
+#pragma unroll
+  for (int ks = 0; ks < kKSteps; ++ks) {
+    std::uint32_t fa1[kMT][4], fa2[kMT][4];
+#pragma unroll
+    for (int mt = 0; mt < kMT; ++mt) {
+      ldmatrix_x4(fa1[mt], a.at(16 * mt, ks) + a1_off);
+      ldmatrix_x4(fa2[mt], a.at(16 * mt, ks) + a2_off);
+    }
+#pragma unroll
+    for (int np = 0; np < kNT / 2; ++np) {
+      std::uint32_t fb1[4], fb2[4];
+      ldmatrix_x4(fb1, b.at(16 * np, ks) + b1_off);
+      ldmatrix_x4(fb2, b.at(16 * np, ks) + b2_off);
+#pragma unroll
+      for (int mt = 0; mt < kMT; ++mt) {
+        const std::uint32_t b10[2] = {fb1[0], fb1[1]}, b11[2] = {fb1[2], fb1[3]};
+        const std::uint32_t b20[2] = {fb2[0], fb2[1]}, b21[2] = {fb2[2], fb2[3]};
+        mma_16816<T>(acc1[mt][2 * np], fa1[mt], b10);
+        mma_16816<T>(acc2[mt][2 * np], fa2[mt], b20);
+        mma_16816<T>(acc1[mt][2 * np + 1], fa1[mt], b11);
+        mma_16816<T>(acc2[mt][2 * np + 1], fa2[mt], b21);
       }
     }
   }

@@ -339,7 +339,10 @@ BwdCheck run_and_check_backward(BwdProblem& prob, const std::string& kernel, boo
       lowp_err = std::max(lowp_err, std::fabs((*lowps[t])[i] - ref));
       max_ref = std::max(max_ref, std::fabs(ref));
     }
-    r.bound[t] = 3 * lowp_err + rounding_floor(prob.dtype) * max_ref;
+    // The absolute 2^-16 is fp32 accumulation noise on unit-scale inputs,
+    // for gradients whose exact value vanishes (one key: dS = 0, so dq =
+    // dk = 0 exactly in the reference and in its low-precision model).
+    r.bound[t] = 3 * lowp_err + rounding_floor(prob.dtype) * max_ref + std::ldexp(1.0, -16);
     r.ok = r.ok && r.err[t] <= r.bound[t];
   }
   r.ok = r.ok && r.unwritten == 0;

@@ -116,7 +116,8 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
 struct BwdCheck {
   bool ok = false;
   std::string error;
-  // dq, dk, dv: max|g - ref| and its bound 3 * max|g_lowp - ref| + floor * max|ref|.
+  // dq, dk, dv: max|g - ref| and its bound
+  // 3 * max|g_lowp - ref| + floor(dtype) * max|ref| + 2^-16.
   double err[3] = {}, bound[3] = {};
   std::size_t unwritten = 0;  // gradient elements still NaN after the call
 };
