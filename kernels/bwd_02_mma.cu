@@ -124,11 +124,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sK, gK, p.k_row_stride, p.seqlen_k - n0);
   copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sV, gV, p.v_row_stride, p.seqlen_k - n0);
 
-  auto step_head = [&](int step) { return h_kv * p.group_size + step / tiles_per_head; };
-  auto step_m0 = [&](int step) { return (m_begin + step % tiles_per_head) * kBlockM; };
-  // Q, dO, LSE and dpsum of one step into stage `stage`, one commit group.
-  auto load_step = [&](int step, int stage) {
-    const int h = step_head(step), m0 = step_m0(step);
+  // Q, dO, LSE and dpsum of query head h, rows m0.., into stage `stage`.
+  auto load_step = [&](int h, int m0, int stage) {
     const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
     const T* gdO =
         static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride;
@@ -145,7 +142,13 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
       cp_async_16(sDpsum + stage * kBlockM + 4 * (threadIdx.x - kChunks), p.dpsum + row0 + 4 * (threadIdx.x - kChunks),
                   16);
   };
-  if (steps > 0) load_step(0, 0);
+  // Steps walk the query tiles of each head of the group in turn.
+  int h = h_kv * p.group_size, m0 = m_begin * kBlockM;
+  auto next_tile = [&](int& hh, int& mm) {
+    mm += kBlockM;
+    if (mm >= p.seqlen_q) mm = m_begin * kBlockM, ++hh;
+  };
+  if (steps > 0) load_step(h, m0, 0);
   cp_async_commit();  // K, V and the first step
 
   // Warp coordinates and fragment addresses of each product.
@@ -176,13 +179,15 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   zero(acc_dv);
 
   for (int step = 0; step < steps; ++step) {
-    const int stage = step % 2, h = step_head(step), m0 = step_m0(step);
+    const int stage = step % 2;
     cp_async_wait<0>();  // this step's group (and K, V) landed
     // Every thread's copies are visible, and every warp is done with step - 1:
     // its stage may be refilled and P, dS overwritten (no barrier at the end
     // of a step).
     __syncthreads();
-    if (step + 1 < steps) load_step(step + 1, (step + 1) % 2);
+    int h_next = h, m0_next = m0;
+    next_tile(h_next, m0_next);
+    if (step + 1 < steps) load_step(h_next, m0_next, (step + 1) % 2);
     cp_async_commit();
     const std::uint32_t stage_off = stage * kStageBytes;
 
@@ -233,19 +238,23 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
       float acc_dq[kDqMT][kDqNT][4];
       zero(acc_dq);
       warp_mma<T, false, true, kDqMT, kDqNT, kBlockN / 16>(acc_dq, a_ds, 0, bt_k, 0);
-      float* dq = p.dq_accum + ((static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0) * kHeadDim;
+      // One base address and compile-time offsets for all of this thread's
+      // atomics. No row check: the accumulator is padded to whole tiles and
+      // rows past seqlen_q add exact zeros (their P is 0). A per-row branch
+      // made the compiler rebuild the address in one register per row, and
+      // each rebuild waited for the previous atomics to release it.
+      float* dq = p.dq_accum + ((static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0) * kHeadDim +
+                  (dq_m * kDqRows + g) * kHeadDim + dq_d * kDqCols + 2 * t;
 #pragma unroll
       for (int mt = 0; mt < kDqMT; ++mt)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int r = dq_m * kDqRows + mt * 16 + g + 8 * half;
-          if (m0 + r >= p.seqlen_q) continue;
+        for (int half = 0; half < 2; ++half)
 #pragma unroll
           for (int nt = 0; nt < kDqNT; ++nt)
-            atomic_add2(dq + r * kHeadDim + dq_d * kDqCols + nt * 8 + 2 * t, acc_dq[mt][nt][2 * half],
+            atomic_add2(dq + (mt * 16 + 8 * half) * kHeadDim + nt * 8, acc_dq[mt][nt][2 * half],
                         acc_dq[mt][nt][2 * half + 1]);
-        }
     }
+    h = h_next, m0 = m0_next;
   }
   cp_async_wait<0>();  // with no step, K and V may still be landing
 
