@@ -97,7 +97,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   constexpr int kKvRows = kBlockN / Cfg::kKvWarpsN, kKvCols = kHeadDim / (kWarps / Cfg::kKvWarpsN);
   constexpr int kDqRows = kBlockM / Cfg::kDqWarpsM, kDqCols = kHeadDim / (kWarps / Cfg::kDqWarpsM);
 
-  extern __shared__ uint4 smem_u4[];
+  extern __shared__ __align__(128) uint4 smem_u4[];  // 128-byte aligned tiles: FragAddr
   T* sK = reinterpret_cast<T*>(smem_u4);
   T* sV = sK + Cfg::kKVElems;
   T* sQ = sV + Cfg::kKVElems;        // [2][kBlockM][kHeadDim]
@@ -133,14 +133,19 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
                                                              p.seqlen_q - m0);
     copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreads, true>(sdO + stage * Cfg::kQElems, gdO, p.do_row_stride,
                                                              p.seqlen_q - m0);
-    // The row arrays are padded to a multiple of 128 rows: whole 16-byte chunks.
+    // The row arrays are padded to a multiple of 128 rows: whole 16-byte
+    // chunks, copied by the last warp (LSE chunks, then dpsum chunks).
     constexpr int kChunks = kBlockM / 4;
+    static_assert((2 * kChunks) % 32 == 0, "the last warp copies whole rounds of chunks");
     const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0;
-    if (threadIdx.x < kChunks)
-      cp_async_16(sLse + stage * kBlockM + 4 * threadIdx.x, p.lse_log2 + row0 + 4 * threadIdx.x, 16);
-    else if (threadIdx.x < 2 * kChunks)
-      cp_async_16(sDpsum + stage * kBlockM + 4 * (threadIdx.x - kChunks), p.dpsum + row0 + 4 * (threadIdx.x - kChunks),
-                  16);
+    if (warp == kWarps - 1) {
+#pragma unroll
+      for (int i = lane; i < 2 * kChunks; i += 32) {
+        const bool lse = i < kChunks;
+        const int c = lse ? i : i - kChunks;
+        cp_async_16((lse ? sLse : sDpsum) + stage * kBlockM + 4 * c, (lse ? p.lse_log2 : p.dpsum) + row0 + 4 * c, 16);
+      }
+    }
   };
   // Steps walk the query tiles of each head of the group in turn.
   int h = h_kv * p.group_size, m0 = m_begin * kBlockM;
@@ -163,12 +168,12 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   const FragAddr<Layout> b_k(sK, sdp_n * kSdpCols + lane_row<R::kRowMajorB>(lane), lane_col<R::kRowMajorB>(lane));
   constexpr std::uint32_t kDoFromQ = 2 * Cfg::kQElems * sizeof(T), kVFromK = Cfg::kKVElems * sizeof(T);
   // dV = P^T dO and dK = dS^T Q: A = P^T, dS^T (keys kv_n), B = dO, Q (dims kv_d).
-  const FragAddr<PLayout> at_p(sP, lane_row<R::kTransposedA>(lane), kv_n * kKvRows + lane_col<R::kTransposedA>(lane));
-  const FragAddr<Layout> bt_q(sQ, lane_row<R::kTransposedB>(lane), kv_d * kKvCols + lane_col<R::kTransposedB>(lane));
+  const FragAddr<PLayout> at_p(sP, lane_row<R::kTransposedA>(lane), lane_col<R::kTransposedA>(lane), kv_n * kKvRows);
+  const FragAddr<Layout> bt_q(sQ, lane_row<R::kTransposedB>(lane), lane_col<R::kTransposedB>(lane), kv_d * kKvCols);
   constexpr std::uint32_t kDsFromP = Cfg::kPElems * sizeof(T);
   // dQ = dS K: A = dS (rows dq_m), B = K as [key][dim] (dims dq_d).
   const FragAddr<PLayout> a_ds(sdS, dq_m * kDqRows + lane_row<R::kRowMajorA>(lane), lane_col<R::kRowMajorA>(lane));
-  const FragAddr<Layout> bt_k(sK, lane_row<R::kTransposedB>(lane), dq_d * kDqCols + lane_col<R::kTransposedB>(lane));
+  const FragAddr<Layout> bt_k(sK, lane_row<R::kTransposedB>(lane), lane_col<R::kTransposedB>(lane), dq_d * kDqCols);
   constexpr std::uint32_t kStageBytes = Cfg::kQElems * sizeof(T);
 
   constexpr int kSdpMT = kSdpRows / 16, kSdpNT = kSdpCols / 8;
@@ -232,28 +237,38 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
         }
     __syncthreads();  // P and dS complete
 
+    // FlashAttention-2's order: dV, then dQ and its atomics, then dK, whose
+    // tensor-core work covers the atomics' latency before their registers
+    // are needed again.
     warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dv, at_p, 0, bt_q, kDoFromQ + stage_off);
-    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dk, at_p, kDsFromP, bt_q, stage_off);
     if constexpr (kAtomicDq) {
-      float acc_dq[kDqMT][kDqNT][4];
-      zero(acc_dq);
-      warp_mma<T, false, true, kDqMT, kDqNT, kBlockN / 16>(acc_dq, a_ds, 0, bt_k, 0);
-      // One base address and compile-time offsets for all of this thread's
-      // atomics. No row check: the accumulator is padded to whole tiles and
-      // rows past seqlen_q add exact zeros (their P is 0). A per-row branch
-      // made the compiler rebuild the address in one register per row, and
-      // each rebuild waited for the previous atomics to release it.
+      // dQ += dS K in column chunks of at most 32 dims, each sent to the
+      // accumulator with atomics before the next is computed: fewer live
+      // registers (dS fragments are reloaded per chunk, a small cost).
+      constexpr int kChunkNT = kDqNT < 4 ? kDqNT : 4, kChunks = kDqNT / kChunkNT;
       float* dq = p.dq_accum + ((static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0) * kHeadDim +
                   (dq_m * kDqRows + g) * kHeadDim + dq_d * kDqCols + 2 * t;
 #pragma unroll
-      for (int mt = 0; mt < kDqMT; ++mt)
+      for (int c = 0; c < kChunks; ++c) {
+        float acc_dq[kDqMT][kChunkNT][4];
+        zero(acc_dq);
+        warp_mma<T, false, true, kDqMT, kChunkNT, kBlockN / 16>(acc_dq, a_ds, 0, bt_k.shifted(c * kChunkNT * 8), 0);
+        // One base address and compile-time offsets for all of this thread's
+        // atomics. No row check: the accumulator is padded to whole tiles and
+        // rows past seqlen_q add exact zeros (their P is 0). A per-row branch
+        // made the compiler rebuild the address in one register per row, and
+        // each rebuild waited for the previous atomics to release it.
 #pragma unroll
-        for (int half = 0; half < 2; ++half)
+        for (int mt = 0; mt < kDqMT; ++mt)
 #pragma unroll
-          for (int nt = 0; nt < kDqNT; ++nt)
-            atomic_add2(dq + (mt * 16 + 8 * half) * kHeadDim + nt * 8, acc_dq[mt][nt][2 * half],
-                        acc_dq[mt][nt][2 * half + 1]);
+          for (int half = 0; half < 2; ++half)
+#pragma unroll
+            for (int nt = 0; nt < kChunkNT; ++nt)
+              atomic_add2(dq + (mt * 16 + 8 * half) * kHeadDim + (c * kChunkNT + nt) * 8, acc_dq[mt][nt][2 * half],
+                          acc_dq[mt][nt][2 * half + 1]);
+      }
     }
+    warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dk, at_p, kDsFromP, bt_q, stage_off);
     h = h_next, m0 = m0_next;
   }
   cp_async_wait<0>();  // with no step, K and V may still be landing
@@ -288,7 +303,7 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
   constexpr int kThreadsQ = Cfg::kWarpsQ * 32;
   constexpr int kNT = kBlockN / 8, kDT = kHeadDim / 8;
   using Layout = typename Cfg::Layout;
-  extern __shared__ uint4 smem_u4[];
+  extern __shared__ __align__(128) uint4 smem_u4[];  // 128-byte aligned tiles: FragAddr
   T* sQ = reinterpret_cast<T*>(smem_u4);
   T* sdO = sQ + Cfg::kQElems;
   T* sK = sdO + Cfg::kQElems;        // [2][kBlockN][kHeadDim]

@@ -21,6 +21,7 @@ namespace flash::detail {
 template <int kCols> struct RowMajorLayout {
   static_assert(kCols % 8 == 0, "rows are whole 16-byte chunks");
   static constexpr int kColumns = kCols;
+  static constexpr bool kSwizzled = false;
   __device__ __forceinline__ static int offset(int row, int col) { return row * kCols + col; }
   __device__ __forceinline__ static int lane_offset(int row_lane, int col_lane, int /*phase*/) {
     return row_lane * kCols + col_lane;
@@ -35,6 +36,7 @@ template <int kCols> struct RowMajorLayout {
 template <int kCols> struct SwizzledLayout {
   static_assert(kCols % 64 == 0, "the swizzle permutes groups of 8 chunks (64 elements)");
   static constexpr int kColumns = kCols;
+  static constexpr bool kSwizzled = true;
   __device__ __forceinline__ static int offset(int row, int col) {
     return row * kCols + ((((col >> 3) ^ row) & 7) | ((col >> 3) & ~7)) * 8 + (col & 7);
   }
@@ -61,22 +63,32 @@ template <int kCols, int kPad> struct PaddedLayout {
 
 namespace flash::detail {
 
-// Per-lane ldmatrix row addresses into a tile of any of the layouts above,
-// for a warp whose sub-tile starts at a run-time (row0, col0) (multiples of
-// 8 and 16). The lane's row and column within the 8 x 8 matrices come from
-// its role (LaneRole below). at(row_off, j) is the
-// address for rows + row_off (a multiple of 8) and columns + 16 j, both
-// compile-time in unrolled loops: four bases (j % 4) are computed once and
-// whole 64-column groups add a constant, which holds for the swizzle too
-// because it permutes chunks only within a 64-column group.
+// Per-lane ldmatrix row addresses into a tile of either layout above for
+// a warp whose sub-tile starts at row0 (in row_lane, a multiple of 8) and
+// column col0 (a multiple of 16). at(row_off, j) is the address for rows +
+// row_off (a multiple of 8) and columns + 16 j. One register per operand:
+// with the tile 128-byte aligned in shared memory, the swizzle of 16-column
+// step J = col0 / 16 + j is an XOR of (J % 4) into bits 5-6 of the lane's
+// step-0 address, and whole 64-column groups (J / 4) add 128 bytes, since
+// the swizzle permutes 16-byte chunks only within a row's 128-byte group.
 template <class Layout> struct FragAddr {
-  std::uint32_t base[4];
-  template <class T> __device__ __forceinline__ FragAddr(const T* tile, int row_lane, int col_lane) {
-#pragma unroll
-    for (int jj = 0; jj < 4; ++jj) base[jj] = smem_addr(tile + Layout::offset(row_lane, col_lane + 16 * jj));
+  std::uint32_t base;  // byte address of (row_lane, col_lane) at step 0
+  int col16;           // col0 / 16
+  template <class T>
+  __device__ __forceinline__ FragAddr(const T* tile, int row_lane, int col_lane, int col0 = 0)
+      : base(smem_addr(tile + Layout::offset(row_lane, col_lane))), col16(col0 / 16) {}
+  // The same lanes, `cols` (a multiple of 16) further right.
+  __device__ __forceinline__ FragAddr shifted(int cols) const {
+    FragAddr f = *this;
+    f.col16 += cols / 16;
+    return f;
   }
   __device__ __forceinline__ std::uint32_t at(int row_off, int j) const {
-    return base[j % 4] + 2 * (row_off * Layout::kColumns + (j / 4) * 64);
+    const int J = col16 + j;
+    if constexpr (Layout::kSwizzled)
+      return (base ^ ((J & 3) << 5)) + 2 * row_off * Layout::kColumns + (J >> 2) * 128;
+    else
+      return base + 2 * row_off * Layout::kColumns + J * 32;
   }
 };
 
