@@ -103,19 +103,15 @@ std::vector<DType> dtypes_of(const std::string& s) {
   usage(2);
 }
 
-// Median time of a few launches, in ms (after the checked launch warmed up).
-double time_ms(flash::testing::Problem& p, const std::string& kernel) {
-  flash::ForwardArgs args;
-  args.q = p.vq, args.k = p.vk, args.v = p.vv, args.o = p.vo, args.lse = p.vlse;
-  args.causal = p.causal;
-  args.kernel = kernel;
+// Median time of 5 calls of `call`, in ms (after the checked launch warmed up).
+template <class Call> double median_ms(Call&& call) {
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
   std::vector<float> ms;
   for (int rep = 0; rep < 5; ++rep) {
     cudaEventRecord(start);
-    flash::attention_forward(args);
+    call();
     cudaEventRecord(stop);
     cudaEventSynchronize(stop);
     float t = 0;
@@ -126,6 +122,14 @@ double time_ms(flash::testing::Problem& p, const std::string& kernel) {
   cudaEventDestroy(stop);
   std::sort(ms.begin(), ms.end());
   return ms[ms.size() / 2];
+}
+
+double time_ms(flash::testing::Problem& p, const std::string& kernel) {
+  flash::ForwardArgs args;
+  args.q = p.vq, args.k = p.vk, args.v = p.vv, args.o = p.vo, args.lse = p.vlse;
+  args.causal = p.causal;
+  args.kernel = kernel;
+  return median_ms([&] { flash::attention_forward(args); });
 }
 
 }  // namespace
@@ -153,27 +157,6 @@ void list_variants() {
   print_variants(flash::backward_variants());
   fmt::print("\ndecode (flash::attention_decode; ./bench --decode):\n");
   print_variants(flash::decode_variants());
-}
-
-// Median of 5 timed backward calls, in ms.
-double time_backward_ms(const flash::BackwardArgs& args) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int rep = 0; rep < 5; ++rep) {
-    cudaEventRecord(start);
-    flash::attention_backward(args);
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
 }
 
 // --bwd: every backward variant in both modes; the reference is the full
@@ -218,7 +201,7 @@ int run_backward(const Options& opt, const std::vector<Shape>& shapes, const std
               flash::BackwardArgs a = prob.args;
               a.kernel = k;
               a.deterministic = deterministic;
-              const double ms = time_backward_ms(a);
+              const double ms = median_ms([&] { flash::attention_backward(a); });
               const double flops =
                   2.5 * 4.0 * s.batch * s.heads_q * double(s.seqlen_q) * s.seqlen_k * d * (causal ? 0.5 : 1.0);
               fmt::print("{:<13} {:>22} {:>4} {:>5} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>8.3f} "

@@ -200,13 +200,11 @@ template <class Before, class Call> double median_seconds(benchmark::State& stat
   return seconds[seconds.size() / 2];
 }
 
-void run_variant(benchmark::State& state, const Options& o, const std::string& kernel) {
-  flash::ForwardArgs args;
+// Warms up, then times `call` once per iteration (the L2 flushed before
+// each when the inputs fit in it); sets ms and TFLOPS for `flops`.
+template <class Call> void time_call(benchmark::State& state, const Options& o, Call&& call, double flops) {
   try {
-    Inputs& in = shared_inputs(o);
-    args = in.args;
-    args.kernel = kernel;
-    for (int i = 0; i < kWarmupLaunches; ++i) flash::attention_forward(args);
+    for (int i = 0; i < kWarmupLaunches; ++i) call();
     check(cudaDeviceSynchronize(), "warm-up");
   } catch (const flash::Error& e) {
     state.SkipWithError(e.what());
@@ -218,35 +216,38 @@ void run_variant(benchmark::State& state, const Options& o, const std::string& k
       [&](std::size_t i) {
         if (in.flush.get()) check(cudaMemsetAsync(in.flush.get(), i & 0xff, in.flush.bytes()), "L2 flush");
       },
-      [&] { flash::attention_forward(args); });
-  const double flops = 4.0 * o.batch * o.heads * double(o.seq) * o.seq_k * o.dhead * (o.causal ? 0.5 : 1.0);
+      call);
   state.counters["ms"] = median * 1e3;
   state.counters["TFLOPS"] = flops / median / 1e12;
+}
+
+double forward_flops(const Options& o) {
+  return 4.0 * o.batch * o.heads * double(o.seq) * o.seq_k * o.dhead * (o.causal ? 0.5 : 1.0);
+}
+
+void run_variant(benchmark::State& state, const Options& o, const std::string& kernel) {
+  flash::ForwardArgs args;
+  try {
+    args = shared_inputs(o).args;
+  } catch (const flash::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  args.kernel = kernel;
+  time_call(state, o, [&] { flash::attention_forward(args); }, forward_flops(o));
 }
 
 void run_backward(benchmark::State& state, const Options& o, const std::string& kernel, bool deterministic) {
   flash::BackwardArgs args;
   try {
-    Inputs& in = shared_inputs(o);
-    args = in.bwd;
-    args.kernel = kernel;
-    args.deterministic = deterministic;
-    for (int i = 0; i < kWarmupLaunches; ++i) flash::attention_backward(args);
-    check(cudaDeviceSynchronize(), "warm-up");
+    args = shared_inputs(o).bwd;
   } catch (const flash::Error& e) {
     state.SkipWithError(e.what());
     return;
   }
-  const Inputs& in = shared_inputs(o);
-  const double median = median_seconds(
-      state,
-      [&](std::size_t i) {
-        if (in.flush.get()) check(cudaMemsetAsync(in.flush.get(), i & 0xff, in.flush.bytes()), "L2 flush");
-      },
-      [&] { flash::attention_backward(args); });
-  const double flops = 2.5 * 4.0 * o.batch * o.heads * double(o.seq) * o.seq_k * o.dhead * (o.causal ? 0.5 : 1.0);
-  state.counters["ms"] = median * 1e3;
-  state.counters["TFLOPS"] = flops / median / 1e12;
+  args.kernel = kernel;
+  args.deterministic = deterministic;
+  time_call(state, o, [&] { flash::attention_backward(args); }, 2.5 * forward_flops(o));
 }
 
 // --- decode ---------------------------------------------------------------

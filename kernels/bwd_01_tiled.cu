@@ -44,6 +44,15 @@ template <int kHeadDim> struct TiledBwd {
   static constexpr std::size_t kSmemBytes = kSmemFloats * sizeof(float);
 };
 
+// Rows [row0, row0 + kBlock) of head h of batch b of a [batch, seqlen,
+// heads, head_dim] tensor into an fp32 tile; rows at or past `rows` are zeros.
+template <class T, int kHeadDim>
+__device__ __forceinline__ void load_tile(const void* x, std::int64_t batch_stride, std::int64_t row_stride,
+                                          std::int64_t head_stride, int b, int h, int row0, int rows, float* tile) {
+  const T* src = static_cast<const T*>(x) + b * batch_stride + h * head_stride + row0 * row_stride;
+  copy_g2s_as_float<T, kBlock, kHeadDim, TiledBwd<kHeadDim>::kStride, kThreads>(src, row_stride, rows - row0, tile);
+}
+
 // S, P, dP and dS for (query row m0 + i, key n0 + j) from fp32 tiles:
 // returns dS and stores P in *p_out. Masked pairs (key past the end, or
 // right of the causal diagonal) give P = dS = 0.
@@ -82,12 +91,8 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_co
   const int i = threadIdx.x / kBlock, j = threadIdx.x % kBlock;  // S-tile coordinates
   const int key_row = threadIdx.x / kBlock, dim0 = threadIdx.x % kBlock;  // output: key, dims dim0 + kBlock * u
 
-  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-      static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride,
-      p.k_row_stride, p.seqlen_k - n0, sK);
-  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-      static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride,
-      p.v_row_stride, p.seqlen_k - n0, sV);
+  load_tile<T, kHeadDim>(p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride, b, h_kv, n0, p.seqlen_k, sK);
+  load_tile<T, kHeadDim>(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h_kv, n0, p.seqlen_k, sV);
 
   float acc_dk[Cfg::kDimsPerThread] = {}, acc_dv[Cfg::kDimsPerThread] = {};
   // Causal: query row r sees key n0 only when r >= n0 - (seqlen_k - seqlen_q).
@@ -96,12 +101,8 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_co
     const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
     for (int m0 = m_begin; m0 < p.seqlen_q; m0 += kBlock) {
       __syncthreads();  // the previous tile's readers are done
-      copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-          static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride,
-          p.q_row_stride, p.seqlen_q - m0, sQ);
-      copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-          static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
-          p.do_row_stride, p.seqlen_q - m0, sdO);
+      load_tile<T, kHeadDim>(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, b, h, m0, p.seqlen_q, sQ);
+      load_tile<T, kHeadDim>(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, b, h, m0, p.seqlen_q, sdO);
       if (threadIdx.x < kBlock) {  // padded arrays: rows past seqlen_q read P = 0, dpsum = 0
         sLse[threadIdx.x] = p.lse_log2[row_base + m0 + threadIdx.x];
         sDpsum[threadIdx.x] = p.dpsum[row_base + m0 + threadIdx.x];
@@ -149,12 +150,8 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_con
   const int i = threadIdx.x / kBlock, j = threadIdx.x % kBlock;
   const int q_row = threadIdx.x / kBlock, dim0 = threadIdx.x % kBlock;  // output: row, dims dim0 + kBlock * u
 
-  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-      static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride, p.q_row_stride,
-      p.seqlen_q - m0, sQ);
-  copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-      static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
-      p.do_row_stride, p.seqlen_q - m0, sdO);
+  load_tile<T, kHeadDim>(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, b, h, m0, p.seqlen_q, sQ);
+  load_tile<T, kHeadDim>(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, b, h, m0, p.seqlen_q, sdO);
   const std::int64_t row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0 + i;
   const float lse2 = p.lse_log2[row], dpsum = p.dpsum[row];
 
@@ -164,12 +161,8 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_con
   if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlock, p.seqlen_q) + p.seqlen_k - p.seqlen_q));
   for (int n0 = 0; n0 < n_end; n0 += kBlock) {
     __syncthreads();
-    copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-        static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride,
-        p.k_row_stride, p.seqlen_k - n0, sK);
-    copy_g2s_as_float<T, kBlock, kHeadDim, kStride, kThreads>(
-        static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride,
-        p.v_row_stride, p.seqlen_k - n0, sV);
+    load_tile<T, kHeadDim>(p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride, b, h_kv, n0, p.seqlen_k, sK);
+    load_tile<T, kHeadDim>(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h_kv, n0, p.seqlen_k, sV);
     __syncthreads();
     float prob;
     sdS[i * (kBlock + 1) + j] = tile_ds<kHeadDim>(p, sQ, sdO, sK, sV, lse2, dpsum, i, j, m0 + i, n0 + j, &prob);
@@ -187,28 +180,13 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_con
   for (int u = 0; u < Cfg::kDimsPerThread; ++u) dq[dim0 + kBlock * u] = from_float<T>(acc_dq[u] * p.scale);
 }
 
-constexpr int kMaxGridYZ = 65535;
-
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
-  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
-  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
   std::size_t smem = 0;
   dispatch_head_dim(p.head_dim, [&](auto hd) { smem = TiledBwd<decltype(hd)::value>::kSmemBytes; });
-  if (smem > dev.smem_per_block_optin)
-    return "needs " + std::to_string(smem) + " bytes of shared memory per block; this GPU allows " +
-           std::to_string(dev.smem_per_block_optin);
-  return {};
+  return bwd_launch_reason(p, dev, smem);
 }
 
 std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, /*with_dq_accum=*/false); }
-
-template <class Kernel> cudaError_t launch(Kernel kernel, dim3 grid, std::size_t smem, const BwdParams& p,
-                                           cudaStream_t stream) {
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (err != cudaSuccess) return err;
-  kernel<<<grid, kThreads, smem, stream>>>(p);
-  return cudaGetLastError();
-}
 
 cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/false);
@@ -219,11 +197,11 @@ cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
     using T = typename decltype(tag)::type;
     constexpr int kHeadDim = decltype(hd)::value;
     constexpr std::size_t smem = TiledBwd<kHeadDim>::kSmemBytes;
-    err = launch(bwd_tiled_dkv_kernel<T, kHeadDim>, dim3((p.seqlen_k + kBlock - 1) / kBlock, p.heads_kv, p.batch),
-                 smem, p, stream);
+    err = bwd_launch(bwd_tiled_dkv_kernel<T, kHeadDim>,
+                     dim3((p.seqlen_k + kBlock - 1) / kBlock, p.heads_kv, p.batch), kThreads, smem, p, stream);
     if (err == cudaSuccess)
-      err = launch(bwd_tiled_dq_kernel<T, kHeadDim>, dim3((p.seqlen_q + kBlock - 1) / kBlock, p.heads_q, p.batch),
-                   smem, p, stream);
+      err = bwd_launch(bwd_tiled_dq_kernel<T, kHeadDim>, dim3((p.seqlen_q + kBlock - 1) / kBlock, p.heads_q, p.batch),
+                       kThreads, smem, p, stream);
   };
   if (p.dtype == DType::f16) dispatch_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });
   else dispatch_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd); });

@@ -25,6 +25,7 @@
 // products per (query tile, key block) instead of seven.
 // Measured on the H200 (2026-11-21): see docs/NOTES.md.
 // Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -402,31 +403,16 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
   }
 }
 
-constexpr int kMaxGridYZ = 65535;
-
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
-  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
-  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
   std::size_t smem = 0;
   dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
     constexpr int d = decltype(hd)::value;
     smem = std::max(MmaBwdConfig<d>::kBytes, MmaBwdDqConfig<d>::kBytes);
   });
-  if (smem > dev.smem_per_block_optin)
-    return "needs " + std::to_string(smem) + " bytes of shared memory per block at head_dim " +
-           std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);
-  return {};
+  return bwd_launch_reason(p, dev, smem);
 }
 
 std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, !p.deterministic); }
-
-template <class Kernel>
-cudaError_t launch(Kernel kernel, dim3 grid, int threads, std::size_t smem, const BwdParams& p, cudaStream_t stream) {
-  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-  if (err != cudaSuccess) return err;
-  kernel<<<grid, threads, smem, stream>>>(p);
-  return cudaGetLastError();
-}
 
 cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/!p.deterministic);
@@ -439,12 +425,12 @@ cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
     using DqCfg = MmaBwdDqConfig<decltype(hd)::value>;
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
     if (!p.deterministic) {
-      err = launch(bwd_mma_dkv_kernel<T, Cfg, true>, grid, kThreads, Cfg::kBytes, p, stream);
+      err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, true>, grid, kThreads, Cfg::kBytes, p, stream);
       if (err == cudaSuccess) err = bwd_convert_dq(p, stream);
     } else {
-      err = launch(bwd_mma_dkv_kernel<T, Cfg, false>, grid, kThreads, Cfg::kBytes, p, stream);
+      err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, false>, grid, kThreads, Cfg::kBytes, p, stream);
       if (err == cudaSuccess)
-        err = launch(bwd_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
+        err = bwd_launch(bwd_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
                      DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
     }
   };

@@ -112,20 +112,10 @@ std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const
     }
   }
   for (const auto& [name, t] : views) {
-    std::int64_t off = 0;
-    detail::max_offset(*t, off);
-    if (off > v->max_offset)
-      return std::string(name) + "'s largest element offset " + std::to_string(off) +
-             " exceeds the variant's index limit " + std::to_string(v->max_offset);
+    const std::string why = detail::offset_reason(name, *t, v->max_offset);
+    if (!why.empty()) return why;
   }
   return {};
-}
-
-std::string device_reason(const RegisteredBwd& r, const BwdParams& p, const detail::DeviceInfo& dev) {
-  std::string why = detail::compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability,
-                                                      r.impl->max_compute_capability);
-  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
-  return why;
 }
 
 struct Resolved {
@@ -143,7 +133,7 @@ Resolved resolve(const BackwardArgs& a) {
   out.variant = &detail::pick_variant(
       detail::backward_registry(), a.kernel, "backward ",
       [&](const RegisteredBwd& r) { return unsupported_reason(r, p, a); },
-      [&](const RegisteredBwd& r) { return device_reason(r, p, detail::current_device()); });
+      [&](const RegisteredBwd& r) { return detail::device_reason(r, p, detail::current_device()); });
   if (!is_empty(p)) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
   return out;
 }

@@ -175,13 +175,6 @@ std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p,
   return {};
 }
 
-std::string device_reason(const RegisteredDecode& r, const DecodeParams& p, const detail::DeviceInfo& dev) {
-  std::string why = detail::compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability,
-                                                      r.impl->max_compute_capability);
-  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
-  return why;
-}
-
 struct Resolved {
   DecodeParams params;
   const RegisteredDecode* variant = nullptr;
@@ -195,7 +188,7 @@ Resolved resolve(const DecodeArgs& a) {
   const auto& registry = detail::decode_registry();
   out.variant = &detail::pick_variant(
       registry, a.kernel, "decode ", [&](const RegisteredDecode& r) { return unsupported_reason(r, p, a); },
-      [&](const RegisteredDecode& r) { return device_reason(r, p, detail::current_device()); });
+      [&](const RegisteredDecode& r) { return detail::device_reason(r, p, detail::current_device()); });
   const detail::DeviceInfo* dev = &detail::current_device();
   if (p.num_splits == 0) p.num_splits = out.variant->impl->choose_splits(p, *dev);
   p.pdl = dev->compute_capability >= 90;

@@ -23,7 +23,6 @@ using detail::check_no_self_overlap;
 using detail::check_same_dtype;
 using detail::check_view;
 using detail::fail;
-using detail::max_offset;
 
 // Arguments that do not depend on the variant.
 FwdParams check_args(const ForwardArgs& a) {
@@ -122,20 +121,10 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   }
   const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
   for (const auto& [name, t] : views) {
-    std::int64_t off = 0;
-    max_offset(*t, off);
-    if (off > v->max_offset)
-      return std::string(name) + "'s largest element offset " + std::to_string(off) + " exceeds the variant's index limit " +
-             std::to_string(v->max_offset);
+    const std::string why = detail::offset_reason(name, *t, v->max_offset);
+    if (!why.empty()) return why;
   }
   return {};
-}
-
-std::string device_reason(const RegisteredFwd& r, const FwdParams& p, const detail::DeviceInfo& dev) {
-  std::string why = detail::compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability,
-                                                      r.impl->max_compute_capability);
-  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
-  return why;
 }
 
 struct Resolved {
@@ -152,7 +141,7 @@ Resolved resolve(const ForwardArgs& a) {
 
   out.variant = &detail::pick_variant(
       registry, a.kernel, "", [&](const RegisteredFwd& r) { return unsupported_reason(r, p, a); },
-      [&](const RegisteredFwd& r) { return device_reason(r, p, detail::current_device()); });
+      [&](const RegisteredFwd& r) { return detail::device_reason(r, p, detail::current_device()); });
   const bool empty = p.batch == 0 || p.seqlen_q == 0 || p.seqlen_k == 0;
   if (!empty && out.variant->impl->workspace_bytes != nullptr) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
   return out;

@@ -13,6 +13,7 @@
 #include "common/decode_params.h"
 #include "common/variant.h"
 #include "flash/error.h"
+#include "validate.h"
 
 namespace flash::detail {
 
@@ -55,6 +56,16 @@ void* cached_workspace(int device, cudaStream_t stream, std::size_t bytes);
 // library's cached one.
 void* call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan, int device,
                      cudaStream_t stream);
+
+// Why a registered variant cannot run params p on dev (empty: it can): its
+// compute-capability range, then its own limits check.
+template <class Registered, class Params>
+std::string device_reason(const Registered& r, const Params& p, const DeviceInfo& dev) {
+  std::string why =
+      compute_capability_reason(dev.compute_capability, r.impl->min_compute_capability, r.impl->max_compute_capability);
+  if (why.empty() && r.impl->check != nullptr) why = r.impl->check(p, dev);
+  return why;
+}
 
 // Throws flash::Error("<what>: <CUDA's error string>") when err is not cudaSuccess.
 void check_cuda(cudaError_t err, std::string_view what);

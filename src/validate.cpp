@@ -129,4 +129,12 @@ std::string alignment_reason(const char* name, const TensorView& t, int alignmen
   return {};
 }
 
+std::string offset_reason(const char* name, const TensorView& t, std::int64_t max_offset) {
+  std::int64_t off = 0;
+  detail::max_offset(t, off);
+  if (off <= max_offset) return {};
+  return std::string(name) + "'s largest element offset " + std::to_string(off) + " exceeds the variant's index limit " +
+         std::to_string(max_offset);
+}
+
 }  // namespace flash::detail

@@ -51,6 +51,10 @@ std::string compute_capability_reason(int cc, int min_cc, int max_cc);
 // are multiples of `alignment` bytes, else why not.
 std::string alignment_reason(const char* name, const TensorView& t, int alignment);
 
+// Empty when t's largest element offset is at most max_offset (a variant's
+// index limit), else why not.
+std::string offset_reason(const char* name, const TensorView& t, std::int64_t max_offset);
+
 // The variant named `kernel`, or for "auto" the last one in `registry` that
 // takes the call. unsupported(r) and on_device(r) say why r cannot take it
 // (empty: it can); on_device runs only for a variant that passed unsupported.

@@ -3,6 +3,7 @@
 // there is no GPU.
 #pragma once
 
+#include <cuda_runtime_api.h>
 #include <fmt/core.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <random>
 #include <string>
 
+#include "flash/variants.h"
 #include "testing/testing.h"
 
 namespace flash::gpu_test {
@@ -39,6 +41,23 @@ inline const std::string& no_gpu_reason() {
     return flash::testing::gpu_available(&w) ? std::string() : w;
   }();
   return why;
+}
+
+// The current device's compute capability (major * 10 + minor), 0 without one.
+inline int compute_capability() {
+  static const int cc = [] {
+    int dev = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    return major * 10 + minor;
+  }();
+  return cc;
+}
+
+// Built, supports (dtype, head_dim), and this GPU can run it.
+inline bool runnable(const flash::VariantInfo& v, flash::DType dtype, int head_dim) {
+  return v.supports(dtype, head_dim) && v.runs_on(compute_capability());
 }
 
 }  // namespace flash::gpu_test

@@ -26,16 +26,7 @@ using flash::testing::Layout;
 using flash::testing::Shape;
 using flash::gpu_test::base_seed;
 
-bool runnable(const flash::VariantInfo& v, DType dtype, int head_dim) {
-  static const int cc = [] {
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    return major * 10 + minor;
-  }();
-  return v.supports(dtype, head_dim) && v.runs_on(cc);
-}
+using flash::gpu_test::runnable;
 
 std::string describe(const flash::testing::BwdCheck& r) {
   return fmt::format("err dq {:.3g} (bound {:.3g}) dk {:.3g} ({:.3g}) dv {:.3g} ({:.3g}), unwritten {} {}", r.err[0],

@@ -26,21 +26,7 @@ using flash::testing::Shape;
 using flash::gpu_test::base_seed;
 using flash::gpu_test::no_gpu_reason;
 
-int device_compute_capability() {
-  static const int cc = [] {
-    int dev = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess) return 0;
-    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
-    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
-    return major * 10 + minor;
-  }();
-  return cc;
-}
-
-// Built, supports (dtype, head_dim), and this GPU can run it.
-bool runnable(const flash::VariantInfo& v, DType dtype, int head_dim) {
-  return v.supports(dtype, head_dim) && v.runs_on(device_compute_capability());
-}
+using flash::gpu_test::runnable;
 
 struct Heads {
   const char* name;

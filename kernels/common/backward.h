@@ -3,6 +3,9 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
+#include <string>
+
 #include "common/bwd_params.h"
 
 namespace flash::detail {
@@ -18,5 +21,30 @@ cudaError_t bwd_convert_dq(const BwdParams& p, cudaStream_t stream);
 // Zero gradients for empty calls: dq when seqlen_k == 0 (no key: no
 // gradient), dk and dv when seqlen_q == 0.
 cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream);
+
+// Empty when grids of (blocks, heads, batch) CTAs with smem_bytes of
+// dynamic shared memory can launch on dev, else why not.
+inline std::string bwd_launch_reason(const BwdParams& p, const DeviceInfo& dev, std::size_t smem_bytes) {
+  constexpr int kMaxGridYZ = 65535;  // CUDA's limit on gridDim.y and gridDim.z
+  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
+  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
+  if (smem_bytes > dev.smem_per_block_optin)
+    return "needs " + std::to_string(smem_bytes) + " bytes of shared memory per block at head_dim " +
+           std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);
+  return {};
+}
+
+#ifdef __CUDACC__
+// Sets the kernel's dynamic shared memory limit and launches it with p
+// (kernel translation units only).
+template <class Kernel>
+cudaError_t bwd_launch(Kernel kernel, dim3 grid, int threads, std::size_t smem, const BwdParams& p,
+                       cudaStream_t stream) {
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (err != cudaSuccess) return err;
+  kernel<<<grid, threads, smem, stream>>>(p);
+  return cudaGetLastError();
+}
+#endif
 
 }  // namespace flash::detail

@@ -138,6 +138,23 @@ std::vector<int> sample_rows(int seqlen_q, int count, std::uint64_t seed) {
   return {picked.begin(), picked.end()};
 }
 
+namespace {
+
+reference::Problem reference_problem(const Shape& s, bool causal) {
+  reference::Problem rp;
+  rp.batch = s.batch;
+  rp.seqlen_q = s.seqlen_q;
+  rp.seqlen_k = s.seqlen_k;
+  rp.heads_q = s.heads_q;
+  rp.heads_kv = s.heads_kv;
+  rp.head_dim = s.head_dim;
+  rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
+  rp.causal = causal;
+  return rp;
+}
+
+}  // namespace
+
 Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed, std::vector<int> rows) {
   Problem p;
   p.shape = s;
@@ -167,16 +184,7 @@ Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, st
   upload(p.k, p.vk);
   upload(p.v, p.vv);
 
-  reference::Problem rp;
-  rp.batch = s.batch;
-  rp.seqlen_q = s.seqlen_q;
-  rp.seqlen_k = s.seqlen_k;
-  rp.heads_q = s.heads_q;
-  rp.heads_kv = s.heads_kv;
-  rp.head_dim = s.head_dim;
-  rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
-  rp.causal = causal;
-  p.ref = reference::forward(rp, p.q, p.k, p.v, dtype, p.rows);
+  p.ref = reference::forward(reference_problem(s, causal), p.q, p.k, p.v, dtype, p.rows);
   return p;
 }
 
@@ -247,23 +255,6 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
   r.ok = r.unwritten == 0 && r.max_err <= r.bound && r.lse_err <= r.lse_bound;
   return r;
 }
-
-namespace {
-
-reference::Problem reference_problem(const Shape& s, bool causal) {
-  reference::Problem rp;
-  rp.batch = s.batch;
-  rp.seqlen_q = s.seqlen_q;
-  rp.seqlen_k = s.seqlen_k;
-  rp.heads_q = s.heads_q;
-  rp.heads_kv = s.heads_kv;
-  rp.head_dim = s.head_dim;
-  rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
-  rp.causal = causal;
-  return rp;
-}
-
-}  // namespace
 
 BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed) {
   BwdProblem p;
