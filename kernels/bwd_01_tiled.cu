@@ -211,18 +211,7 @@ cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
 }  // namespace
 
 const BwdVariant* variant_bwd_tiled() {
-  static const BwdVariant v = [] {
-    BwdVariant v;
-    v.min_compute_capability = 80;
-    v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
-    v.head_dims = AllHeadDims::data();
-    v.num_head_dims = AllHeadDims::size();
-    v.alignment = 16;  // 16-byte tile loads
-    v.check = check;
-    v.workspace_bytes = workspace_bytes;
-    v.run = run;
-    return v;
-  }();
+  static const BwdVariant v = bwd_variant<AllHeadDims>(check, workspace_bytes, run);
   return &v;
 }
 

@@ -442,18 +442,7 @@ cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
 }  // namespace
 
 const BwdVariant* variant_bwd_mma() {
-  static const BwdVariant v = [] {
-    BwdVariant v;
-    v.min_compute_capability = 80;
-    v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
-    v.head_dims = TcHeadDims::data();
-    v.num_head_dims = TcHeadDims::size();
-    v.alignment = 16;  // 16-byte cp.async of every row
-    v.check = check;
-    v.workspace_bytes = workspace_bytes;
-    v.run = run;
-    return v;
-  }();
+  static const BwdVariant v = bwd_variant<TcHeadDims>(check, workspace_bytes, run);
   return &v;
 }
 

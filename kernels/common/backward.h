@@ -34,6 +34,24 @@ inline std::string bwd_launch_reason(const BwdParams& p, const DeviceInfo& dev, 
   return {};
 }
 
+// The registry entry of a backward variant: f16/bf16 on sm_80 and up, rows
+// copied 16 bytes at a time, the given head dims and entry points.
+template <class HeadDims>
+BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&),
+                       std::size_t (*workspace_bytes)(const BwdParams&),
+                       cudaError_t (*run)(BwdParams, void*, cudaStream_t)) {
+  BwdVariant v;
+  v.min_compute_capability = 80;
+  v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+  v.head_dims = HeadDims::data();
+  v.num_head_dims = HeadDims::size();
+  v.alignment = 16;
+  v.check = check;
+  v.workspace_bytes = workspace_bytes;
+  v.run = run;
+  return v;
+}
+
 #ifdef __CUDACC__
 // Sets the kernel's dynamic shared memory limit and launches it with p
 // (kernel translation units only).
