@@ -52,7 +52,7 @@ template <int kHeadDim_> struct MmaBwdConfig {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kBlockM = kHeadDim == 64 ? 128 : 64;  // query rows per step
   static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;  // keys per CTA
-  static constexpr int kSdpWarpsM = kHeadDim == 256 ? 4 : 2;
+  static constexpr int kSdpWarpsM = kHeadDim == 128 ? 2 : 4;  // hdim 64: 4 x 2 beat 2 x 4 by 3%
   static constexpr int kKvWarpsN = kHeadDim == 256 ? 2 : 4;
   static constexpr int kDqWarpsM = kHeadDim == 64 ? 4 : 2;
   using Layout = SwizzledLayout<kHeadDim>;   // Q, dO, K, V tiles
