@@ -2,6 +2,7 @@
 // BwdParams, launch. Everything that can be wrong is found before anything
 // is launched, so a rejected call writes nothing.
 #include <cstdint>
+#include <limits>
 #include <string>
 
 #include "common/backward.h"
@@ -49,13 +50,16 @@ BwdParams check_args(const BackwardArgs& a) {
     for (const auto& [name, t] : q_like) check_dim(name, *t, d, kQDims[d], a.q.shape[d], "q's shape");
     for (const auto& [name, t] : k_like) check_dim(name, *t, d, kKDims[d], a.k.shape[d], "k's shape");
   }
+  // The workspace pads each row array to whole 128-row tiles in int arithmetic.
+  constexpr std::int64_t kMaxSeqlenQ = std::numeric_limits<int>::max() - detail::kBwdRowPad;
+  if (seqlen_q > kMaxSeqlenQ)
+    fail("q.shape[1] (seqlen_q) = " + std::to_string(seqlen_q) + " exceeds the backward's limit of " +
+         std::to_string(kMaxSeqlenQ));
   if (heads_q % heads_kv != 0)
     fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + " is not a multiple of k.shape[2] (heads_kv) = " +
          std::to_string(heads_kv));
-  for (const char* name : {"dq", "dk", "dv"}) {
-    const TensorView& t = name[1] == 'q' ? a.dq : name[1] == 'k' ? a.dk : a.dv;
-    check_no_self_overlap(name, t);
-  }
+  const Named outputs[] = {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}};
+  for (const auto& [name, t] : outputs) check_no_self_overlap(name, *t);
   detail::check_lse(a.lse, batch, heads_q, seqlen_q);
   const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
 

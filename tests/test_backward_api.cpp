@@ -119,6 +119,14 @@ TEST_F(BackwardApiErrors, UnsupportedHeadDimAndDtype) {
   expect_error({"mma", "dtype f32"});
 }
 
+TEST_F(BackwardApiErrors, SeqlenBeyondTheWorkspaceIndex) {
+  const std::int64_t huge = (std::int64_t{1} << 31) - 100;  // a valid view size, past the padded int range
+  args_.q.shape[1] = args_.o.shape[1] = args_.dout.shape[1] = args_.dq.shape[1] = args_.lse.shape[2] = huge;
+  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq}) t->stride[1] = 0, t->stride[0] = 0, t->stride[2] = 0;
+  args_.lse.stride[2] = 0, args_.lse.stride[1] = 0, args_.lse.stride[0] = 0;
+  expect_error({"seqlen_q", "limit"});
+}
+
 TEST_F(BackwardApiErrors, OverlappingGradient) {
   args_.dk.stride[1] = 0;  // every key row aliases the first
   expect_error({"dk", "overlap"});
