@@ -237,6 +237,40 @@ TEST(ReferenceBackward, MatchesFiniteDifferencesWithGqaAndMqa) {
                                    53);
 }
 
+// The low-precision model of the backward (the yardstick of the GPU tests'
+// 3x rule) must carry the error of 16-bit math: nonzero, about the dtype's
+// relative precision, and larger for bf16 than for f16. A model that
+// collapsed to the exact result would make every GPU bound the bare floor.
+TEST(ReferenceBackward, LowPrecisionModelCarriesTheDtypeError) {
+  Problem p{.batch = 1, .seqlen_q = 24, .seqlen_k = 40, .heads_q = 2, .heads_kv = 1, .head_dim = 16,
+            .softmax_scale = 0.25, .causal = true};
+  const auto round = [](std::vector<double> x, DType t) {
+    for (double& e : x) e = flash::reference::round_to(t, e);
+    return x;
+  };
+  double rel[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    const DType t = i == 0 ? DType::f16 : DType::bf16;
+    const auto q = round(randn(24 * 2 * 16, 71), t), k = round(randn(40 * 16, 72), t),
+               v = round(randn(40 * 16, 73), t), dout = round(randn(24 * 2 * 16, 74), t);
+    const auto g = flash::reference::backward(p, q, k, v, dout, 1, t);
+    const std::vector<double>* exact[3] = {&g.dq, &g.dk, &g.dv};
+    const std::vector<double>* lowp[3] = {&g.dq_lowp, &g.dk_lowp, &g.dv_lowp};
+    for (int j = 0; j < 3; ++j) {
+      ASSERT_EQ(lowp[j]->size(), exact[j]->size());
+      double err = 0, ref = 0;
+      for (std::size_t e = 0; e < exact[j]->size(); ++e) {
+        err = std::max(err, std::abs((*lowp[j])[e] - (*exact[j])[e]));
+        ref = std::max(ref, std::abs((*exact[j])[e]));
+      }
+      EXPECT_GT(err, 0.0) << "gradient " << j << " dtype " << flash::dtype_name(t);
+      EXPECT_LT(err, 0.1 * ref) << "gradient " << j << " dtype " << flash::dtype_name(t);
+      rel[i] = std::max(rel[i], err / ref);
+    }
+  }
+  EXPECT_GT(rel[1], rel[0]) << "bf16 (8 bits of mantissa) must err more than f16 (11)";
+}
+
 TEST(ReferenceBackward, ThreadsDoNotChangeTheResult) {
   Problem p{.batch = 2, .seqlen_q = 7, .seqlen_k = 9, .heads_q = 4, .heads_kv = 2, .head_dim = 8, .softmax_scale = 0.35};
   const auto q = randn(2 * 7 * 4 * 8, 61), k = randn(2 * 9 * 2 * 8, 62), v = randn(2 * 9 * 2 * 8, 63),
