@@ -47,6 +47,7 @@
 #include "common/bwd_params.h"
 #include "common/copy.cuh"
 #include "common/head_dims.h"
+#include "common/hopper/sync.cuh"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
@@ -78,6 +79,17 @@ template <int kHeadDim_> struct MmaBwdConfig {
   static constexpr int kQElems = kBlockM * kHeadDim;
   static constexpr int kPElems = kBlockM * kBlockN;
   static constexpr std::size_t kBytes = (2 * kKVElems + 4 * kQElems + 2 * kPElems) * 2 + 4 * kBlockM * sizeof(float);
+  // dQ warp tiles, and one warp's dQ fragments: the unit of the accumulator's
+  // fragment order (see DqMode).
+  static constexpr int kDqRows = kBlockM / kDqWarpsM, kDqCols = kHeadDim / (kWarps / kDqWarpsM);
+  static constexpr int kDqMT = kDqRows / 16, kDqNT = kDqCols / 8;
+  static constexpr int kDqWarpFloats = kDqMT * kDqNT * 4 * 32;
+  // sm_90 stages a step's dQ tile in shared memory after the rest, where it
+  // fits in the 227 KB a block may have (hdim 64 and 128).
+  static constexpr std::size_t kDqBytes = std::size_t{kBlockM} * kHeadDim * sizeof(float);
+  static constexpr bool kCanStageDq = kBytes + kDqBytes <= 227 * 1024;
+  static std::size_t smem_bytes(bool stage_dq) { return kBytes + (stage_dq ? kDqBytes : 0); }
+  static bool stage_dq(int compute_capability) { return kCanStageDq && compute_capability >= 90; }
 };
 
 // The deterministic dQ pass: each warp owns 16 query rows.
@@ -92,17 +104,67 @@ template <int kHeadDim_> struct MmaBwdDqConfig {
   static constexpr std::size_t kBytes = (2 * kQElems + 4 * kKVElems) * 2;
 };
 
-// Adds pairs of fp32 values to global memory: one vector atomic on sm_90.
-__device__ __forceinline__ void atomic_add2(float* dst, float a, float b) {
+// How the dkv kernel sends dQ += dS K to the fp32 accumulator. The
+// accumulator keeps the kernel's fragment order: per (batch, head, query
+// tile), warp w's fragments form block w of Cfg::kDqWarpFloats floats, in
+// which lane l's float4 for fragment (mt, nt) sits at ((mt * kDqNT + nt) * 32
+// + l) * 4. A lane's four values are then contiguous (one 16-byte vector) and a
+// warp's whole tile is one contiguous block; bwd_mma_convert_dq_kernel maps
+// the order back to rows.
+//   kNone    deterministic mode: the dq kernel computes dQ instead.
+//   kAtomic  one float4 atomic per lane and fragment (four scalar ones
+//            before sm_90).
+//   kBulk    sm_90: the warp stores its fragments to shared memory and one
+//            lane adds the block to the accumulator with one bulk reduction
+//            in the copy engine (cp.reduce.async.bulk), instead of the
+//            16 vector atomics per lane that queued with ldmatrix in the
+//            memory-instruction pipe (ncu: 22% of stall samples on that queue
+//            against FlashAttention-2's 7%).
+enum class DqMode { kNone, kAtomic, kBulk };
+
+__device__ __forceinline__ void atomic_add4(float* dst, float4 v) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float2*>(dst), make_float2(a, b));
+  atomicAdd(reinterpret_cast<float4*>(dst), v);
 #else
-  atomicAdd(dst, a);
-  atomicAdd(dst + 1, b);
+  atomicAdd(dst, v.x);
+  atomicAdd(dst + 1, v.y);
+  atomicAdd(dst + 2, v.z);
+  atomicAdd(dst + 3, v.w);
 #endif
 }
 
-template <class T, class Cfg, bool kAtomicDq>
+// kBulk's steps, sm_90 only (the host picks kBulk only there). Before the
+// warp rewrites its staging block: the previous reduction has read it.
+__device__ __forceinline__ void dq_stage_acquire(int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (lane == 0) tma_store_wait_read();
+  __syncwarp();
+#else
+  __trap();
+#endif
+}
+// After the warp's stores: make them visible to the copy engine, then add.
+__device__ __forceinline__ void dq_stage_send(int lane, float* dq, const float* sdq, std::uint32_t bytes) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  fence_async_shared();
+  __syncwarp();
+  if (lane == 0) {
+    bulk_reduce_add_f32(dq, sdq, bytes);
+    tma_store_commit();
+  }
+#else
+  __trap();
+#endif
+}
+__device__ __forceinline__ void dq_stage_drain(int lane) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (lane == 0) bulk_wait_all();
+#else
+  __trap();
+#endif
+}
+
+template <class T, class Cfg, DqMode kDq>
 __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   using Layout = typename Cfg::Layout;
@@ -110,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   // Warp tiles of the three kinds of product.
   constexpr int kSdpRows = kBlockM / Cfg::kSdpWarpsM, kSdpCols = kBlockN / (kWarps / Cfg::kSdpWarpsM);
   constexpr int kKvRows = kBlockN / Cfg::kKvWarpsN, kKvCols = kHeadDim / (kWarps / Cfg::kKvWarpsN);
-  constexpr int kDqRows = kBlockM / Cfg::kDqWarpsM, kDqCols = kHeadDim / (kWarps / Cfg::kDqWarpsM);
+  constexpr int kDqRows = Cfg::kDqRows, kDqCols = Cfg::kDqCols;
 
   extern __shared__ __align__(128) uint4 smem_u4[];  // 128-byte aligned tiles: FragAddr
   T* sK = reinterpret_cast<T*>(smem_u4);
@@ -121,6 +183,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   T* sdS = sP + Cfg::kPElems;        // [kBlockM][kBlockN]
   float* sLse = reinterpret_cast<float*>(sdS + Cfg::kPElems);  // [2][kBlockM]
   float* sDpsum = sLse + 2 * kBlockM;                         // [2][kBlockM]
+  float* sDq = sDpsum + 2 * kBlockM;  // kBulk: [8 warps][kDqWarpFloats], fragment order
 
   const int n_block = blockIdx.x, h_kv = blockIdx.y, b = blockIdx.z;
   const int n0 = n_block * kBlockN;
@@ -193,7 +256,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
 
   constexpr int kSdpMT = kSdpRows / 16, kSdpNT = kSdpCols / 8;
   constexpr int kKvMT = kKvRows / 16, kKvNT = kKvCols / 8;
-  constexpr int kDqMT = kDqRows / 16, kDqNT = kDqCols / 8;
+  constexpr int kDqMT = Cfg::kDqMT, kDqNT = Cfg::kDqNT;
   float acc_dk[kKvMT][kKvNT][4], acc_dv[kKvMT][kKvNT][4];
   zero(acc_dk);
   zero(acc_dv);
@@ -270,37 +333,39 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
     // tensor-core work covers the atomics' latency before their registers
     // are needed again.
     warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dv, at_p, 0, bt_q, kDoFromQ + stage_off);
-    if constexpr (kAtomicDq) {
-      // dQ += dS K in column chunks of at most 32 dims, each sent to the
-      // accumulator with atomics before the next is computed: fewer live
-      // registers (dS fragments are reloaded per chunk, a small cost).
+    if constexpr (kDq != DqMode::kNone) {
+      // dQ += dS K in column chunks of at most 32 dims, each sent before the
+      // next is computed: fewer live registers (dS fragments are reloaded per
+      // chunk, a small cost).
       constexpr int kChunkNT = kDqNT < 4 ? kDqNT : 4, kChunks = kDqNT / kChunkNT;
       float* dq = p.dq_accum + ((static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0) * kHeadDim +
-                  (dq_m * kDqRows + g) * kHeadDim + dq_d * kDqCols + 2 * t;
+                  warp * Cfg::kDqWarpFloats;
+      float* sdq = sDq + warp * Cfg::kDqWarpFloats;
+      if constexpr (kDq == DqMode::kBulk) dq_stage_acquire(lane);
 #pragma unroll
       for (int c = 0; c < kChunks; ++c) {
         float acc_dq[kDqMT][kChunkNT][4];
         zero(acc_dq);
         warp_mma<T, false, true, kDqMT, kChunkNT, kBlockN / 16>(acc_dq, a_ds, 0, bt_k.shifted(c * kChunkNT * 8), 0);
-        // One base address and compile-time offsets for all of this thread's
-        // atomics. No row check: the accumulator is padded to whole tiles and
-        // rows past seqlen_q add exact zeros (their P is 0). A per-row branch
-        // made the compiler rebuild the address in one register per row, and
-        // each rebuild waited for the previous atomics to release it.
+        // No row check: the accumulator is padded to whole tiles and rows
+        // past seqlen_q add exact zeros (their P is 0).
 #pragma unroll
         for (int mt = 0; mt < kDqMT; ++mt)
 #pragma unroll
-          for (int half = 0; half < 2; ++half)
-#pragma unroll
-            for (int nt = 0; nt < kChunkNT; ++nt)
-              atomic_add2(dq + (mt * 16 + 8 * half) * kHeadDim + (c * kChunkNT + nt) * 8, acc_dq[mt][nt][2 * half],
-                          acc_dq[mt][nt][2 * half + 1]);
+          for (int nt = 0; nt < kChunkNT; ++nt) {
+            const int at = ((mt * kDqNT + c * kChunkNT + nt) * 32 + lane) * 4;
+            const float4 v = make_float4(acc_dq[mt][nt][0], acc_dq[mt][nt][1], acc_dq[mt][nt][2], acc_dq[mt][nt][3]);
+            if constexpr (kDq == DqMode::kBulk) *reinterpret_cast<float4*>(sdq + at) = v;
+            else atomic_add4(dq + at, v);
+          }
       }
+      if constexpr (kDq == DqMode::kBulk) dq_stage_send(lane, dq, sdq, Cfg::kDqWarpFloats * sizeof(float));
     }
     warp_mma<T, true, true, kKvMT, kKvNT, kBlockM / 16>(acc_dk, at_p, kDsFromP, bt_q, stage_off);
     h = h_next, m0 = m0_next;
   }
   cp_async_wait<0>();  // with no step, K and V may still be landing
+  if constexpr (kDq == DqMode::kBulk) dq_stage_drain(lane);  // shared memory stays until the reductions read it
 
   // dK = scale * dS^T Q and dV, rounded to the dtype; keys past seqlen_k are not stored.
   T* gdK = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride;
@@ -434,11 +499,37 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
   }
 }
 
+// dQ = scale * accumulator, rounded to the dtype: the dkv kernel's fragment
+// order (DqMode) back to rows, one thread per float4 (two dQ pairs, rows g
+// and g + 8 of a fragment).
+template <class T, class Cfg>
+__global__ void __launch_bounds__(256) bwd_mma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
+  const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
+  const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
+  for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
+    const std::int64_t bh = 4 * i4 / head_floats;
+    const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
+    const int in_tile = in_head % kTileFloats, warp = in_tile / Cfg::kDqWarpFloats;
+    const int frag = in_tile % Cfg::kDqWarpFloats / 128, lane = in_tile % 128 / 4;
+    const int mt = frag / Cfg::kDqNT, nt = frag % Cfg::kDqNT;
+    const int row = in_head / kTileFloats * Cfg::kBlockM + warp % Cfg::kDqWarpsM * Cfg::kDqRows + mt * 16 + lane / 4;
+    const int col = warp / Cfg::kDqWarpsM * Cfg::kDqCols + nt * 8 + 2 * (lane % 4);
+    if (row >= p.seqlen_q) continue;
+    const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
+    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
+    T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
+    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
+    if (row + 8 < p.seqlen_q) *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
+  }
+}
+
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
   std::size_t smem = 0;
   dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
-    constexpr int d = decltype(hd)::value;
-    smem = std::max(MmaBwdConfig<d>::kBytes, MmaBwdDqConfig<d>::kBytes);
+    using Cfg = MmaBwdConfig<decltype(hd)::value>;
+    smem = std::max(Cfg::smem_bytes(!p.deterministic && Cfg::stage_dq(dev.compute_capability)),
+                    MmaBwdDqConfig<decltype(hd)::value>::kBytes);
   });
   return bwd_launch_reason(p, dev, smem);
 }
@@ -456,10 +547,18 @@ cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
     using DqCfg = MmaBwdDqConfig<decltype(hd)::value>;
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
     if (!p.deterministic) {
-      err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, true>, grid, kThreads, Cfg::kBytes, p, stream);
-      if (err == cudaSuccess) err = bwd_convert_dq(p, stream);
+      bool bulk = false;  // kBulk is instantiated only where its staging fits
+      if constexpr (Cfg::kCanStageDq) bulk = Cfg::stage_dq(p.compute_capability);
+      if constexpr (Cfg::kCanStageDq)
+        if (bulk) err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, DqMode::kBulk>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
+      if (!bulk)
+        err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, DqMode::kAtomic>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+      if (err != cudaSuccess) return;
+      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
+      bwd_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+      err = cudaGetLastError();
     } else {
-      err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, false>, grid, kThreads, Cfg::kBytes, p, stream);
+      err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, DqMode::kNone>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
       if (err == cudaSuccess)
         err = bwd_launch(bwd_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
                      DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);

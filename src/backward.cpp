@@ -133,6 +133,7 @@ bool is_empty(const BwdParams& p) { return p.batch == 0 || p.seqlen_q == 0 || p.
 Resolved resolve(const BackwardArgs& a) {
   Resolved out;
   out.params = check_args(a);
+  out.params.compute_capability = detail::current_device().compute_capability;
   const BwdParams& p = out.params;
   out.variant = &detail::pick_variant(
       detail::backward_registry(), a.kernel, "backward ",

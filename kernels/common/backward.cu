@@ -47,21 +47,6 @@ template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_ke
   }
 }
 
-template <class T> __global__ void __launch_bounds__(kThreads) bwd_convert_dq_kernel(const __grid_constant__ BwdParams p) {
-  const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q * p.head_dim;
-  for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; idx < n;
-       idx += static_cast<std::int64_t>(gridDim.x) * kThreads) {
-    const int c = static_cast<int>(idx % p.head_dim);
-    const std::int64_t row = idx / p.head_dim;  // (b * heads_q + h) * seqlen_q + i
-    const int i = static_cast<int>(row % p.seqlen_q);
-    const std::int64_t bh = row / p.seqlen_q;
-    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    const float acc = p.dq_accum[(bh * p.seqlen_q_pad + i) * p.head_dim + c];
-    static_cast<T*>(p.dq)[b * p.dq_batch_stride + h * p.dq_head_stride + i * p.dq_row_stride + c] =
-        from_float<T>(acc * p.scale);
-  }
-}
-
 // Zeroes a [batch, rows, heads, head_dim] strided view.
 template <class T>
 __global__ void __launch_bounds__(kThreads) zero_view_kernel(T* x, int batch, int rows, int heads, int head_dim,
@@ -90,14 +75,6 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
   return dispatch_dtype(p.dtype, [&](auto tag) {
     bwd_preprocess_kernel<typename decltype(tag)::type><<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(p);
-    return cudaGetLastError();
-  });
-}
-
-cudaError_t bwd_convert_dq(const BwdParams& p, cudaStream_t stream) {
-  const std::int64_t n = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q * p.head_dim;
-  return dispatch_dtype(p.dtype, [&](auto tag) {
-    bwd_convert_dq_kernel<typename decltype(tag)::type><<<blocks_for(n, kThreads), kThreads, 0, stream>>>(p);
     return cudaGetLastError();
   });
 }

@@ -15,9 +15,6 @@ namespace flash::detail {
 // the LSE is -inf, and in the padding); zeroes dq_accum when it is bound.
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream);
 
-// After them: dq = scale * dq_accum, rounded to the dtype.
-cudaError_t bwd_convert_dq(const BwdParams& p, cudaStream_t stream);
-
 // Zero gradients for empty calls: dq when seqlen_k == 0 (no key: no
 // gradient), dk and dv when seqlen_q == 0.
 cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream);

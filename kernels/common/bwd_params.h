@@ -53,13 +53,17 @@ struct BwdParams {
   bool causal = false;
   bool deterministic = false;
   DType dtype = DType::bf16;
+  int compute_capability = 0;  // of the device the call runs on (major * 10 + minor)
 
   // The workspace, carved by bind_bwd_workspace(). Per (batch, head_q) row
   // arrays of seqlen_q_pad entries:
   int seqlen_q_pad = 0;
   float* lse_log2 = nullptr;  // LSE * log2(e); +inf for rows that see no key and for the padding (P = 0 there)
   float* dpsum = nullptr;     // rowsum(dO * O); 0 in the padding
-  float* dq_accum = nullptr;  // [batch][heads_q][seqlen_q_pad][head_dim] fp32, when the variant accumulates dQ
+  // fp32, when the variant accumulates dQ: batch * heads_q * seqlen_q_pad *
+  // head_dim floats, each (batch, head) a contiguous block whose order within
+  // is the variant's (the mma variant keeps its fragment order).
+  float* dq_accum = nullptr;
 };
 
 // Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator when

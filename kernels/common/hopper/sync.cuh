@@ -54,6 +54,19 @@ __device__ __forceinline__ void tma_store_4d(const void* tensor_map, const void*
 __device__ __forceinline__ void tma_store_commit() { cuda::ptx::cp_async_bulk_commit_group(); }
 // Waits until the committed stores have read their shared memory.
 __device__ __forceinline__ void tma_store_wait_read() { cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<0>{}); }
+// Adds `bytes` (a multiple of 16) of fp32 values from shared memory to global
+// memory, element by element, in the copy engine: one instruction instead of
+// a vector atomic per thread and fragment. Both addresses 16-byte aligned.
+// Complete with tma_store_commit() and tma_store_wait_read() (or
+// bulk_wait_all()).
+__device__ __forceinline__ void bulk_reduce_add_f32(float* gmem, const float* smem, std::uint32_t bytes) {
+  asm volatile("cp.reduce.async.bulk.global.shared::cta.bulk_group.add.f32 [%0], [%1], %2;\n" ::"l"(gmem),
+               "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(smem))), "r"(bytes)
+               : "memory");
+}
+// Waits until the committed bulk operations are complete (their global
+// writes done, not only their shared-memory reads).
+__device__ __forceinline__ void bulk_wait_all() { cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{}); }
 // Orders this thread's ordinary shared-memory writes before later reads by
 // the async proxy (TMA stores, wgmma operands).
 __device__ __forceinline__ void fence_async_shared() {
