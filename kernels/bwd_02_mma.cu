@@ -41,7 +41,6 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
-#include <type_traits>
 
 #include "common/backward.h"
 #include "common/bwd_params.h"
@@ -275,58 +274,70 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
     const std::uint32_t stage_off = stage * kStageBytes;
 
     float acc_s[kSdpMT][kSdpNT][4], acc_dp[kSdpMT][kSdpNT][4];
-    zero(acc_s);
-    zero(acc_dp);
-    warp_mma_pair<T, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, acc_dp, a_q, stage_off, kDoFromQ + stage_off, b_k, 0,
-                                                    kVFromK);
-
-    // P from the LSE, then dS = P (dP - dpsum); masked pairs get P = 0. The
-    // mask test is a compile-time branch taken once per tile: inside the
-    // element loop it cost a predicate and a branch per element, and the
-    // branches kept the exp2s from overlapping (ncu: 1160 instructions per
-    // warp and step against FlashAttention-2's 1009).
-    const auto probs = [&](auto masked) {
-#pragma unroll
-      for (int mt = 0; mt < kSdpMT; ++mt)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int r = sdp_m * kSdpRows + mt * 16 + g + 8 * half;  // row within the tile
-          const float lse2 = sLse[stage * kBlockM + r], dpsum = sDpsum[stage * kBlockM + r];
-#pragma unroll
-          for (int nt = 0; nt < kSdpNT; ++nt)
-#pragma unroll
-            for (int e = 2 * half; e < 2 * half + 2; ++e) {
-              float prob = fast_exp2(acc_s[mt][nt][e] * p.scale_log2 - lse2);
-              if constexpr (decltype(masked)::value) {
-                const int key = n0 + sdp_n * kSdpCols + nt * 8 + 2 * t + (e % 2);
-                if (key >= p.seqlen_k || (p.causal && key > m0 + r + diag)) prob = 0.0f;
-              }
-              acc_s[mt][nt][e] = prob;
-              acc_dp[mt][nt][e] = prob * (acc_dp[mt][nt][e] - dpsum);
-            }
-        }
-    };
-    if (n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1)) probs(std::true_type{});
-    else probs(std::false_type{});
-    // P and dS to shared memory. The lane's n-tile nt lands at its nt = 0
+    const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
+    // P and dS go to shared memory. The lane's n-tile nt lands at its nt = 0
     // offset with the chunk bits XORed by nt (the warp's first chunk is a
     // multiple of kSdpNT, so the swizzle stays an XOR), and row steps add
     // immediates: one live offset instead of one per store.
     static_assert(kSdpNT == 4 || kSdpNT == 8, "n-tiles XOR into the 3 chunk bits of the swizzle");
     const int p_off = PLayout::offset(sdp_m * kSdpRows + g, sdp_n * kSdpCols + 2 * t) * sizeof(T);
+    const auto store_tile = [&](T* tile, const float(&acc)[kSdpMT][kSdpNT][4]) {
 #pragma unroll
-    for (int nt = 0; nt < kSdpNT; ++nt) {
-      char* const dst = reinterpret_cast<char*>(sP) + (p_off ^ (nt << 4));
+      for (int nt = 0; nt < kSdpNT; ++nt) {
+        char* const dst = reinterpret_cast<char*>(tile) + (p_off ^ (nt << 4));
+#pragma unroll
+        for (int mt = 0; mt < kSdpMT; ++mt)
+#pragma unroll
+          for (int half = 0; half < 2; ++half)
+            *reinterpret_cast<std::uint32_t*>(dst + (mt * 16 + 8 * half) * kBlockN * sizeof(T)) =
+                pack2<T>(acc[mt][nt][2 * half], acc[mt][nt][2 * half + 1]);
+      }
+    };
+    // S = Q K^T; masked pairs get S = -inf, so P = 0 (a branch once per
+    // tile, taken only on the diagonal and the key tail).
+    zero(acc_s);
+    warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
+    if (need_mask) {
 #pragma unroll
       for (int mt = 0; mt < kSdpMT; ++mt)
 #pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int row_bytes = (mt * 16 + 8 * half) * kBlockN * sizeof(T);
-          *reinterpret_cast<std::uint32_t*>(dst + row_bytes) = pack2<T>(acc_s[mt][nt][2 * half], acc_s[mt][nt][2 * half + 1]);
-          *reinterpret_cast<std::uint32_t*>(dst + kDsFromP + row_bytes) =
-              pack2<T>(acc_dp[mt][nt][2 * half], acc_dp[mt][nt][2 * half + 1]);
-        }
+        for (int nt = 0; nt < kSdpNT; ++nt)
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            const int r = sdp_m * kSdpRows + mt * 16 + g + 8 * (e / 2);
+            const int key = n0 + sdp_n * kSdpCols + nt * 8 + 2 * t + (e % 2);
+            if (key >= p.seqlen_k || (p.causal && key > m0 + r + diag)) acc_s[mt][nt][e] = -INFINITY;
+          }
     }
+    // P = exp2(S scale log2e - LSE log2e), stored; its exp2s and stores
+    // overlap the dP products below (one basic block).
+#pragma unroll
+    for (int mt = 0; mt < kSdpMT; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float lse2 = sLse[stage * kBlockM + sdp_m * kSdpRows + mt * 16 + g + 8 * half];
+#pragma unroll
+        for (int nt = 0; nt < kSdpNT; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e)
+            acc_s[mt][nt][e] = fast_exp2(acc_s[mt][nt][e] * p.scale_log2 - lse2);
+      }
+    store_tile(sP, acc_s);
+    // dP = dO V^T, then dS = P (dP - dpsum).
+    zero(acc_dp);
+    warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_dp, a_q, kDoFromQ + stage_off, b_k, kVFromK);
+#pragma unroll
+    for (int mt = 0; mt < kSdpMT; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float dpsum = sDpsum[stage * kBlockM + sdp_m * kSdpRows + mt * 16 + g + 8 * half];
+#pragma unroll
+        for (int nt = 0; nt < kSdpNT; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e)
+            acc_dp[mt][nt][e] = acc_s[mt][nt][e] * (acc_dp[mt][nt][e] - dpsum);
+      }
+    store_tile(sdS, acc_dp);
     __syncthreads();  // P and dS complete
 
     // FlashAttention-2's order: dV, then dQ and its atomics, then dK, whose
@@ -450,24 +461,30 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
     cp_async_commit();
     const std::uint32_t stage_off = stage * kStageBytes;
     float acc_s[1][kNT][4], acc_dp[1][kNT][4];
+    const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
+    // As in the dkv kernel: S, its mask (S = -inf) and P = exp2(...), whose
+    // exp2s overlap the dP products; then dS = P (dP - dpsum).
     zero(acc_s);
-    zero(acc_dp);
-    warp_mma_pair<T, 1, kNT, kHeadDim / 16>(acc_s, acc_dp, a_q, 0, kDoFromQ, b_k, stage_off, kVFromK + stage_off);
-    const auto probs = [&](auto masked) {  // the mask test once per tile, as in the dkv kernel
+    warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
+    if (need_mask) {
 #pragma unroll
       for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) {
-          float prob = fast_exp2(acc_s[0][nt][e] * p.scale_log2 - lse2[e / 2]);
-          if constexpr (decltype(masked)::value) {
-            const int key = n0 + nt * 8 + 2 * t + (e % 2), row = m0 + warp * 16 + g + 8 * (e / 2);
-            if (key >= p.seqlen_k || (p.causal && key > row + diag)) prob = 0.0f;
-          }
-          acc_dp[0][nt][e] = prob * (acc_dp[0][nt][e] - dpsum[e / 2]);
+          const int key = n0 + nt * 8 + 2 * t + (e % 2), row = m0 + warp * 16 + g + 8 * (e / 2);
+          if (key >= p.seqlen_k || (p.causal && key > row + diag)) acc_s[0][nt][e] = -INFINITY;
         }
-    };
-    if (n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1)) probs(std::true_type{});
-    else probs(std::false_type{});
+    }
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_s[0][nt][e] = fast_exp2(acc_s[0][nt][e] * p.scale_log2 - lse2[e / 2]);
+    zero(acc_dp);
+    warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_dp, a_q, kDoFromQ, b_k, kVFromK + stage_off);
+#pragma unroll
+    for (int nt = 0; nt < kNT; ++nt)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) acc_dp[0][nt][e] = acc_s[0][nt][e] * (acc_dp[0][nt][e] - dpsum[e / 2]);
     // dQ += dS K: dS packed from the accumulators into A fragments.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {

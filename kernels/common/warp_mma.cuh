@@ -59,51 +59,6 @@ __device__ __forceinline__ void warp_mma(float (&acc)[kMT][kNT][4], const FragAd
   }
 }
 
-// Two independent products of the same shape in one loop (S = Q K^T and
-// dP = dO V^T): each k-step issues twice as many independent mma chains, so
-// the tensor-core latency between updates of one accumulator is covered by
-// the other product's work instead of stalling the warp.
-template <class T, int kMT, int kNT, int kKSteps, class LayoutA, class LayoutB>
-__device__ __forceinline__ void warp_mma_pair(float (&acc1)[kMT][kNT][4], float (&acc2)[kMT][kNT][4],
-                                              const FragAddr<LayoutA>& a, std::uint32_t a1_off, std::uint32_t a2_off,
-                                              const FragAddr<LayoutB>& b, std::uint32_t b1_off, std::uint32_t b2_off) {
-  static_assert(kNT % 2 == 0, "B fragments come in pairs of n-tiles");
-  constexpr int kPairs = kNT / 2;
-  // B fragments double-buffered over the flat (k-step, pair) sequence.
-  std::uint32_t fb[2][2][4];
-  auto load_b = [&](int ks, int np, std::uint32_t(&dst)[2][4]) {
-    ldmatrix_x4(dst[0], b.at(16 * np, ks) + b1_off);
-    ldmatrix_x4(dst[1], b.at(16 * np, ks) + b2_off);
-  };
-  load_b(0, 0, fb[0]);
-#pragma unroll
-  for (int ks = 0; ks < kKSteps; ++ks) {
-    std::uint32_t fa1[kMT][4], fa2[kMT][4];
-#pragma unroll
-    for (int mt = 0; mt < kMT; ++mt) {
-      ldmatrix_x4(fa1[mt], a.at(16 * mt, ks) + a1_off);
-      ldmatrix_x4(fa2[mt], a.at(16 * mt, ks) + a2_off);
-    }
-#pragma unroll
-    for (int np = 0; np < kPairs; ++np) {
-      const int i = ks * kPairs + np;
-      if (np + 1 < kPairs) load_b(ks, np + 1, fb[(i + 1) % 2]);
-      else if (ks + 1 < kKSteps) load_b(ks + 1, 0, fb[(i + 1) % 2]);
-      const std::uint32_t(&f1)[4] = fb[i % 2][0];
-      const std::uint32_t(&f2)[4] = fb[i % 2][1];
-#pragma unroll
-      for (int mt = 0; mt < kMT; ++mt) {
-        const std::uint32_t b10[2] = {f1[0], f1[1]}, b11[2] = {f1[2], f1[3]};
-        const std::uint32_t b20[2] = {f2[0], f2[1]}, b21[2] = {f2[2], f2[3]};
-        mma_16816<T>(acc1[mt][2 * np], fa1[mt], b10);
-        mma_16816<T>(acc2[mt][2 * np], fa2[mt], b20);
-        mma_16816<T>(acc1[mt][2 * np + 1], fa1[mt], b11);
-        mma_16816<T>(acc2[mt][2 * np + 1], fa2[mt], b21);
-      }
-    }
-  }
-}
-
 template <int kMT, int kNT> __device__ __forceinline__ void zero(float (&acc)[kMT][kNT][4]) {
 #pragma unroll
   for (int mt = 0; mt < kMT; ++mt)
