@@ -8,12 +8,17 @@
 //               resident in shared memory and dK, dV in registers; it walks
 //               the query tiles (of every head of the GQA group) with Q, dO,
 //               LSE and dpsum double-buffered by cp.async, and per tile
-//                 S = Q K^T, dP = dO V^T        (warps tile kBlockM x kBlockN)
-//                 P = exp2(S scale log2e - LSE log2e), dS = P (dP - dpsum)
-//                 P, dS -> shared memory (16-bit)
+//                 S = Q K^T                     (warps tile kBlockM x kBlockN)
+//                 P = exp2(S scale log2e - LSE log2e) -> shared memory
+//                 dP = dO V^T (P's exp2s and stores overlap these products)
+//                 dS = P (dP - dpsum) -> shared memory
 //                 dV += P^T dO, dK += dS^T Q   (warps tile kBlockN x head_dim)
-//                 dQ += dS K -> fp32 atomics   (warps tile kBlockM x head_dim)
+//                 dQ = dS K -> fp32 accumulator (warps tile kBlockM x head_dim)
 //   convert     dQ = scale * accumulator, rounded to the dtype.
+// dQ leaves a warp as one contiguous block in fragment order (DqMode): on
+// sm_90 the warp stages it in shared memory and one lane adds it with a bulk
+// reduction (cp.reduce.async.bulk) where the staging fits (hdim 64, 128),
+// otherwise float4 atomics.
 // Causal: query tiles above the diagonal of the key block are skipped, and
 // only tiles crossing the diagonal or the ragged key tail are masked.
 // deterministic = true: the dkv kernel skips dQ, and a dq kernel (parallel
@@ -23,17 +28,22 @@
 // Why it is faster than tiled: tensor cores instead of FMAs (16x the math
 // rate), 16-bit tiles (half the shared memory traffic), and five tile
 // products per (query tile, key block) instead of seven.
-// Measured on the H200 (2026-11-21, bf16, 16k tokens, heads = 2048 / dhead,
-// non-causal), TFLOPS at seq 8k / 16k and the share of PyTorch SDPA's flash
-// backward (FlashAttention-2) measured in the same call:
-//   hdim  64: 227.9 / 232.5 (83% / 82%), deterministic 186.2 / 188.4
-//   hdim 128: 259.4 / 264.4 (88% / 87%), deterministic 219.6 / 221.9
-//   hdim 256: 195.6 / 198.4 (78% / 78%), deterministic 162.5 / 163.7
-// causal hdim 128 seq 16k: 263.7 (87%). The tile shapes and warp splits are
-// FlashAttention-2's; what remains is latency (ncu: 2 warps per scheduler,
-// stalls on ldmatrix results and the memory-instruction queue; tensor pipe
-// ~45% busy). Registers: 255, spills 0-128 bytes (hdim 256 with atomics the
-// most); shared memory 162 / 161 / 209 KB (hdim 64 / 128 / 256).
+// Measured on the H200 (2026-11-21, bf16, 16k tokens, heads = 2048 / dhead),
+// TFLOPS at seq 8k / 16k and the ratio to PyTorch SDPA's flash backward
+// (FlashAttention-2) measured in the same call:
+//   hdim  64: 283.4 / 291.4 (1.03 / 1.03), deterministic 212.5 / 215.4
+//   hdim 128: 325.2 / 333.6 (1.10 / 1.09), deterministic 239.7 / 244.0
+//   hdim 256: 270.3 / 274.0 (1.09 / 1.06), deterministic 189.3 / 190.9
+//   causal: 1.06 - 1.14 (hdim 128 seq 16k: 333.1 against 299.9).
+// How it passed FlashAttention-2 with the same tiles (ncu on both kernels,
+// docs/NOTES.md): the mask test once per tile instead of a branch per element
+// (hdim 128: 1160 -> 885 instructions per warp and step; FA2: 1009), dQ by
+// bulk reduction (stalls on the memory-instruction queue 22% -> 8% of
+// samples, FA2 7%: ldmatrix queued behind 16 vector atomics per lane), and
+// P's exp2s overlapping the dP products instead of following both (+3%).
+// Registers: 255, no spills
+// (hdim 256's deterministic dq kernel 4 bytes); shared memory 194 / 193 /
+// 209 KB (hdim 64 / 128 / 256, with the dQ staging on sm_90).
 // What did not help (docs/NOTES.md): two 4-warp CTAs per SM (-19%), M = 64
 // at hdim 64 (-6%), fragment double-buffering of A in the S/dP loop (0%),
 // issuing the next tile's copies after the P/dS barrier (-1 to -4%).
