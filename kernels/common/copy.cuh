@@ -10,18 +10,17 @@ namespace flash::detail {
 // cp.async of 16 bytes, global -> shared, bypassing L1 (.cg). With
 // src_bytes == 0 nothing is read and the 16 bytes are zero-filled: how the
 // tails of K, V and Q tiles become zeros without a branch around the copy.
+// cp_async_16_to takes the shared-window address (smem_addr) instead.
+__device__ __forceinline__ void cp_async_16_to(std::uint32_t smem, const void* gmem, int src_bytes) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(src_bytes));
+}
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
+  cp_async_16_to(smem_addr(smem), gmem, src_bytes);
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most kPending of this thread's committed groups are in flight.
 template <int kPending> __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending));
-}
-
-// cp.async of 16 bytes to a shared-window address (smem_addr).
-__device__ __forceinline__ void cp_async_16_to(std::uint32_t smem, const void* gmem, int src_bytes) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem), "l"(gmem), "r"(src_bytes));
 }
 
 // copy_g2s_tile for a loop that copies many tiles of one shape and global row
