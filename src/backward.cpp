@@ -133,7 +133,6 @@ bool is_empty(const BwdParams& p) { return p.batch == 0 || p.seqlen_q == 0 || p.
 Resolved resolve(const BackwardArgs& a) {
   Resolved out;
   out.params = check_args(a);
-  out.params.compute_capability = detail::current_device().compute_capability;
   const BwdParams& p = out.params;
   out.variant = &detail::pick_variant(
       detail::backward_registry(), a.kernel, "backward ",
@@ -152,15 +151,17 @@ BackwardPlan plan_backward(const BackwardArgs& args) {
 
 void attention_backward(const BackwardArgs& args) {
   const Resolved r = resolve(args);
-  const BwdParams& p = r.params;
+  BwdParams p = r.params;
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
   if (is_empty(p)) {
     // No key: dQ = 0. No query: dK = dV = 0. No batch: nothing at all.
     if (p.batch > 0) detail::check_cuda(detail::bwd_fill_zero(p, stream), "launching the empty-call zero fill");
     return;
   }
+  const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
+  p.compute_capability = dev.compute_capability;            // the kernels' per-architecture paths
   void* ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_backward",
-                                    detail::current_device().device, stream);
+                                    dev.device, stream);
   detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
 }
 
