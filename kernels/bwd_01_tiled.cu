@@ -28,7 +28,9 @@
 #include "common/backward.h"
 #include "common/bwd_params.h"
 #include "common/head_dims.h"
+#include "common/mask.h"
 #include "common/numeric.cuh"
+#include "common/scores.h"
 #include "common/tile_copy.cuh"
 
 namespace flash::detail {
@@ -56,10 +58,10 @@ __device__ __forceinline__ void load_tile(const void* x, std::int64_t batch_stri
 }
 
 // S, P, dP and dS for (query row m0 + i, key n0 + j) from fp32 tiles:
-// returns dS and stores P in *p_out. Masked pairs (key past the end, or
-// right of the causal diagonal) give P = dS = 0.
+// returns dS and stores P in *p_out. Pairs the Mask hides give P = dS = 0.
 template <int kHeadDim>
-__device__ __forceinline__ float tile_ds(const BwdParams& p, const float* sQ, const float* sdO, const float* sK,
+__device__ __forceinline__ float tile_ds(const Mask& mask, const ScoreMod& scores, const float* sQ, const float* sdO,
+                                         const float* sK,
                                          const float* sV, float lse2, float dpsum, int i, int j, int row, int key,
                                          float* p_out) {
   constexpr int kStride = TiledBwd<kHeadDim>::kStride;
@@ -69,8 +71,7 @@ __device__ __forceinline__ float tile_ds(const BwdParams& p, const float* sQ, co
     s += sQ[i * kStride + c] * sK[j * kStride + c];
     dp += sdO[i * kStride + c] * sV[j * kStride + c];
   }
-  const bool masked = key >= p.seqlen_k || (p.causal && key > row + p.seqlen_k - p.seqlen_q);
-  const float prob = masked ? 0.0f : exp2f(s * p.scale_log2 - lse2);
+  const float prob = mask.visible(row, key) ? exp2f(scores.score(s, row, key) * scores.exp2_scale() - lse2) : 0.0f;
   *p_out = prob;
   return prob * (dp - dpsum);
 }
@@ -97,11 +98,13 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_co
   load_tile<T, kHeadDim>(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h_kv, n0, p.seqlen_k, sV);
 
   float acc_dk[Cfg::kDimsPerThread] = {}, acc_dv[Cfg::kDimsPerThread] = {};
-  // Causal: query row r sees key n0 only when r >= n0 - (seqlen_k - seqlen_q).
-  const int m_begin = p.causal ? max(0, n0 - (p.seqlen_k - p.seqlen_q)) / kBlock * kBlock : 0;
+  // The query tiles that see some key of this block (common/mask.h).
+  const Mask mask = p.mask_for();
+  const ScoreMod scores(p);
+  const TileRange q_tiles = mask.query_tiles<kBlock>(n0, kBlock);
   for (int h = h_kv * p.group_size; h < (h_kv + 1) * p.group_size; ++h) {
     const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
-    for (int m0 = m_begin; m0 < p.seqlen_q; m0 += kBlock) {
+    for (int m0 = q_tiles.begin * kBlock; m0 < q_tiles.end * kBlock; m0 += kBlock) {
       __syncthreads();  // the previous tile's readers are done
       load_tile<T, kHeadDim>(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, b, h, m0, p.seqlen_q, sQ);
       load_tile<T, kHeadDim>(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, b, h, m0, p.seqlen_q, sdO);
@@ -111,7 +114,7 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_co
       }
       __syncthreads();
       float prob;
-      const float ds = tile_ds<kHeadDim>(p, sQ, sdO, sK, sV, sLse[i], sDpsum[i], i, j, m0 + i, n0 + j, &prob);
+      const float ds = tile_ds<kHeadDim>(mask, scores, sQ, sdO, sK, sV, sLse[i], sDpsum[i], i, j, m0 + i, n0 + j, &prob);
       sP[i * (kBlock + 1) + j] = prob;
       sdS[i * (kBlock + 1) + j] = ds;
       __syncthreads();
@@ -158,16 +161,17 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_con
   const float lse2 = p.lse_log2[row], dpsum = p.dpsum[row];
 
   float acc_dq[Cfg::kDimsPerThread] = {};
-  // Causal: keys past the last row's diagonal are never loaded.
-  int n_end = p.seqlen_k;
-  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlock, p.seqlen_q) + p.seqlen_k - p.seqlen_q));
-  for (int n0 = 0; n0 < n_end; n0 += kBlock) {
+  // The key tiles this block sees (common/mask.h); the rest are never loaded.
+  const Mask mask = p.mask_for();
+  const ScoreMod scores(p);
+  const TileRange tiles = mask.key_tiles<kBlock>(m0, kBlock);
+  for (int n0 = tiles.begin * kBlock; n0 < tiles.end * kBlock; n0 += kBlock) {
     __syncthreads();
     load_tile<T, kHeadDim>(p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride, b, h_kv, n0, p.seqlen_k, sK);
     load_tile<T, kHeadDim>(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h_kv, n0, p.seqlen_k, sV);
     __syncthreads();
     float prob;
-    sdS[i * (kBlock + 1) + j] = tile_ds<kHeadDim>(p, sQ, sdO, sK, sV, lse2, dpsum, i, j, m0 + i, n0 + j, &prob);
+    sdS[i * (kBlock + 1) + j] = tile_ds<kHeadDim>(mask, scores, sQ, sdO, sK, sV, lse2, dpsum, i, j, m0 + i, n0 + j, &prob);
     __syncthreads();
 #pragma unroll 4
     for (int c = 0; c < kBlock; ++c) {  // dQ += dS K
@@ -185,12 +189,13 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_con
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
   std::size_t smem = 0;
   dispatch_head_dim(p.head_dim, [&](auto hd) { smem = TiledBwd<decltype(hd)::value>::kSmemBytes; });
-  return bwd_launch_reason(p, dev, smem);
+  return check_head_batch_grid(p, dev, smem);
 }
 
 std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, /*with_dq_accum=*/false); }
 
-cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
+cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
+  BwdParams p = params;
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/false);
   cudaError_t err = bwd_preprocess(p, stream);
   if (err != cudaSuccess) return err;

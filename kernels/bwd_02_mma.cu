@@ -57,9 +57,11 @@
 #include "common/copy.cuh"
 #include "common/head_dims.h"
 #include "common/hopper/sync.cuh"
+#include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/scores.h"
 #include "common/smem_layout.cuh"
 #include "common/warp_mma.cuh"
 
@@ -197,14 +199,14 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   const int n_block = blockIdx.x, h_kv = blockIdx.y, b = blockIdx.z;
   const int n0 = n_block * kBlockN;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int diag = p.seqlen_k - p.seqlen_q;
 
-  // Query tiles this key block sees: under the bottom-right causal mask, row
-  // r sees key n0 only when r >= n0 - diag. Steps walk (head in group, tile).
-  const int m_begin = p.causal ? max(0, n0 - diag) / kBlockM : 0;
-  const int m_blocks = (p.seqlen_q + kBlockM - 1) / kBlockM;
-  const int tiles_per_head = max(0, m_blocks - m_begin);
-  const int steps = tiles_per_head * p.group_size;
+  // The query tiles that see some key of this block (common/mask.h). Steps
+  // walk (head in group, tile).
+  const Mask mask = p.mask_for();
+  const ScoreMod scores(p);
+  const TileRange q_tiles = mask.query_tiles<kBlockM>(n0, kBlockN);
+  const int m_begin = q_tiles.begin, m_end = min(q_tiles.end * kBlockM, p.seqlen_q);
+  const int steps = q_tiles.count() * p.group_size;
 
   const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride;
   const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride;
@@ -238,7 +240,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   int h = h_kv * p.group_size, m0 = m_begin * kBlockM;
   auto next_tile = [&](int& hh, int& mm) {
     mm += kBlockM;
-    if (mm >= p.seqlen_q) mm = m_begin * kBlockM, ++hh;
+    if (mm >= m_end) mm = m_begin * kBlockM, ++hh;
   };
   if (steps > 0) load_step(h, m0, 0);
   cp_async_commit();  // K, V and the first step
@@ -284,7 +286,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
     const std::uint32_t stage_off = stage * kStageBytes;
 
     float acc_s[kSdpMT][kSdpNT][4], acc_dp[kSdpMT][kSdpNT][4];
-    const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
+    const bool need_mask = mask.row_block(m0, kBlockM).needs_mask(n0, kBlockN);
     // P and dS go to shared memory. The lane's n-tile nt lands at its nt = 0
     // offset with the chunk bits XORed by nt (the warp's first chunk is a
     // multiple of kSdpNT, so the swizzle stays an XOR), and row steps add
@@ -307,18 +309,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
     // tile, taken only on the diagonal and the key tail).
     zero(acc_s);
     warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
-    if (need_mask) {
-#pragma unroll
-      for (int mt = 0; mt < kSdpMT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < kSdpNT; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            const int r = sdp_m * kSdpRows + mt * 16 + g + 8 * (e / 2);
-            const int key = n0 + sdp_n * kSdpCols + nt * 8 + 2 * t + (e % 2);
-            if (key >= p.seqlen_k || (p.causal && key > m0 + r + diag)) acc_s[mt][nt][e] = -INFINITY;
-          }
-    }
+    scores.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
+    if (need_mask) mask.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     // P = exp2(S scale log2e - LSE log2e), stored; its exp2s and stores
     // overlap the dP products below (one basic block).
 #pragma unroll
@@ -330,7 +322,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
         for (int nt = 0; nt < kSdpNT; ++nt)
 #pragma unroll
           for (int e = 2 * half; e < 2 * half + 2; ++e)
-            acc_s[mt][nt][e] = fast_exp2(acc_s[mt][nt][e] * p.scale_log2 - lse2);
+            acc_s[mt][nt][e] = fast_exp2(acc_s[mt][nt][e] * scores.exp2_scale() - lse2);
       }
     store_tile(sP, acc_s);
     // dP = dO V^T, then dS = P (dP - dpsum).
@@ -426,10 +418,12 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
 
   const int m0 = blockIdx.x * kBlockM, h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
-  const int diag = p.seqlen_k - p.seqlen_q;
-  int n_end = p.seqlen_k;
-  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + diag));
-  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
+  // The key tiles this block sees (common/mask.h), counted from n_begin.
+  const Mask mask = p.mask_for();
+  const ScoreMod scores(p);
+  const RowBlockKeys keys = mask.row_block(m0, kBlockM);
+  const TileRange tiles = keys.key_tiles<kBlockN>();
+  const int n_begin = tiles.begin, n_blocks = tiles.count();
 
   const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
   const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
@@ -439,8 +433,8 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
   copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreadsQ, true>(
       sdO, static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
       p.do_row_stride, p.seqlen_q - m0);
-  auto load_kv = [&](int n_block, int stage) {
-    const int n0 = n_block * kBlockN;
+  auto load_kv = [&](int j, int stage) {
+    const int n0 = (n_begin + j) * kBlockN;
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreadsQ, true>(sK + stage * Cfg::kKVElems, gK + n0 * p.k_row_stride,
                                                               p.k_row_stride, p.seqlen_k - n0);
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreadsQ, true>(sV + stage * Cfg::kKVElems, gV + n0 * p.v_row_stride,
@@ -463,32 +457,25 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
 
   float acc_dq[1][kDT][4];
   zero(acc_dq);
-  for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    const int stage = n_block % 2, n0 = n_block * kBlockN;
+  for (int j = 0; j < n_blocks; ++j) {
+    const int stage = j % 2, n0 = (n_begin + j) * kBlockN;
     cp_async_wait<0>();
     __syncthreads();  // the tile landed for every thread, and every warp is done with the previous one
-    if (n_block + 1 < n_blocks) load_kv(n_block + 1, (n_block + 1) % 2);
+    if (j + 1 < n_blocks) load_kv(j + 1, (j + 1) % 2);
     cp_async_commit();
     const std::uint32_t stage_off = stage * kStageBytes;
     float acc_s[1][kNT][4], acc_dp[1][kNT][4];
-    const bool need_mask = n0 + kBlockN > p.seqlen_k || (p.causal && m0 + diag < n0 + kBlockN - 1);
+    const bool need_mask = keys.needs_mask(n0, kBlockN);
     // As in the dkv kernel: S, its mask (S = -inf) and P = exp2(...), whose
     // exp2s overlap the dP products; then dS = P (dP - dpsum).
     zero(acc_s);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
-    if (need_mask) {
-#pragma unroll
-      for (int nt = 0; nt < kNT; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int key = n0 + nt * 8 + 2 * t + (e % 2), row = m0 + warp * 16 + g + 8 * (e / 2);
-          if (key >= p.seqlen_k || (p.causal && key > row + diag)) acc_s[0][nt][e] = -INFINITY;
-        }
-    }
+    scores.apply(acc_s, m0 + warp * 16, n0, lane);
+    if (need_mask) mask.apply(acc_s, m0 + warp * 16, n0, lane);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[0][nt][e] = fast_exp2(acc_s[0][nt][e] * p.scale_log2 - lse2[e / 2]);
+      for (int e = 0; e < 4; ++e) acc_s[0][nt][e] = fast_exp2(acc_s[0][nt][e] * scores.exp2_scale() - lse2[e / 2]);
     zero(acc_dp);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_dp, a_q, kDoFromQ, b_k, kVFromK + stage_off);
 #pragma unroll
@@ -558,12 +545,13 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
     smem = std::max(Cfg::smem_bytes(!p.deterministic && Cfg::stage_dq(dev.compute_capability)),
                     MmaBwdDqConfig<decltype(hd)::value>::kBytes);
   });
-  return bwd_launch_reason(p, dev, smem);
+  return check_head_batch_grid(p, dev, smem);
 }
 
 std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, !p.deterministic); }
 
-cudaError_t run(BwdParams p, void* workspace, cudaStream_t stream) {
+cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
+  BwdParams p = params;
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/!p.deterministic);
   cudaError_t err = bwd_preprocess(p, stream);
   if (err != cudaSuccess) return err;

@@ -45,10 +45,13 @@
 #include "common/head_dims.h"
 #include "common/kv_cache.cuh"
 #include "common/launch_limits.h"
+#include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/scores.h"
 #include "common/smem_layout.cuh"
+#include "flash/variants.h"
 
 namespace flash::detail {
 namespace {
@@ -104,13 +107,18 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
   const int rows = p.group_size * p.seqlen_q;  // (token, head) rows of this KV head
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 
-  // This split's keys: whole tiles [tile_begin, tile_end) of the sequence.
+  // The key tiles this CTA's tokens see (common/mask.h, with this
+  // sequence's length), cut into num_splits ranges: this split's are
+  // [tile_begin, tile_end).
   const int seq_keys = total_keys(p, b);
-  const int tiles = (seq_keys + kBlockN - 1) / kBlockN;
-  const int tiles_per_split = (tiles + p.num_splits - 1) / p.num_splits;
-  const int tile_begin = min(tiles, split * tiles_per_split);
-  const int tile_end = min(tiles, tile_begin + tiles_per_split);
-  const int n_tiles = tile_end - tile_begin;
+  const Mask mask = p.mask_for(p.seqlen_q, seq_keys);
+  const int tok_first = m_block * 16 / p.group_size, tok_last = (min(m_block * 16 + 16, rows) - 1) / p.group_size;
+  const RowBlockKeys keys = mask.row_block(tok_first, tok_last - tok_first + 1);
+  const TileRange tiles = keys.key_tiles<kBlockN>();
+  const int tiles_per_split = (tiles.count() + p.num_splits - 1) / p.num_splits;
+  const int tile_begin = min(tiles.end, tiles.begin + split * tiles_per_split);
+  const int tile_end = min(tiles.end, tile_begin + tiles_per_split);
+  const int n_tiles = max(0, tile_end - tile_begin);
 
   // Q: 16 rows, zeros past the last real row (never written out).
   for (int idx = threadIdx.x; idx < 16 * kChunks; idx += kThreads) {
@@ -142,8 +150,8 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
       next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
     }
   };
-  const T* k_cache = static_cast<const T*>(p.k_cache) + h_kv * p.kc_head_stride + my_col;
-  const T* v_cache = static_cast<const T*>(p.v_cache) + h_kv * p.vc_head_stride + my_col;
+  const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;
+  const T* v_cache = static_cast<const T*>(p.v) + h_kv * p.v_head_stride + my_col;
   const int pos_mask = paged ? p.page_size - 1 : -1;
   auto load_tile = [&](int tile) {
     const int stage = tile % kStages;
@@ -152,8 +160,8 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
       const int r = my_row + i * kRowStep, key = tile * kBlockN + r;
       const bool valid = key < seq_keys;
       const std::int64_t block = next_block[i], pos = key & pos_mask;
-      const T* k_src = valid ? k_cache + block * p.kc_block_stride + pos * p.kc_row_stride : k_cache;
-      const T* v_src = valid ? v_cache + block * p.vc_block_stride + pos * p.vc_row_stride : v_cache;
+      const T* k_src = valid ? k_cache + block * p.k_batch_stride + pos * p.k_row_stride : k_cache;
+      const T* v_src = valid ? v_cache + block * p.v_batch_stride + pos * p.v_row_stride : v_cache;
       cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src, valid ? 16 : 0);
       cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, my_col), v_src, valid ? 16 : 0);
     }
@@ -194,9 +202,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc_o[0][nt][e] = 0.0f;
   OnlineSoftmax<1> softmax;
-  // Keys a row may see: all seq_keys, or under the causal mask up to
-  // token + seq_keys - seqlen_q. Tiles ending at or before `free_end` need no mask.
-  const int free_end = p.causal ? seq_keys - p.seqlen_q + 1 : seq_keys;
+  const ScoreMod scores(p);
+  // Row r of the mma tile is token r / group_size (of head r % group_size).
+  const auto token_of = [&](int, int half) { return (m_block * 16 + g + 8 * half) / p.group_size; };
 
   for (int j = 0; j < n_tiles; ++j) {
     const int tile = tile_begin + j;
@@ -229,18 +237,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
       mma_16816<T>(acc_s[0][1], a, b1);
     }
     const int n0 = tile * kBlockN;
-    if (n0 + kBlockN > free_end) {
-#pragma unroll
-      for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = m_block * 16 + g + 8 * (e / 2);
-          const int key = n0 + warp * 16 + nt * 8 + 2 * t + (e % 2);
-          const int tok = row / p.group_size;
-          if (key >= seq_keys || (p.causal && key > tok + seq_keys - p.seqlen_q)) acc_s[0][nt][e] = -INFINITY;
-        }
-    }
-    softmax.update(acc_s, acc_o, p.scale_log2);
+    scores.apply(acc_s, m_block * 16, n0 + warp * 16, lane);
+    if (keys.needs_mask(n0, kBlockN)) mask.apply(acc_s, n0 + warp * 16, lane, token_of);
+    softmax.update(acc_s, acc_o, scores.exp2_scale());
 
     std::uint32_t a[4];
     a[0] = pack2<T>(acc_s[0][0][0], acc_s[0][0][1]);
@@ -294,21 +293,21 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
       for (int w = 0; w < Cfg::kWarps; ++w) {
         const float wm = sMax[w * 16 + r];
         if (wm == -INFINITY) continue;  // this warp saw no key of the row
-        const float f = fast_exp2((wm - m) * p.scale_log2);
+        const float f = fast_exp2((wm - m) * scores.exp2_scale());
         l += f * sSum[w * 16 + r];
         const float4 x = *reinterpret_cast<const float4*>(sO + (w * 16 + r) * kHeadDim + c);
         o[0] += f * x.x, o[1] += f * x.y, o[2] += f * x.z, o[3] += f * x.w;
       }
     }
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    const float lse = l > 0.0f ? m * p.scale + logf(l) : -INFINITY;
+    const float lse = row_lse(m * scores.lse_scale(), l);
     const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
     const std::int64_t out_row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
     if (direct) {
       store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + tok * p.o_row_stride + h * p.o_head_stride + c,
                         o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
       if (p.lse != nullptr && c == 0)
-        p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + tok * p.lse_row_stride] = lse;
+        p.lse[p.lse_offset(b, h, tok)] = lse;
     } else {
       *reinterpret_cast<float4*>(p.o_partial + (split * split_rows + out_row) * kHeadDim + c) =
           make_float4(o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
@@ -331,8 +330,8 @@ std::size_t smem_bytes(int head_dim) {
 int m_blocks(const DecodeParams& p) { return (p.group_size * p.seqlen_q + 15) / 16; }
 
 std::string check(const DecodeParams& p, const DeviceInfo& dev) {
-  if (p.heads_kv > kMaxGridYZ) return "heads_kv = " + std::to_string(p.heads_kv) + " exceeds the grid limit of 65535";
-  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
+  if (std::string why = grid_yz_reason("heads_kv", p.heads_kv); !why.empty()) return why;
+  if (std::string why = grid_yz_reason("batch", p.batch); !why.empty()) return why;
   const std::size_t smem = smem_bytes(p.head_dim);
   if (smem > dev.smem_per_block_optin)
     return "needs " + std::to_string(smem) + " bytes of shared memory per block; this GPU allows " +
@@ -341,9 +340,8 @@ std::string check(const DecodeParams& p, const DeviceInfo& dev) {
 }
 
 // CTAs of this kernel one SM holds at once (from the shared memory it takes).
-int ctas_per_sm(int head_dim) {
-  constexpr std::size_t kSmemPerSm = 228 * 1024, kReservedPerCta = 1024;
-  return std::max<int>(1, static_cast<int>(kSmemPerSm / (smem_bytes(head_dim) + kReservedPerCta)));
+int ctas_per_sm(int head_dim, const DeviceInfo& dev) {
+  return std::max<int>(1, static_cast<int>(dev.smem_per_sm / (smem_bytes(head_dim) + kSmemReservedPerCta)));
 }
 
 // FlashAttention's rule, tightened: with CTAs = batch * heads_kv * m_blocks
@@ -353,10 +351,10 @@ int ctas_per_sm(int head_dim) {
 // splits (232 CTAs for 264 slots) and 95% picks 32: 151 -> 143 us.
 int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
   const std::int64_t ctas = static_cast<std::int64_t>(p.batch) * p.heads_kv * m_blocks(p);
-  const std::int64_t slots = static_cast<std::int64_t>(dev.sm_count) * ctas_per_sm(p.head_dim);
+  const std::int64_t slots = static_cast<std::int64_t>(dev.sm_count) * ctas_per_sm(p.head_dim, dev);
   if (ctas >= slots * 8 / 10) return 1;
   constexpr int kMinTilesPerSplit = 4, kBlockN = 64, kMaxSplits = 128;
-  const int tiles = (p.capacity + kBlockN - 1) / kBlockN;
+  const int tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int max_splits = std::max(1, std::min<int>(kMaxSplits, tiles / kMinTilesPerSplit));
   double best = 0.0;
   double eff[kMaxSplits + 1] = {};
@@ -379,7 +377,8 @@ std::size_t workspace_bytes(const DecodeParams& p) {
   return kStatusBytes + lse_bytes + rows * p.head_dim * sizeof(float);
 }
 
-cudaError_t run(DecodeParams p, void* workspace, cudaStream_t stream) {
+cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream) {
+  DecodeParams p = params;
   char* ws = static_cast<char*>(workspace);
   if (p.num_splits > 1) {
     const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.batch * p.heads_q * p.seqlen_q;
@@ -418,6 +417,7 @@ const DecodeVariant* variant_splitkv() {
     d.head_dims = DecodeHeadDims::data();
     d.num_head_dims = DecodeHeadDims::size();
     d.alignment = 16;
+    d.features = kAllFeatures;
     d.check = check;
     d.choose_splits = choose_splits;
     d.workspace_bytes = workspace_bytes;

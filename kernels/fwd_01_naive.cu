@@ -17,9 +17,11 @@
 #include <cmath>
 #include <string>
 
-#include "common/numeric.cuh"
-#include "common/params.h"
 #include "common/launch_limits.h"
+#include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
+#include "common/params.h"
+#include "common/scores.h"
 #include "common/variant.h"
 #include "flash/variants.h"
 
@@ -36,7 +38,7 @@ std::size_t naive_workspace_bytes(const FwdParams& p) {
 }
 
 template <class T>
-__global__ void fwd_01_naive_scores_kernel(const __grid_constant__ FwdParams p) {
+__global__ void fwd_01_naive_scores_kernel(const __grid_constant__ FwdParams p, float* gS) {
   __shared__ float sQ[kTile][kTile + 1];  // +1: column reads of sK hit 16 different banks
   __shared__ float sK[kTile][kTile + 1];
   const int bh = blockIdx.z;
@@ -58,9 +60,10 @@ __global__ void fwd_01_naive_scores_kernel(const __grid_constant__ FwdParams p) 
   }
   const int i = i0 + ty, j = j0 + tx;
   if (i < p.seqlen_q && j < p.seqlen_k) {
-    const bool masked = p.causal && static_cast<long long>(j) > static_cast<long long>(i) + p.seqlen_k - p.seqlen_q;
-    float* gS = static_cast<float*>(p.workspace);
-    gS[(static_cast<std::int64_t>(bh) * p.seqlen_q + i) * p.seqlen_k + j] = masked ? -INFINITY : acc * p.scale;
+    // Scores in natural-log units, -inf where the mask hides the key.
+    const ScoreMod scores(p);
+    const float s = scores.score(acc, i, j) * scores.lse_scale();
+    gS[(static_cast<std::int64_t>(bh) * p.seqlen_q + i) * p.seqlen_k + j] = p.mask_for().visible(i, j) ? s : -INFINITY;
   }
 }
 
@@ -78,10 +81,10 @@ template <class Op> __device__ float block_reduce(float x, float* red, Op op) {
   return result;
 }
 
-__global__ void __launch_bounds__(kSoftmaxThreads) fwd_01_naive_softmax_kernel(const __grid_constant__ FwdParams p) {
+__global__ void __launch_bounds__(kSoftmaxThreads) fwd_01_naive_softmax_kernel(const __grid_constant__ FwdParams p, float* workspace) {
   __shared__ float red[kSoftmaxThreads];
   const std::int64_t row = blockIdx.x;  // (b * heads_q + h) * seqlen_q + i
-  float* gS = static_cast<float*>(p.workspace) + row * p.seqlen_k;
+  float* gS = workspace + row * p.seqlen_k;
 
   float row_max = -INFINITY;
   for (int j = threadIdx.x; j < p.seqlen_k; j += kSoftmaxThreads) row_max = fmaxf(row_max, gS[j]);
@@ -104,20 +107,19 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fwd_01_naive_softmax_kernel(c
     const int i = static_cast<int>(row % p.seqlen_q);
     const int bh = static_cast<int>(row / p.seqlen_q);
     const int b = bh / p.heads_q, h = bh % p.heads_q;
-    p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + i * p.lse_row_stride] =
-        row_sum > 0.0f ? row_max + logf(row_sum) : -INFINITY;
+    p.lse[p.lse_offset(b, h, i)] = row_lse(row_max, row_sum);
   }
 }
 
 template <class T>
-__global__ void fwd_01_naive_pv_kernel(const __grid_constant__ FwdParams p) {
+__global__ void fwd_01_naive_pv_kernel(const __grid_constant__ FwdParams p, const float* workspace) {
   __shared__ float sP[kTile][kTile + 1];
   __shared__ float sV[kTile][kTile + 1];
   const int bh = blockIdx.z;
   const int b = bh / p.heads_q, h = bh % p.heads_q, h_kv = h / p.group_size;
   const int i0 = blockIdx.y * kTile, d0 = blockIdx.x * kTile;
   const int ty = threadIdx.y, tx = threadIdx.x;
-  const float* gP = static_cast<const float*>(p.workspace) + static_cast<std::int64_t>(bh) * p.seqlen_q * p.seqlen_k;
+  const float* gP = workspace + static_cast<std::int64_t>(bh) * p.seqlen_q * p.seqlen_k;
   const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
 
   float acc = 0.0f;
@@ -138,21 +140,22 @@ __global__ void fwd_01_naive_pv_kernel(const __grid_constant__ FwdParams p) {
 
 std::string naive_check(const FwdParams& p, const DeviceInfo&) {
   const long long bh = static_cast<long long>(p.batch) * p.heads_q;
-  if (bh > kMaxGridYZ) return "batch * heads_q = " + std::to_string(bh) + " exceeds naive's limit of 65535";
-  if ((p.seqlen_q + kTile - 1) / kTile > kMaxGridYZ) return "seqlen_q = " + std::to_string(p.seqlen_q) + " exceeds naive's limit of 1048560";
+  if (std::string why = grid_yz_reason("batch * heads_q", bh); !why.empty()) return why;
+  if (std::string why = grid_yz_reason("seqlen_q / 16", (p.seqlen_q + kTile - 1) / kTile); !why.empty()) return why;
   if (bh * p.seqlen_q > INT32_MAX) return "batch * heads_q * seqlen_q exceeds naive's limit of 2^31 - 1 softmax rows";
   return {};
 }
 
-cudaError_t naive_run(const FwdParams& p, cudaStream_t stream) {
+cudaError_t naive_run(const FwdParams& p, void* workspace, cudaStream_t stream) {
+  float* gS = static_cast<float*>(workspace);
   return dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     const dim3 block(kTile, kTile);
     const unsigned bh = static_cast<unsigned>(p.batch * p.heads_q);
     const unsigned q_tiles = static_cast<unsigned>((p.seqlen_q + kTile - 1) / kTile);
-    fwd_01_naive_scores_kernel<T><<<dim3((p.seqlen_k + kTile - 1) / kTile, q_tiles, bh), block, 0, stream>>>(p);
-    fwd_01_naive_softmax_kernel<<<bh * static_cast<unsigned>(p.seqlen_q), kSoftmaxThreads, 0, stream>>>(p);
-    fwd_01_naive_pv_kernel<T><<<dim3((p.head_dim + kTile - 1) / kTile, q_tiles, bh), block, 0, stream>>>(p);
+    fwd_01_naive_scores_kernel<T><<<dim3((p.seqlen_k + kTile - 1) / kTile, q_tiles, bh), block, 0, stream>>>(p, gS);
+    fwd_01_naive_softmax_kernel<<<bh * static_cast<unsigned>(p.seqlen_q), kSoftmaxThreads, 0, stream>>>(p, gS);
+    fwd_01_naive_pv_kernel<T><<<dim3((p.head_dim + kTile - 1) / kTile, q_tiles, bh), block, 0, stream>>>(p, gS);
     return cudaGetLastError();
   });
 }

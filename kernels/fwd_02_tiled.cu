@@ -25,11 +25,14 @@
 #include <string>
 
 #include "common/head_dims.h"
+#include "common/launch_limits.h"
+#include "common/mask.h"
 #include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
 #include "common/params.h"
 #include "common/reduce.cuh"
+#include "common/scores.h"
 #include "common/tile_copy.cuh"
-#include "common/launch_limits.h"
 #include "common/variant.h"
 #include "flash/variants.h"
 
@@ -81,12 +84,11 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
 
   copy_g2s_as_float<T, kBlockM, kHeadDim, Cfg::kStrideQKV, kThreads>(gQ, p.q_row_stride, p.seqlen_q - m0, sQ);
 
-  // Keys this block can see: all of them, or under the bottom-right causal
-  // mask up to (last row of the block) + seqlen_k - seqlen_q.
-  const int diag = p.seqlen_k - p.seqlen_q;
-  int n_end = p.seqlen_k;
-  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + diag));
-  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
+  // The key tiles this block can see (common/mask.h); the rest are never loaded.
+  const Mask mask = p.mask_for();
+  const RowBlockKeys keys = mask.row_block(m0, kBlockM);
+  const TileRange tiles = keys.key_tiles<kBlockN>();
+  const ScoreMod scores(p);
 
   float acc[kRows][kChunks][4];
   float row_max[kRows], row_sum[kRows];
@@ -100,7 +102,7 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
       for (int e = 0; e < 4; ++e) acc[r][c][e] = 0.0f;
   }
 
-  for (int n_block = 0; n_block < n_blocks; ++n_block) {
+  for (int n_block = tiles.begin; n_block < tiles.end; ++n_block) {
     const int n0 = n_block * kBlockN;
     copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gK + n0 * p.k_row_stride, p.k_row_stride,
                                                                        p.seqlen_k - n0, sK);
@@ -129,18 +131,17 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
           s[r][j] += q[r].x * k[j].x + q[r].y * k[j].y + q[r].z * k[j].z + q[r].w * k[j].w;
     }
 
-    // Mask only where it can matter: the ragged tail and tiles that reach past the diagonal.
-    const bool needs_mask = n0 + kBlockN > p.seqlen_k || (p.causal && n0 + kBlockN - 1 > m0 + diag);
-    if (needs_mask) {
+    // The score rule, then the mask only where it can matter (the tiles
+    // Mask says hold a hidden key for some row of the block).
+    const bool needs_mask = keys.needs_mask(n0, kBlockN);
 #pragma unroll
-      for (int r = 0; r < kRows; ++r)
+    for (int r = 0; r < kRows; ++r)
 #pragma unroll
-        for (int j = 0; j < kKeys; ++j) {
-          const int key = n0 + row_lane + kRowLanes * j;
-          const bool visible = key < p.seqlen_k && (!p.causal || key <= m0 + row0 + r + diag);
-          if (!visible) s[r][j] = -INFINITY;
-        }
-    }
+      for (int j = 0; j < kKeys; ++j) {
+        const int row = m0 + row0 + r, key = n0 + row_lane + kRowLanes * j;
+        s[r][j] = scores.score(s[r][j], row, key);
+        if (needs_mask && !mask.visible(row, key)) s[r][j] = -INFINITY;
+      }
 
     // Online softmax: raise the running max, rescale what was accumulated
     // under the old max by exp2((old - new) * scale * log2 e), add the new terms.
@@ -152,13 +153,13 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
       const float new_max = fmaxf(row_max[r], group_max<kRowLanes>(tile_max));
       // A row that has seen only masked keys keeps max -inf; subtract 0 instead
       // so that exp2 gets -inf (-> 0) rather than NaN from -inf - -inf.
-      const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * p.scale_log2;
-      const float rescale = exp2f(row_max[r] * p.scale_log2 - max_scaled);
+      const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scores.exp2_scale();
+      const float rescale = exp2f(row_max[r] * scores.exp2_scale() - max_scaled);
       row_max[r] = new_max;
       float tile_sum = 0.0f;
 #pragma unroll
       for (int j = 0; j < kKeys; ++j) {
-        s[r][j] = exp2f(fmaf(s[r][j], p.scale_log2, -max_scaled));
+        s[r][j] = exp2f(fmaf(s[r][j], scores.exp2_scale(), -max_scaled));
         tile_sum += s[r][j];
       }
       row_sum[r] = row_sum[r] * rescale + tile_sum;  // per-thread partial; reduced in the epilogue
@@ -212,8 +213,7 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
                         acc[r][c][1] * inv_sum, acc[r][c][2] * inv_sum, acc[r][c][3] * inv_sum);
     }
     if (p.lse != nullptr && row_lane == 0) {
-      p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + row * p.lse_row_stride] =
-          sum > 0.0f ? row_max[r] * p.scale + logf(sum) : -INFINITY;
+      p.lse[p.lse_offset(b, h, row)] = row_lse(row_max[r] * scores.lse_scale(), sum);
     }
   }
 }
@@ -226,7 +226,7 @@ std::string tiled_check(const FwdParams& p, const DeviceInfo& dev) {
   return err;
 }
 
-cudaError_t tiled_run(const FwdParams& p, cudaStream_t stream) {
+cudaError_t tiled_run(const FwdParams& p, void*, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;  // stays so only for a head dim that is not built
   dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

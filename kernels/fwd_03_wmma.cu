@@ -68,12 +68,13 @@ __global__ void __launch_bounds__(kThreads) fwd_03_wmma_kernel(const __grid_cons
   copy_g2s_tile<typename Cfg::QKVLayout, kBlockM, kHeadDim, kThreads, false>(sQ, gQ, p.q_row_stride, p.seqlen_q - m0);
   for (int i = lane; i < 16 * kHeadDim; i += 32) sO[(w0 + i / kHeadDim) * Cfg::kStrideO + i % kHeadDim] = 0.0f;
 
-  const int diag = p.seqlen_k - p.seqlen_q;
-  int n_end = p.seqlen_k;
-  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + diag));
+  // The key tiles this block sees (common/mask.h).
+  const Mask mask = p.mask_for();
+  const TileRange tiles = mask.key_tiles<kBlockN>(m0, kBlockM);
+  const ScoreMod scores(p);
   float row_max = -INFINITY, row_sum = 0.0f;  // of my_row; this lane's half of the keys in row_sum
 
-  for (int n0 = 0; n0 < n_end; n0 += kBlockN) {
+  for (int n0 = tiles.begin * kBlockN; n0 < tiles.end * kBlockN; n0 += kBlockN) {
     copy_g2s_tile<typename Cfg::QKVLayout, kBlockN, kHeadDim, kThreads, false>(sK, gK + n0 * p.k_row_stride,
                                                                                p.k_row_stride, p.seqlen_k - n0);
     copy_g2s_tile<typename Cfg::QKVLayout, kBlockN, kHeadDim, kThreads, false>(sV, gV + n0 * p.v_row_stride,
@@ -103,19 +104,18 @@ __global__ void __launch_bounds__(kThreads) fwd_03_wmma_kernel(const __grid_cons
 #pragma unroll
     for (int j = 0; j < kBlockN / 2; ++j) {
       const int key = n0 + my_half * (kBlockN / 2) + j;
-      const bool visible = key < p.seqlen_k && (!p.causal || key <= row + diag);
-      s_val[j] = visible ? s_row[j] : -INFINITY;
+      s_val[j] = mask.visible(row, key) ? scores.score(s_row[j], row, key) : -INFINITY;
       tile_max = fmaxf(tile_max, s_val[j]);
     }
     const float new_max = fmaxf(row_max, fmaxf(tile_max, __shfl_xor_sync(0xffffffffu, tile_max, 16)));
-    const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * p.scale_log2;  // see fwd_02_tiled
-    const float rescale = exp2f(row_max * p.scale_log2 - max_scaled);
+    const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scores.exp2_scale();  // see fwd_02_tiled
+    const float rescale = exp2f(row_max * scores.exp2_scale() - max_scaled);
     row_max = new_max;
     float tile_sum = 0.0f;
     T* p_row = sP + my_row * Cfg::kStrideP + my_half * (kBlockN / 2);
 #pragma unroll
     for (int j = 0; j < kBlockN / 2; ++j) {
-      const float pj = exp2f(fmaf(s_val[j], p.scale_log2, -max_scaled));
+      const float pj = exp2f(fmaf(s_val[j], scores.exp2_scale(), -max_scaled));
       tile_sum += pj;
       p_row[j] = from_float<T>(pj);
     }
@@ -152,8 +152,7 @@ __global__ void __launch_bounds__(kThreads) fwd_03_wmma_kernel(const __grid_cons
     for (int d = my_half * (kHeadDim / 2); d < (my_half + 1) * (kHeadDim / 2); d += 4)
       store4_from_float(gO + d, o_row[d] * inv, o_row[d + 1] * inv, o_row[d + 2] * inv, o_row[d + 3] * inv);
     if (p.lse != nullptr && my_half == 0)
-      p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + row * p.lse_row_stride] =
-          sum > 0.0f ? row_max * p.scale + logf(sum) : -INFINITY;
+      p.lse[p.lse_offset(b, h, row)] = row_lse(row_max * scores.lse_scale(), sum);
   }
 }
 
@@ -165,7 +164,7 @@ std::string wmma_check(const FwdParams& p, const DeviceInfo& dev) {
   return err;
 }
 
-cudaError_t wmma_run(const FwdParams& p, cudaStream_t stream) {
+cudaError_t wmma_run(const FwdParams& p, void*, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
   const auto launch = [&](auto tag, auto hd) {
     using T = typename decltype(tag)::type;

@@ -36,8 +36,10 @@ template <int kHeadDim_> struct MmaConfig {
   static constexpr bool kPrefetchFragments = false;
 };
 
+FLASH_FA2_RUNG_KERNEL(fwd_04_mma);
+
 }  // namespace
 
-const FwdVariant* variant_mma() { return fa2_variant<MmaConfig>(); }
+const FwdVariant* variant_mma() { return fa2_variant<MmaConfig, fwd_04_mma_rung>(); }
 
 }  // namespace flash::detail

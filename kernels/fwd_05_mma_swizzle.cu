@@ -31,8 +31,10 @@ template <int kHeadDim_> struct MmaSwizzleConfig {
   static constexpr bool kPrefetchFragments = false;
 };
 
+FLASH_FA2_RUNG_KERNEL(fwd_05_mma_swizzle);
+
 }  // namespace
 
-const FwdVariant* variant_mma_swizzle() { return fa2_variant<MmaSwizzleConfig>(); }
+const FwdVariant* variant_mma_swizzle() { return fa2_variant<MmaSwizzleConfig, fwd_05_mma_swizzle_rung>(); }
 
 }  // namespace flash::detail

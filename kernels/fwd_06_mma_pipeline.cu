@@ -49,8 +49,10 @@ template <int kHeadDim_> struct MmaPipelineConfig {
   static constexpr bool kPrefetchFragments = true;
 };
 
+FLASH_FA2_RUNG_KERNEL(fwd_06_mma_pipeline);
+
 }  // namespace
 
-const FwdVariant* variant_mma_pipeline() { return fa2_variant<MmaPipelineConfig>(); }
+const FwdVariant* variant_mma_pipeline() { return fa2_variant<MmaPipelineConfig, fwd_06_mma_pipeline_rung>(); }
 
 }  // namespace flash::detail

@@ -48,10 +48,12 @@ template <int kHeadDim_> struct WgmmaConfig {
   static constexpr bool kQInRegisters = false;
 };
 
+FLASH_FA3_RUNG_KERNEL(fwd_07_wgmma);
+
 }  // namespace
 
 #if FLASH_HAS_SM90A
-const FwdVariant* variant_wgmma() { return fa3_variant<WgmmaConfig>(); }
+const FwdVariant* variant_wgmma() { return fa3_variant<WgmmaConfig, fwd_07_wgmma_rung>(); }
 #else
 const FwdVariant* variant_wgmma() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
 #endif

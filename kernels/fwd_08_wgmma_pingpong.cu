@@ -51,10 +51,12 @@ template <int kHeadDim_> struct WgmmaPingpongConfig {
   static constexpr bool kQInRegisters = kHeadDim == 128;  // 32 registers; 64 and 256 have none to spare
 };
 
+FLASH_FA3_RUNG_KERNEL(fwd_08_wgmma_pingpong);
+
 }  // namespace
 
 #if FLASH_HAS_SM90A
-const FwdVariant* variant_wgmma_pingpong() { return fa3_variant<WgmmaPingpongConfig>(); }
+const FwdVariant* variant_wgmma_pingpong() { return fa3_variant<WgmmaPingpongConfig, fwd_08_wgmma_pingpong_rung>(); }
 #else
 const FwdVariant* variant_wgmma_pingpong() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
 #endif

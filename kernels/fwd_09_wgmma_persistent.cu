@@ -56,10 +56,12 @@ template <int kHeadDim_> struct WgmmaPersistentConfig {
   static constexpr bool kPersistent = kHeadDim <= 128;  // hdim 256: Q, O and two stages exceed 227 KB
 };
 
+FLASH_FA3_RUNG_KERNEL(fwd_09_wgmma_persistent);
+
 }  // namespace
 
 #if FLASH_HAS_SM90A
-const FwdVariant* variant_wgmma_persistent() { return fa3_variant<WgmmaPersistentConfig>(); }
+const FwdVariant* variant_wgmma_persistent() { return fa3_variant<WgmmaPersistentConfig, fwd_09_wgmma_persistent_rung>(); }
 #else
 const FwdVariant* variant_wgmma_persistent() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
 #endif

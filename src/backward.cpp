@@ -65,7 +65,7 @@ BwdParams check_args(const BackwardArgs& a) {
 
   BwdParams p;
   p.q = a.q.data, p.k = a.k.data, p.v = a.v.data, p.o = a.o.data, p.dout = a.dout.data;
-  p.lse = static_cast<const float*>(a.lse.data);
+  p.lse = static_cast<float*>(a.lse.data);  // read, never written
   p.dq = a.dq.data, p.dk = a.dk.data, p.dv = a.dv.data;
   auto strides = [](const TensorView& t, std::int64_t& b, std::int64_t& r, std::int64_t& h) {
     b = t.stride[0], r = t.stride[1], h = t.stride[2];
@@ -87,8 +87,8 @@ BwdParams check_args(const BackwardArgs& a) {
   p.head_dim = static_cast<int>(head_dim);
   p.group_size = static_cast<int>(heads_q / heads_kv);
   p.scale = scale;
-  p.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
-  p.causal = a.causal;
+  p.scale_log2 = static_cast<float>(scale * detail::kLog2e);
+  p.mask.causal = a.causal;
   p.deterministic = a.deterministic;
   p.dtype = dtype;
   return p;
@@ -160,6 +160,7 @@ void attention_backward(const BackwardArgs& args) {
   }
   const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
   p.compute_capability = dev.compute_capability;            // the kernels' per-architecture paths
+  p.sm_count = dev.sm_count;
   void* ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_backward",
                                     dev.device, stream);
   detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");

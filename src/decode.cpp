@@ -99,7 +99,7 @@ DecodeParams check_args(const DecodeArgs& a) {
   }
   if (capacity > INT32_MAX)
     fail("the cache capacity (" + std::to_string(capacity) + " keys per sequence) exceeds 2^31 - 1");
-  p.capacity = static_cast<int>(capacity);
+  p.seqlen_k = static_cast<int>(capacity);
 
   if (a.k_new.has_value() != a.v_new.has_value())
     fail(std::string(a.k_new ? "k_new is set but v_new is not" : "v_new is set but k_new is not") +
@@ -109,9 +109,9 @@ DecodeParams check_args(const DecodeArgs& a) {
     check_new("v_new", *a.v_new, p, dtype);
     check_dim("v_new", *a.v_new, 1, "seqlen_new", a.k_new->shape[1], "k_new.shape[1]");
     p.seqlen_new = static_cast<int>(a.k_new->shape[1]);
-    if (p.seqlen_new > p.capacity)
+    if (p.seqlen_new > p.seqlen_k)
       fail("k_new.shape[1] (seqlen_new) = " + std::to_string(p.seqlen_new) + " exceeds the cache capacity of " +
-           std::to_string(p.capacity) + " keys per sequence");
+           std::to_string(p.seqlen_k) + " keys per sequence");
     if (p.seqlen_new > 0) {
       check_no_self_overlap("k_cache", a.k_cache);  // the append writes it
       check_no_self_overlap("v_cache", a.v_cache);
@@ -139,16 +139,16 @@ DecodeParams check_args(const DecodeArgs& a) {
   const float scale = detail::softmax_scale(a.softmax_scale, p.head_dim);
 
   p.q = a.q.data;
-  p.k_cache = a.k_cache.data;
-  p.v_cache = a.v_cache.data;
+  p.k = a.k_cache.data;
+  p.v = a.v_cache.data;
   p.o = a.o.data;
   p.q_batch_stride = a.q.stride[0], p.q_row_stride = a.q.stride[1], p.q_head_stride = a.q.stride[2];
-  p.kc_block_stride = a.k_cache.stride[0], p.kc_row_stride = a.k_cache.stride[1], p.kc_head_stride = a.k_cache.stride[2];
-  p.vc_block_stride = a.v_cache.stride[0], p.vc_row_stride = a.v_cache.stride[1], p.vc_head_stride = a.v_cache.stride[2];
+  p.k_batch_stride = a.k_cache.stride[0], p.k_row_stride = a.k_cache.stride[1], p.k_head_stride = a.k_cache.stride[2];
+  p.v_batch_stride = a.v_cache.stride[0], p.v_row_stride = a.v_cache.stride[1], p.v_head_stride = a.v_cache.stride[2];
   p.o_batch_stride = a.o.stride[0], p.o_row_stride = a.o.stride[1], p.o_head_stride = a.o.stride[2];
   p.scale = scale;
-  p.scale_log2 = static_cast<float>(scale * 1.4426950408889634);
-  p.causal = a.causal;
+  p.scale_log2 = static_cast<float>(scale * detail::kLog2e);
+  p.mask.causal = a.causal;
   p.dtype = dtype;
   p.num_splits = a.num_splits;
   return p;
@@ -192,6 +192,8 @@ Resolved resolve(const DecodeArgs& a) {
   const detail::DeviceInfo* dev = &detail::current_device();
   if (p.num_splits == 0) p.num_splits = out.variant->impl->choose_splits(p, *dev);
   p.pdl = dev->compute_capability >= 90;
+  p.compute_capability = dev->compute_capability;
+  p.sm_count = dev->sm_count;
   out.workspace_bytes = out.variant->impl->workspace_bytes(p);
   return out;
 }
@@ -201,7 +203,7 @@ std::string status_message(const int (&s)[4], const DecodeParams& p) {
   switch (s[0]) {
     case detail::kDecodeLengthPastEnd:
     case detail::kDecodeAppendPastEnd:
-      msg += " (capacity " + std::to_string(p.capacity) + " keys per sequence" +
+      msg += " (capacity " + std::to_string(p.seqlen_k) + " keys per sequence" +
              (p.seqlen_new > 0 ? ", appending " + std::to_string(p.seqlen_new) : std::string()) + ")";
       break;
     case detail::kDecodePageOutOfRange: msg += " (k_cache has " + std::to_string(p.num_pages) + " pages)"; break;

@@ -31,15 +31,18 @@ const DeviceInfo& current_device() {
   if (!known[device]) {
     DeviceInfo info;
     info.device = device;
-    int major = 0, minor = 0, sms = 0, smem = 0, l2 = 0;
+    int major = 0, minor = 0, sms = 0, smem = 0, smem_sm = 0, l2 = 0;
     check_cuda(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device), "querying the device");
     check_cuda(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device), "querying the device");
     check_cuda(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device), "querying the device");
     check_cuda(cudaDeviceGetAttribute(&smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, device), "querying the device");
+    check_cuda(cudaDeviceGetAttribute(&smem_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device),
+               "querying the device");
     check_cuda(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "querying the device");
     info.compute_capability = major * 10 + minor;
     info.sm_count = sms;
     info.smem_per_block_optin = static_cast<std::size_t>(smem);
+    info.smem_per_sm = static_cast<std::size_t>(smem_sm);
     info.l2_bytes = static_cast<std::size_t>(l2);
     cache[device] = info;
     known[device] = true;

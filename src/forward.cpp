@@ -80,8 +80,8 @@ FwdParams check_args(const ForwardArgs& a) {
   p.head_dim = static_cast<int>(head_dim);
   p.group_size = static_cast<int>(heads_q / heads_kv);
   p.scale = scale;
-  p.scale_log2 = static_cast<float>(scale * 1.4426950408889634);  // log2(e): exp(x) = exp2(x * log2 e)
-  p.causal = a.causal;
+  p.scale_log2 = static_cast<float>(scale * detail::kLog2e);
+  p.mask.causal = a.causal;
   p.dtype = dtype;
   return p;
 }
@@ -92,7 +92,7 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
   if (!(v->dtype_mask & detail::dtype_bit(p.dtype))) return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
   const struct { unsigned bit; bool used; const char* what; } features[] = {
-      {kFeatureCausal, p.causal, "the causal mask"},
+      {kFeatureCausal, p.mask.causal, "the causal mask"},
       {kFeatureGqa, p.group_size > 1, "heads_q != heads_kv (GQA/MQA)"},
       {kFeatureLse, p.lse != nullptr, "the LSE output"},
       {kFeatureUnequalSeqlens, p.seqlen_q != p.seqlen_k, "seqlen_q != seqlen_k"},
@@ -163,10 +163,14 @@ void attention_forward(const ForwardArgs& args) {
     detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");
     return;
   }
+  const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
+  p.compute_capability = dev.compute_capability;
+  p.sm_count = dev.sm_count;
+  void* workspace = nullptr;
   if (r.workspace_bytes > 0)
-    p.workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward",
-                                         detail::current_device().device, stream);
-  detail::check_cuda(r.variant->impl->run(p, stream), "kernel '" + std::string(r.variant->name) + "' launch");
+    workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward",
+                                       dev.device, stream);
+  detail::check_cuda(r.variant->impl->run(p, workspace, stream), "kernel '" + std::string(r.variant->name) + "' launch");
 }
 
 }  // namespace flash

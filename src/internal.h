@@ -17,32 +17,23 @@
 
 namespace flash::detail {
 
-struct RegisteredFwd {
+// A variant as the registry holds it: its name and description from
+// kernels/variants.def and its descriptor (null: left out of this build).
+template <class V> struct Registered {
   std::string_view name;
   std::string_view description;
-  const FwdVariant* impl;  // null: left out of this build
+  const V* impl;
 };
+using RegisteredFwd = Registered<FwdVariant>;
+using RegisteredBwd = Registered<BwdVariant>;
+using RegisteredDecode = Registered<DecodeVariant>;
 
-// Every forward variant of kernels/variants.def, in ladder order.
-const std::vector<RegisteredFwd>& forward_registry();
-
-struct RegisteredDecode {
-  std::string_view name;
-  std::string_view description;
-  const DecodeVariant* impl;  // null: left out of this build
-};
-
-// Every decode variant of kernels/variants.def.
-const std::vector<RegisteredDecode>& decode_registry();
-
-struct RegisteredBwd {
-  std::string_view name;
-  std::string_view description;
-  const BwdVariant* impl;  // null: left out of this build
-};
-
-// Every backward variant of kernels/variants.def, in ladder order.
-const std::vector<RegisteredBwd>& backward_registry();
+// Every variant of one kind (FwdVariant, BwdVariant or DecodeVariant) in
+// kernels/variants.def, in ladder order.
+template <class V> const std::vector<Registered<V>>& registry();
+inline const std::vector<RegisteredFwd>& forward_registry() { return registry<FwdVariant>(); }
+inline const std::vector<RegisteredBwd>& backward_registry() { return registry<BwdVariant>(); }
+inline const std::vector<RegisteredDecode>& decode_registry() { return registry<DecodeVariant>(); }
 
 // The current device, or a flash::Error when there is none.
 const DeviceInfo& current_device();

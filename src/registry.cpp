@@ -2,6 +2,7 @@
 // out of the build (FLASH_VARIANTS) links a generated stub that returns null,
 // so it is listed as "not built" instead of failing at link time.
 #include <algorithm>
+#include <type_traits>
 #include <vector>
 
 #include "flash/variants.h"
@@ -17,44 +18,31 @@ namespace flash::detail {
 #undef FLASH_DECODE_VARIANT
 #undef FLASH_BWD_VARIANT
 
-const std::vector<RegisteredFwd>& forward_registry() {
-  static const std::vector<RegisteredFwd> registry = {
-#define FLASH_FWD_VARIANT(name, file, description) {#name, description, variant_##name()},
-#define FLASH_DECODE_VARIANT(name, file, description)
-#define FLASH_BWD_VARIANT(name, file, description)
-#include "variants.def"
-#undef FLASH_FWD_VARIANT
-#undef FLASH_DECODE_VARIANT
-#undef FLASH_BWD_VARIANT
-  };
-  return registry;
+namespace {
+// Adds the variant to `out` when it is of the registry's kind.
+template <class V, class W> void add(std::vector<Registered<V>>& out, const char* name, const char* description,
+                                     const W* (*get)()) {
+  if constexpr (std::is_same_v<V, W>) out.push_back({name, description, get()});
 }
+}  // namespace
 
-const std::vector<RegisteredDecode>& decode_registry() {
-  static const std::vector<RegisteredDecode> registry = {
-#define FLASH_FWD_VARIANT(name, file, description)
-#define FLASH_DECODE_VARIANT(name, file, description) {#name, description, variant_##name()},
-#define FLASH_BWD_VARIANT(name, file, description)
+template <class V> const std::vector<Registered<V>>& registry() {
+  static const std::vector<Registered<V>> list = [] {
+    std::vector<Registered<V>> out;
+#define FLASH_FWD_VARIANT(name, file, description) add<V, FwdVariant>(out, #name, description, variant_##name);
+#define FLASH_DECODE_VARIANT(name, file, description) add<V, DecodeVariant>(out, #name, description, variant_##name);
+#define FLASH_BWD_VARIANT(name, file, description) add<V, BwdVariant>(out, #name, description, variant_bwd_##name);
 #include "variants.def"
 #undef FLASH_FWD_VARIANT
 #undef FLASH_DECODE_VARIANT
 #undef FLASH_BWD_VARIANT
-  };
-  return registry;
+    return out;
+  }();
+  return list;
 }
-
-const std::vector<RegisteredBwd>& backward_registry() {
-  static const std::vector<RegisteredBwd> registry = {
-#define FLASH_FWD_VARIANT(name, file, description)
-#define FLASH_DECODE_VARIANT(name, file, description)
-#define FLASH_BWD_VARIANT(name, file, description) {#name, description, variant_bwd_##name()},
-#include "variants.def"
-#undef FLASH_FWD_VARIANT
-#undef FLASH_DECODE_VARIANT
-#undef FLASH_BWD_VARIANT
-  };
-  return registry;
-}
+template const std::vector<RegisteredFwd>& registry<FwdVariant>();
+template const std::vector<RegisteredBwd>& registry<BwdVariant>();
+template const std::vector<RegisteredDecode>& registry<DecodeVariant>();
 
 }  // namespace flash::detail
 
@@ -77,30 +65,22 @@ bool VariantInfo::runs_on(int cc) const {
 
 namespace {
 
-// The fields forward and decode variants share; the caller fills the rest.
-template <class Registered> VariantInfo common_info(const Registered& r) {
-  VariantInfo info;
-  info.name = r.name;
-  info.description = r.description;
-  info.built = r.impl != nullptr;
-  if (r.impl == nullptr) return info;
-  info.min_compute_capability = r.impl->min_compute_capability;
-  info.max_compute_capability = r.impl->max_compute_capability;
-  for (DType t : {DType::f32, DType::f16, DType::bf16})
-    if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
-  info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
-  info.alignment = r.impl->alignment;
-  return info;
-}
-
-}  // namespace
-
-std::vector<VariantInfo> forward_variants() {
+template <class V> std::vector<VariantInfo> infos() {
   std::vector<VariantInfo> out;
-  for (const auto& r : detail::forward_registry()) {
-    VariantInfo info = common_info(r);
+  for (const auto& r : detail::registry<V>()) {
+    VariantInfo info;
+    info.name = r.name;
+    info.description = r.description;
+    info.built = r.impl != nullptr;
     if (r.impl != nullptr) {
+      info.min_compute_capability = r.impl->min_compute_capability;
+      info.max_compute_capability = r.impl->max_compute_capability;
+      for (DType t : {DType::f32, DType::f16, DType::bf16})
+        if (r.impl->dtype_mask & detail::dtype_bit(t)) info.dtypes.push_back(t);
+      info.head_dims.assign(r.impl->head_dims, r.impl->head_dims + r.impl->num_head_dims);
       info.max_head_dim = r.impl->max_head_dim;
+      for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
+      info.alignment = r.impl->alignment;
       info.features = r.impl->features;
     }
     out.push_back(std::move(info));
@@ -108,26 +88,10 @@ std::vector<VariantInfo> forward_variants() {
   return out;
 }
 
-std::vector<VariantInfo> backward_variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& r : detail::backward_registry()) {
-    VariantInfo info = common_info(r);
-    for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
-    if (r.impl != nullptr) info.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens;
-    out.push_back(std::move(info));
-  }
-  return out;
-}
+}  // namespace
 
-std::vector<VariantInfo> decode_variants() {
-  std::vector<VariantInfo> out;
-  for (const auto& r : detail::decode_registry()) {
-    VariantInfo info = common_info(r);
-    for (int d : info.head_dims) info.max_head_dim = std::max(info.max_head_dim, d);
-    if (r.impl != nullptr) info.features = kAllFeatures;
-    out.push_back(std::move(info));
-  }
-  return out;
-}
+std::vector<VariantInfo> forward_variants() { return infos<detail::FwdVariant>(); }
+std::vector<VariantInfo> backward_variants() { return infos<detail::BwdVariant>(); }
+std::vector<VariantInfo> decode_variants() { return infos<detail::DecodeVariant>(); }
 
 }  // namespace flash

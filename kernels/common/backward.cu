@@ -36,9 +36,9 @@ template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_ke
       const T* d = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + i * p.do_row_stride;
       for (int c = lane; c < p.head_dim; c += 32) sum += to_float(o[c]) * to_float(d[c]);
       sum = group_sum<32>(sum);
-      const float lse = p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + i * p.lse_row_stride];
+      const float lse = p.lse[p.lse_offset(b, h, i)];
       // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
-      if (lse != -INFINITY) lse2 = lse * 1.4426950408889634f;
+      if (lse != -INFINITY) lse2 = lse * static_cast<float>(kLog2e);
     }
     if (lane == 0) {
       p.dpsum[r] = sum;

@@ -7,6 +7,8 @@
 #include <string>
 
 #include "common/bwd_params.h"
+#include "common/launch_limits.h"
+#include "flash/variants.h"
 
 namespace flash::detail {
 
@@ -19,30 +21,19 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream);
 // gradient), dk and dv when seqlen_q == 0.
 cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream);
 
-// Empty when grids of (blocks, heads, batch) CTAs with smem_bytes of
-// dynamic shared memory can launch on dev, else why not.
-inline std::string bwd_launch_reason(const BwdParams& p, const DeviceInfo& dev, std::size_t smem_bytes) {
-  constexpr int kMaxGridYZ = 65535;  // CUDA's limit on gridDim.y and gridDim.z
-  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
-  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
-  if (smem_bytes > dev.smem_per_block_optin)
-    return "needs " + std::to_string(smem_bytes) + " bytes of shared memory per block at head_dim " +
-           std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);
-  return {};
-}
-
 // The registry entry of a backward variant: f16/bf16 on sm_80 and up, rows
 // copied 16 bytes at a time, the given head dims and entry points.
 template <class HeadDims>
 BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&),
                        std::size_t (*workspace_bytes)(const BwdParams&),
-                       cudaError_t (*run)(BwdParams, void*, cudaStream_t)) {
+                       cudaError_t (*run)(const BwdParams&, void*, cudaStream_t)) {
   BwdVariant v;
   v.min_compute_capability = 80;
   v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
   v.head_dims = HeadDims::data();
   v.num_head_dims = HeadDims::size();
   v.alignment = 16;
+  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens;  // every backward takes the LSE as input
   v.check = check;
   v.workspace_bytes = workspace_bytes;
   v.run = run;

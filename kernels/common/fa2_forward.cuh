@@ -7,7 +7,7 @@
 // never leave the warp. Per K/V tile of kBlockN keys:
 //   S = Q K^T        mma.sync, Q fragments from registers or shared memory,
 //                    K fragments by ldmatrix from shared memory
-//   mask             ragged tail and causal diagonal (-inf)
+//   scores, mask     ScoreMod and Mask (common/scores.h, common/mask.h)
 //   online softmax   exp2 with the scale folded in; O rows rescaled
 //   O += P V         P taken straight from the S accumulators (mma.cuh),
 //                    V fragments by ldmatrix.trans
@@ -20,8 +20,11 @@
 //   kAsyncCopy                                    cp.async instead of loads through registers
 //   kQInRegisters                                 Q fragments loaded once and kept in registers
 //   kVectorEpilogue                               O staged in shared memory, 16-byte global stores
-//   kMaskOnlyWhereNeeded                          mask only tail / diagonal tiles
+//   kMaskOnlyWhereNeeded                          mask only the tiles Mask says need it
 //   kHeavyFirst                                   causal: launch the longest query blocks first
+//
+// Each rung launches a kernel named after it (FLASH_FA2_RUNG_KERNEL), so
+// ncu and nsys name the rung; its body is fa2_forward().
 //   kPrefetchFragments                            load step k+1's K/V fragments before step k's mma
 #pragma once
 
@@ -32,10 +35,12 @@
 #include "common/smem_layout.cuh"
 #include "common/head_dims.h"
 #include "common/launch_limits.h"
+#include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
 #include "common/params.h"
+#include "common/scores.h"
 #include "common/variant.h"
 #include "flash/variants.h"
 
@@ -47,8 +52,7 @@ template <class Cfg> struct Fa2Smem {
   static constexpr std::size_t kBytes = (kQElems + 2 * Cfg::kStages * kKVElems) * 2;
 };
 
-template <class T, class Cfg>
-__global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __grid_constant__ FwdParams p) {
+template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kMTiles = Cfg::kMTiles, kThreads = Cfg::kWarps * 32, kStages = Cfg::kStages;
   constexpr int kNTilesS = kBlockN / 8;    // 8-key n-tiles of S
@@ -65,7 +69,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   T* sK = sQ + Smem::kQElems;                       // [kStages][kBlockN][kHeadDim]
   T* sV = sK + kStages * Smem::kKVElems;            // [kStages][kBlockN][kHeadDim]
 
-  const int m_block = Cfg::kHeavyFirst && p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+  const int m_block = Cfg::kHeavyFirst && p.mask.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
   const int h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
   const int m0 = m_block * kBlockM;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -76,20 +80,16 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
   const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
 
-  // Keys this block sees: all, or under the bottom-right causal mask up to
-  // (its last row) + seqlen_k - seqlen_q. Tiles past that are never loaded.
-  const int diag = p.seqlen_k - p.seqlen_q;
-  int n_end = p.seqlen_k;
-  if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + diag));
-  const int n_blocks = (n_end + kBlockN - 1) / kBlockN;
-  // Tiles from here on may hold masked keys: the ragged tail, or keys right
-  // of the diagonal for the block's first row.
-  const int n_block_masked = Cfg::kMaskOnlyWhereNeeded
-                                 ? min(p.seqlen_k / kBlockN, p.causal ? max(0, m0 + diag + 1) / kBlockN : n_blocks)
-                                 : 0;
+  // The key tiles this block sees (Mask): tiles outside are never loaded.
+  // The loop below counts them j = 0 .. n_blocks - 1 from tile n_begin.
+  const Mask mask = p.mask_for();
+  const RowBlockKeys keys = mask.row_block(m0, kBlockM);
+  const TileRange tiles = keys.key_tiles<kBlockN>();
+  const int n_begin = tiles.begin, n_blocks = tiles.count();
+  const ScoreMod scores(p);
 
-  auto load_kv = [&](int n_block) {
-    const int stage = n_block % kStages, n0 = n_block * kBlockN;
+  auto load_kv = [&](int j) {
+    const int stage = j % kStages, n0 = (n_begin + j) * kBlockN;
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sK + stage * Smem::kKVElems,
                                                                          gK + n0 * p.k_row_stride, p.k_row_stride,
                                                                          p.seqlen_k - n0);
@@ -136,27 +136,26 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
       for (int e = 0; e < 4; ++e) acc_o[mt][nt][e] = 0.0f;
   OnlineSoftmax<kMTiles> softmax;
 
-  // Waits until tile n_block has landed in shared memory for every thread.
+  // Waits until tile j has landed in shared memory for every thread.
   // kAsyncCopy: the prologue commits tiles 0 .. kStages - 2 and each
-  // issue_next() one more group, so when tile n_block is needed n_block +
-  // kStages groups are committed and it is complete once at most kStages - 1
-  // are pending.
+  // issue_next() one more group, so when tile j is needed j + kStages groups
+  // are committed and it is complete once at most kStages - 1 are pending.
   auto wait_tile = [&]() {
     if constexpr (Cfg::kAsyncCopy) cp_async_wait<kStages - 1>();
     __syncthreads();  // every thread's copies of the tile (and of Q, the first time) are visible
   };
-  // Issues tile n_block + kStages - 1 (or an empty group) into the stage that
-  // the previous iteration's closing barrier released.
-  auto issue_next = [&](int n_block) {
-    if (n_block + kStages - 1 < n_blocks) load_kv(n_block + kStages - 1);
+  // Issues tile j + kStages - 1 (or an empty group) into the stage that the
+  // previous iteration's closing barrier released.
+  auto issue_next = [&](int j) {
+    if (j + kStages - 1 < n_blocks) load_kv(j + kStages - 1);
     else if constexpr (Cfg::kAsyncCopy) cp_async_commit();
   };
 
-  // S = Q K^T for tile n_block, raw (unscaled) scores.
-  auto compute_s = [&](int n_block, float(&acc_s)[kMTiles][kNTilesS][4]) {
-    const std::uint32_t stage_bytes = (n_block % kStages) * kStageBytes;
+  // S = Q K^T for tile j, raw (unscaled) scores.
+  auto compute_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
+    const std::uint32_t stage_bytes = (j % kStages) * kStageBytes;
     if constexpr (Cfg::kQInRegisters) {
-      if (n_block == 0) {
+      if (j == 0) {
 #pragma unroll
         for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -208,27 +207,20 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
     }
   };
 
-  // -inf for keys past seqlen_k or right of the causal diagonal.
-  auto mask_s = [&](int n_block, float(&acc_s)[kMTiles][kNTilesS][4]) {
-    if (n_block < n_block_masked) return;
-    const int n0 = n_block * kBlockN;
-#pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = m0 + warp_row0 + mt * 16 + g + 8 * (e / 2);
-          const int key = n0 + nt * 8 + 2 * t + (e % 2);
-          if (key >= p.seqlen_k || (p.causal && key > row + diag)) acc_s[mt][nt][e] = -INFINITY;
-        }
+  // The score rule, then -inf for the keys the Mask hides (kMaskOnlyWhereNeeded:
+  // only on the tiles that hold such keys for some row of the block).
+  auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
+    const int n0 = (n_begin + j) * kBlockN;
+    scores.apply(acc_s, m0 + warp_row0, n0, lane);
+    if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
+    mask.apply(acc_s, m0 + warp_row0, n0, lane);
   };
 
-  // O += P V for tile n_block, P converted from the S accumulators in
-  // registers. V fragments come per pair of 8-dim n-tiles; with
-  // kPrefetchFragments the next pair's ldmatrix is issued before this pair's mma.
-  auto accumulate_pv = [&](int n_block, const float(&acc_s)[kMTiles][kNTilesS][4]) {
-    const std::uint32_t stage_bytes = (n_block % kStages) * kStageBytes;
+  // O += P V for tile j, P converted from the S accumulators in registers.
+  // V fragments come per pair of 8-dim n-tiles; with kPrefetchFragments the
+  // next pair's ldmatrix is issued before this pair's mma.
+  auto accumulate_pv = [&](int j, const float(&acc_s)[kMTiles][kNTilesS][4]) {
+    const std::uint32_t stage_bytes = (j % kStages) * kStageBytes;
     auto load_v_frags = [&](int kk, int dp, std::uint32_t(&dst)[4]) {
       ldmatrix_x4_trans(dst, v_addr[dp % 4] + stage_bytes + 2 * Layout::step_offset(kk * 16, dp));
     };
@@ -263,14 +255,14 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
     }
   };
 
-  for (int n_block = 0; n_block < n_blocks; ++n_block) {
-    issue_next(n_block);
+  for (int j = 0; j < n_blocks; ++j) {
+    issue_next(j);
     wait_tile();
     float acc_s[kMTiles][kNTilesS][4];
-    compute_s(n_block, acc_s);
-    mask_s(n_block, acc_s);
-    softmax.update(acc_s, acc_o, p.scale_log2);
-    accumulate_pv(n_block, acc_s);
+    compute_s(j, acc_s);
+    mask_s(j, acc_s);
+    softmax.update(acc_s, acc_o, scores.exp2_scale());
+    accumulate_pv(j, acc_s);
     __syncthreads();  // every warp is done reading this stage before a later load overwrites it
   }
   if constexpr (Cfg::kAsyncCopy) {
@@ -279,7 +271,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
   }
 
   float lse[2 * kMTiles];
-  softmax.finalize(acc_o, p.scale, lse);
+  softmax.finalize(acc_o, scores.lse_scale(), lse);
 
   T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
   if constexpr (Cfg::kVectorEpilogue) {
@@ -326,14 +318,25 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) fa2_forward_kernel(const __g
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + warp_row0 + mt * 16 + g + 8 * half;
-        if (row < p.seqlen_q) p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + row * p.lse_row_stride] = lse[2 * mt + half];
+        if (row < p.seqlen_q) p.lse[p.lse_offset(b, h, row)] = lse[2 * mt + half];
       }
   }
 }
 
+// A rung's kernel, named after the rung, and `name##_rung`, which hands it
+// to the launcher: Rung::kernel<T, Cfg>() is the __global__ of that T and Config.
+#define FLASH_FA2_RUNG_KERNEL(name)                                                                      \
+  template <class T, class Cfg>                                                                          \
+  __global__ void __launch_bounds__(Cfg::kWarps * 32) name##_kernel(const __grid_constant__ FwdParams p) { \
+    fa2_forward<T, Cfg>(p);                                                                              \
+  }                                                                                                      \
+  struct name##_rung {                                                                                   \
+    template <class T, class Cfg> static auto kernel() { return name##_kernel<T, Cfg>; }               \
+  }
+
 // Host side: the launch and the limits check for one Config family.
-// ConfigFor<kHeadDim> names the Config of each head dim.
-template <template <int> class ConfigFor> struct Fa2Launcher {
+// ConfigFor<kHeadDim> names the Config of each head dim; Rung names the kernel.
+template <template <int> class ConfigFor, class Rung> struct Fa2Launcher {
   static std::string check(const FwdParams& p, const DeviceInfo& dev) {
     std::string err;
     dispatch_tc_head_dim(p.head_dim, [&](auto hd) {
@@ -342,12 +345,12 @@ template <template <int> class ConfigFor> struct Fa2Launcher {
     return err;
   }
 
-  static cudaError_t run(const FwdParams& p, cudaStream_t stream) {
+  static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
     const auto launch = [&](auto tag, auto hd) {
       using T = typename decltype(tag)::type;
       using Cfg = ConfigFor<decltype(hd)::value>;
-      auto kernel = fa2_forward_kernel<T, Cfg>;
+      auto kernel = Rung::template kernel<T, Cfg>();
       constexpr std::size_t smem = Fa2Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
@@ -364,7 +367,7 @@ template <template <int> class ConfigFor> struct Fa2Launcher {
 // The registry entry of a tensor-core variant: f16/bf16, head dims
 // 64/128/256, every forward feature, sm_80 and up.
 inline FwdVariant tensor_core_variant(std::string (*check)(const FwdParams&, const DeviceInfo&),
-                                      cudaError_t (*run)(const FwdParams&, cudaStream_t)) {
+                                      cudaError_t (*run)(const FwdParams&, void*, cudaStream_t)) {
   FwdVariant v;
   v.min_compute_capability = 80;
   v.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
@@ -378,8 +381,9 @@ inline FwdVariant tensor_core_variant(std::string (*check)(const FwdParams&, con
   return v;
 }
 
-template <template <int> class ConfigFor> const FwdVariant* fa2_variant() {
-  static const FwdVariant v = tensor_core_variant(Fa2Launcher<ConfigFor>::check, Fa2Launcher<ConfigFor>::run);
+template <template <int> class ConfigFor, class Rung> const FwdVariant* fa2_variant() {
+  static const FwdVariant v =
+      tensor_core_variant(Fa2Launcher<ConfigFor, Rung>::check, Fa2Launcher<ConfigFor, Rung>::run);
   return &v;
 }
 

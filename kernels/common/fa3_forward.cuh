@@ -11,13 +11,17 @@
 //       (every consumer warp arrives once it is done reading).
 //   consumers (warpgroups 1..)  each owns 64 query rows:
 //       S = Q K^T   wgmma, Q and K from shared memory
-//       mask        ragged tail and causal diagonal (-inf), only on tiles that need it
+//       mask        ScoreMod, then Mask (-inf), only on the tiles Mask says need it
 //       softmax     online, fp32 registers, exp2 with the scale folded in
 //       O += P V    wgmma, P from registers (the S accumulators, rounded), V from shared memory
 //   epilogue: O / row_sum into this warpgroup's rows of the Q tile, then a
 //       TMA store (rows past seqlen_q are clipped); LSE from registers.
-// K/V tiles are visited last to first, so the tiles that need a mask come
-// first (the ragged tail, the diagonal).
+// K/V tiles are visited last to first over the range Mask gives, so the
+// tiles at its right edge (the ragged tail, the causal diagonal) come first.
+// The pieces are objects: a tile scheduler (Fa3SingleTileScheduler, or
+// Fa3PersistentScheduler with a longest-first order for causal calls), the
+// Q buffer and K/V ring as a pipeline (Fa3Pipeline: barriers and phases),
+// named barriers from one enum (Fa3Barrier).
 //
 // Config (a struct with these members, see the rung files):
 //   kHeadDim, kBlockN, kConsumerWGs, kStages      tile shape and pipeline depth
@@ -31,8 +35,8 @@
 //   kPersistent       (optional, needs kIntraWGOverlap) one CTA per SM loops
 //                     over the tiles; the producer loads the next tile's Q and
 //                     K/V while the consumers finish and store the current one.
-//                     Causal calls keep one CTA per tile (the hardware's block
-//                     scheduler balances their uneven tiles better).
+//                     Causal calls walk the tiles longest first, in a snake
+//                     order over the CTAs, so every CTA gets a similar load.
 #pragma once
 
 #include <cuda.h>
@@ -47,10 +51,12 @@
 #include "common/hopper/tma_host.h"
 #include "common/hopper/wgmma.cuh"
 #include "common/launch_limits.h"
+#include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
 #include "common/params.h"
+#include "common/scores.h"
 #include "common/variant.h"
 #include "flash/variants.h"
 
@@ -69,19 +75,14 @@ struct Fa3Params {
   CUtensorMap q, k, v, o;  // 64-byte aligned; passed as one __grid_constant__ parameter
 };
 
-// Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
-// swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
 // Whether a Config asked for the persistent schedule (absent: no).
 template <class Cfg, class = void> struct Fa3IsPersistent : std::false_type {};
 template <class Cfg> struct Fa3IsPersistent<Cfg, std::void_t<decltype(Cfg::kPersistent)>>
     : std::integral_constant<bool, Cfg::kPersistent> {};
 template <class Cfg> inline constexpr bool kFa3Persistent = Fa3IsPersistent<Cfg>::value;
 
-// The same Config with one CTA per tile (persistent rungs under a causal mask).
-template <class Cfg> struct Fa3NonPersistent : Cfg {
-  static constexpr bool kPersistent = false;
-};
-
+// Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
+// swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
 template <class Cfg> struct Fa3Smem {
   static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
   static constexpr int kQBytes = kBlockM * Cfg::kHeadDim * 2;
@@ -103,39 +104,76 @@ template <class Cfg> struct Fa3Smem {
   static_assert(!kFa3Persistent<Cfg> || Cfg::kIntraWGOverlap, "the persistent loop is the overlapped one");
 };
 
-// Tile scheduler: one CTA per (query block, head, batch); under a causal mask
-// the blocks with the most keys are launched first so short ones fill the tail.
-template <class Cfg> struct Fa3TileScheduler {
+// Named barriers (bar.sync ids; 0 is __syncthreads): one per consumer
+// warpgroup for the pingpong turns, one per consumer warpgroup for its
+// epilogue.
+enum Fa3Barrier : int {
+  kFa3PingpongTurn = 1,  // + consumer warpgroup: its turn to issue GEMMs (256 threads: two warpgroups)
+  kFa3Epilogue = 8,      // + consumer warpgroup: its O rows are staged (128 threads)
+};
+
+// A tile: query block m_block of one (head, batch).
+struct Fa3Tile {
+  int m_block, head, batch;
+};
+
+// Tile schedulers share one interface: is_valid(), tile(), advance(), and
+// grid() for the launch. The kernel loop reads the same for every schedule.
+template <class Cfg> struct Fa3TileCount {
   static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
-  static dim3 grid(const FwdParams& p) { return dim3((p.seqlen_q + kBlockM - 1) / kBlockM, p.heads_q, p.batch); }
-  struct Tile {
-    int m_block, head, batch;
-  };
-  __device__ static Tile get(const FwdParams& p) {
-    const int m_block = Cfg::kHeavyFirst && p.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    return {m_block, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
-  }
-  // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + grid, ...,
-  // numbered with the query block fastest so CTAs running together share a
-  // head's K/V in L2.
   __host__ __device__ static int num_m_blocks(const FwdParams& p) { return (p.seqlen_q + kBlockM - 1) / kBlockM; }
   static std::int64_t num_tiles(const FwdParams& p) { return std::int64_t{num_m_blocks(p)} * p.heads_q * p.batch; }
-  static dim3 persistent_grid(const FwdParams& p, int sm_count) {
-    return dim3(static_cast<unsigned>(std::min<std::int64_t>(num_tiles(p), sm_count)));
-  }
-  __device__ static Tile get(const FwdParams& p, int idx) {
-    const int num_m = num_m_blocks(p);
-    return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
-  }
-
-  // K/V tiles the block at m0 sees: all, or under the bottom-right causal
-  // mask up to its last row + seqlen_k - seqlen_q.
-  __device__ static int n_blocks(const FwdParams& p, int m0) {
-    int n_end = p.seqlen_k;
-    if (p.causal) n_end = max(0, min(n_end, min(m0 + kBlockM, p.seqlen_q) + p.seqlen_k - p.seqlen_q));
-    return (n_end + Cfg::kBlockN - 1) / Cfg::kBlockN;
-  }
 };
+
+// One CTA per tile, named by blockIdx; under kHeavyFirst and a causal mask
+// the query blocks with the most keys launch first, so short ones fill the
+// tail of the grid.
+template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
+  static dim3 grid(const FwdParams& p) {
+    return dim3(Fa3SingleTileScheduler::num_m_blocks(p), p.heads_q, p.batch);
+  }
+  bool valid = true;
+  __device__ explicit Fa3SingleTileScheduler(const FwdParams&) {}
+  __device__ bool is_valid(const FwdParams&) const { return valid; }
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    const int m_block = Cfg::kHeavyFirst && p.mask.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    return {m_block, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+  }
+  __device__ void advance() { valid = false; }
+};
+
+// Persistent: min(tiles, SMs) CTAs; in round k, CTA i takes tile rank
+// k * gridDim.x + i. Non-causal ranks put the query block fastest, so CTAs
+// running together share a head's K/V in L2. Causal ranks go longest first
+// (query block from the last, heads and batches inner) and the rounds snake
+// (odd rounds right to left), so each CTA's total work stays close to the
+// others' (what the hardware's block scheduler does for one CTA per tile).
+template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
+  static dim3 grid(const FwdParams& p) {
+    return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3PersistentScheduler::num_tiles(p), p.sm_count)));
+  }
+  int total, round = 0;  // tiles in the launch; rounds this CTA has advanced
+  __device__ explicit Fa3PersistentScheduler(const FwdParams& p)
+      : total(Fa3PersistentScheduler::num_m_blocks(p) * p.heads_q * p.batch) {}
+  __device__ int rank(const FwdParams& p) const {
+    const int pos = p.mask.causal && (round & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
+    return round * gridDim.x + pos;
+  }
+  __device__ bool is_valid(const FwdParams& p) const { return rank(p) < total; }
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    const int r = rank(p), num_m = Fa3PersistentScheduler::num_m_blocks(p);
+    if (p.mask.causal) {
+      const int per_block = p.heads_q * p.batch;
+      return {num_m - 1 - r / per_block, (r % per_block) % p.heads_q, (r % per_block) / p.heads_q};
+    }
+    return {r % num_m, (r / num_m) % p.heads_q, r / num_m / p.heads_q};
+  }
+  __device__ void advance() { ++round; }
+};
+
+template <class Cfg>
+using Fa3Scheduler =
+    std::conditional_t<kFa3Persistent<Cfg>, Fa3PersistentScheduler<Cfg>, Fa3SingleTileScheduler<Cfg>>;
 
 template <class T, class Cfg> struct Fa3Mainloop {
   using Smem = Fa3Smem<Cfg>;
@@ -145,99 +183,131 @@ template <class T, class Cfg> struct Fa3Mainloop {
   static constexpr int kNTilesS = kBlockN / 8, kNTilesO = kHeadDim / 8;
   static constexpr int kConsumerWarps = 4 * Cfg::kConsumerWGs;
 
-  struct Barriers {
-    std::uint64_t* base;
-    __device__ std::uint64_t* q_full() const { return base; }
-    __device__ std::uint64_t* k_full(int s) const { return base + 1 + 4 * s; }
-    __device__ std::uint64_t* k_empty(int s) const { return base + 2 + 4 * s; }
-    __device__ std::uint64_t* v_full(int s) const { return base + 3 + 4 * s; }
-    __device__ std::uint64_t* v_empty(int s) const { return base + 4 + 4 * s; }
-    __device__ std::uint64_t* q_empty() const { return base + 1 + 4 * kStages; }  // persistent only
-    __device__ void init() const {
-      if constexpr (kFa3Persistent<Cfg>) mbar_init(q_empty(), kConsumerWarps);
-      mbar_init(q_full(), 1);
-      for (int s = 0; s < kStages; ++s) {
-        mbar_init(k_full(s), 1);
-        mbar_init(v_full(s), 1);
-        mbar_init(k_empty(s), kConsumerWarps);
-        mbar_init(v_empty(s), kConsumerWarps);
-      }
-      mbar_init_fence();
-    }
-  };
-
+  // The Q buffer and the K/V ring: their mbarriers and phases. Each role
+  // (the producer thread, every consumer thread) keeps its own copy of the
+  // phases and calls the side of each handshake that is its own.
+  //   full  barriers: the producer announces a fill's bytes, TMA completes them;
+  //   empty barriers: every consumer warp releases the buffer once done reading.
   // The K/V ring restarts at stage 0 with every tile, so the consumers'
   // stage is a compile-time constant in their unrolled loop (the wgmma
   // descriptors then stay on the uniform datapath, which a persistent CTA's
   // run-time tile arithmetic would otherwise push them off) and only the
-  // mbarrier parities are run-time: uses[s] counts the times stage s was
-  // filled before this tile.
-  struct RingState {
+  // phases are run-time: uses[s] counts the fills of stage s before this tile.
+  enum class Buf { kK = 0, kV = 2 };
+  struct Pipeline {
+    std::uint64_t* bars;  // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent: q_empty
     std::uint32_t uses[kStages] = {};
-    std::uint32_t q_parity = 0;
-    // Parity of the i-th K/V tile of this tile (stage i % kStages). The
+    std::uint32_t q_uses = 0;
+
+    __device__ std::uint64_t* q_full() const { return bars; }
+    __device__ std::uint64_t* q_empty() const { return bars + 1 + 4 * kStages; }
+    __device__ std::uint64_t* full(Buf b, int stage) const { return bars + 1 + 4 * stage + static_cast<int>(b); }
+    __device__ std::uint64_t* empty(Buf b, int stage) const { return full(b, stage) + 1; }
+
+    // One thread, before anyone uses the barriers.
+    __device__ void init() const {
+      if constexpr (kFa3Persistent<Cfg>) mbar_init(q_empty(), kConsumerWarps);
+      mbar_init(q_full(), 1);
+      for (int s = 0; s < kStages; ++s)
+        for (Buf b : {Buf::kK, Buf::kV}) {
+          mbar_init(full(b, s), 1);
+          mbar_init(empty(b, s), kConsumerWarps);
+        }
+      mbar_init_fence();
+    }
+
+    // The phase of the i-th K/V tile of this tile (stage i % kStages). The
     // select keeps uses[] in registers for a run-time stage.
-    __device__ std::uint32_t parity(int i, int stage) const {
+    __device__ std::uint32_t phase(int i, int stage) const {
       std::uint32_t u = 0;
 #pragma unroll
       for (int s = 0; s < kStages; ++s)
         if (s == stage) u = uses[s];
       return (u + i / kStages) & 1;
     }
+
+    // Producer: waits until the consumers released the buffer's previous
+    // fill (the first fill of a stage passes at once: waiting on the phase
+    // before a fresh barrier's first one returns immediately), then
+    // announces `bytes` on its full barrier; the TMA loads complete on the
+    // barrier returned.
+    __device__ std::uint64_t* producer_acquire(Buf b, int i, int stage, std::uint32_t bytes) const {
+      mbar_wait(empty(b, stage), phase(i, stage) ^ 1);
+      mbar_arrive_expect_tx(full(b, stage), bytes);
+      return full(b, stage);
+    }
+    __device__ std::uint64_t* producer_acquire_q(std::uint32_t bytes) const {
+      // Persistent: the previous tile's consumers are done with Q.
+      if constexpr (kFa3Persistent<Cfg>) mbar_wait(q_empty(), (q_uses & 1) ^ 1);
+      mbar_arrive_expect_tx(q_full(), bytes);
+      return q_full();
+    }
+    // Consumer: waits for a fill to land; releases it (one arrival per warp).
+    __device__ void consumer_wait(Buf b, int i, int stage) const { mbar_wait(full(b, stage), phase(i, stage)); }
+    __device__ void consumer_wait_q() const { mbar_wait(q_full(), q_uses & 1); }
+    __device__ static void release(std::uint64_t* bar, int lane) {
+      __syncwarp();
+      if (lane == 0) mbar_arrive(bar);
+    }
+    __device__ void consumer_release(Buf b, int stage, int lane) const { release(empty(b, stage), lane); }
+    __device__ void consumer_release_q(int lane) const { release(q_empty(), lane); }
+
+    // After a tile of n_blocks K/V tiles, on every role.
     __device__ void advance(int n_blocks) {
 #pragma unroll
       for (int s = 0; s < kStages; ++s) uses[s] += n_blocks > s ? (n_blocks - 1 - s) / kStages + 1 : 0;
-      q_parity ^= 1;
+      ++q_uses;
     }
   };
 
   // ---- producer: one thread of warpgroup 0 ---------------------------------
-  __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, const Barriers& bars, int m0, int h, int b,
-                                 int n_blocks, RingState& ring) {
+  // Loads Q, then K/V tiles n_last, n_last - 1, ... (n_blocks of them).
+  __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, int m0, int h, int b,
+                                 int n_last, int n_blocks) {
     if (n_blocks == 0) return;  // the consumers will not wait for anything
     const int h_kv = h / prm.p.group_size;
-    if constexpr (kFa3Persistent<Cfg>) mbar_wait(bars.q_empty(), ring.q_parity ^ 1);  // the last tile's S are done
-    mbar_arrive_expect_tx(bars.q_full(), Smem::kQBytes);
+    std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, m0, h, b, bars.q_full());
+      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, m0, h, b, q_bar);
     for (int i = 0; i < n_blocks; ++i) {
-      const int n_block = n_blocks - 1 - i, stage = i % kStages;
-      const std::uint32_t parity = ring.parity(i, stage);
-      mbar_wait(bars.k_empty(stage), parity ^ 1);
-      mbar_arrive_expect_tx(bars.k_full(stage), Smem::kKVBytes);
+      const int n_block = n_last - i, stage = i % kStages;
+      std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
         tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, n_block * kBlockN,
-                    h_kv, b, bars.k_full(stage));
-      mbar_wait(bars.v_empty(stage), parity ^ 1);
-      mbar_arrive_expect_tx(bars.v_full(stage), Smem::kKVBytes);
+                    h_kv, b, k_bar);
+      std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
         tma_load_4d(smem + Smem::kV + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.v, cb * 64, n_block * kBlockN,
-                    h_kv, b, bars.v_full(stage));
+                    h_kv, b, v_bar);
     }
-    ring.advance(n_blocks);
+    pipe.advance(n_blocks);
   }
 
   // ---- consumer: one warpgroup, 64 query rows -------------------------------
   struct Consumer {
     const FwdParams& p;
-    const Barriers& bars;
+    Pipeline& pipe;
     std::uint32_t q_addr, k_addr, v_addr;  // shared addresses: this warpgroup's Q rows, K and V stage 0
     int wg, warp, lane;                    // consumer warpgroup index, warp within it, lane
-    int m0, row0;                          // first row of the CTA / of this warp (global query index)
-    int n_blocks;
+    int row0;                              // first row of this warp (global query index)
+    int n_last, n_blocks;                  // K/V tiles n_last, n_last - 1, ... (n_blocks of them)
+    const Mask& mask;
+    RowBlockKeys keys;                     // of this warpgroup's 64 rows
+    ScoreMod scores;
 
     // Pingpong: warpgroup wg issues its GEMMs after the previous one has.
     __device__ void sched_sync() const {
-      if constexpr (Cfg::kPingpong) named_barrier_sync(1 + wg, 256);
+      if constexpr (Cfg::kPingpong) named_barrier_sync(kFa3PingpongTurn + wg, 2 * kWarpgroupThreads);
     }
     __device__ void sched_arrive(bool last) const {
       if constexpr (Cfg::kPingpong) {
         // The last warpgroup's final turn has no one after it: skipping it
         // leaves every barrier with as many arrivals as waits.
-        if (!(last && wg == Cfg::kConsumerWGs - 1)) named_barrier_arrive(1 + (wg + 1) % Cfg::kConsumerWGs, 256);
+        if (!(last && wg == Cfg::kConsumerWGs - 1))
+          named_barrier_arrive(kFa3PingpongTurn + (wg + 1) % Cfg::kConsumerWGs, 2 * kWarpgroupThreads);
       }
     }
 
@@ -286,22 +356,12 @@ template <class T, class Cfg> struct Fa3Mainloop {
       wgmma_commit();
     }
 
-    // -inf for keys past seqlen_k or right of the causal diagonal; only tiles
-    // that can hold such keys for some row of this warpgroup pay for it.
-    __device__ void mask(int n_block, float (&s)[1][kNTilesS][4]) const {
-      const int n0 = n_block * kBlockN, diag = p.seqlen_k - p.seqlen_q;
-      const int wg_row0 = m0 + 64 * wg;
-      const bool needed = n0 + kBlockN > p.seqlen_k || (p.causal && n0 + kBlockN - 1 > wg_row0 + diag);
-      if (!needed) return;
-      const int g = lane / 4, t = lane % 4;
-#pragma unroll
-      for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) {
-          const int row = row0 + g + 8 * (e / 2);
-          const int key = n0 + nt * 8 + 2 * t + (e % 2);
-          if (key >= p.seqlen_k || (p.causal && key > row + diag)) s[0][nt][e] = -INFINITY;
-        }
+    // The score rule, then -inf for the keys the Mask hides; only tiles that
+    // hold such keys for some row of this warpgroup pay for the mask.
+    __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
+      const int n0 = n_block * kBlockN;
+      scores.apply(s, row0, n0, lane);
+      if (keys.needs_mask(n0, kBlockN)) mask.apply(s, row0, n0, lane);
     }
 
     __device__ static void to_p(const float (&s)[1][kNTilesS][4], std::uint32_t (&pr)[kBlockN / 16][4]) {
@@ -314,52 +374,46 @@ template <class T, class Cfg> struct Fa3Mainloop {
       }
     }
 
-    __device__ void release(std::uint64_t* bar) const {
-      __syncwarp();
-      if (lane == 0) mbar_arrive(bar);
-    }
-
     // The whole K/V loop; O (unnormalised) and the softmax state come back.
-    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, RingState& ring) const {
+    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax) const {
       if (n_blocks == 0) return;
-      mbar_wait(bars.q_full(), ring.q_parity);
+      pipe.consumer_wait_q();
       QFrags q;
       load_q(q);
       float s[1][kNTilesS][4];
       std::uint32_t pr[kBlockN / 16][4];
       if constexpr (!Cfg::kIntraWGOverlap) {
         for (int i = 0; i < n_blocks; ++i) {
-          const int n_block = n_blocks - 1 - i, stage = i % kStages;
-          const std::uint32_t parity = ring.parity(i, stage);
-          mbar_wait(bars.k_full(stage), parity);
+          const int n_block = n_last - i, stage = i % kStages;
+          pipe.consumer_wait(Buf::kK, i, stage);
           sched_sync();
           gemm_qk(stage, q, s);
           sched_arrive(false);
           wgmma_wait<0>();
           fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-          release(bars.k_empty(stage));
-          mask(n_block, s);
-          softmax.update(s, o, p.scale_log2);
+          pipe.consumer_release(Buf::kK, stage, lane);
+          mask_scores(n_block, s);
+          softmax.update(s, o, scores.exp2_scale());
           to_p(s, pr);
-          mbar_wait(bars.v_full(stage), parity);
+          pipe.consumer_wait(Buf::kV, i, stage);
           sched_sync();
           gemm_pv(stage, pr, o);
           sched_arrive(i == n_blocks - 1);
           wgmma_wait<0>();
           fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-          release(bars.v_empty(stage));
+          pipe.consumer_release(Buf::kV, stage, lane);
         }
       } else {
         // Tile 0: S alone.
-        mbar_wait(bars.k_full(0), ring.parity(0, 0));
+        pipe.consumer_wait(Buf::kK, 0, 0);
         sched_sync();
         gemm_qk(0, q, s);
         sched_arrive(false);
         wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-        release(bars.k_empty(0));
-        mask(n_blocks - 1, s);
-        softmax.update(s, o, p.scale_log2);  // O is still zero: rescaling it is harmless
+        pipe.consumer_release(Buf::kK, 0, lane);
+        mask_scores(n_last, s);
+        softmax.update(s, o, scores.exp2_scale());  // O is still zero: rescaling it is harmless
         to_p(s, pr);
         // Tile i: S(i) and O += P(i-1) V(i-1) in flight together; softmax(i)
         // runs while PV finishes; O is rescaled once PV is done. Unrolled by
@@ -370,38 +424,38 @@ template <class T, class Cfg> struct Fa3Mainloop {
             const int i = i0 + u;
             if (i < n_blocks) {
               const int stage = (1 + u) % kStages, prev = u % kStages;
-              mbar_wait(bars.k_full(stage), ring.parity(i, stage));
+              pipe.consumer_wait(Buf::kK, i, stage);
               sched_sync();
               gemm_qk(stage, q, s);
-              mbar_wait(bars.v_full(prev), ring.parity(i - 1, prev));
+              pipe.consumer_wait(Buf::kV, i - 1, prev);
               gemm_pv(prev, pr, o);
               sched_arrive(false);
               wgmma_wait<1>();
               fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
-              release(bars.k_empty(stage));
-              mask(n_blocks - 1 - i, s);
+              pipe.consumer_release(Buf::kK, stage, lane);
+              mask_scores(n_last - i, s);
               float rescale[2];
-              softmax.probs(s, p.scale_log2, rescale);
+              softmax.probs(s, scores.exp2_scale(), rescale);
               wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-              release(bars.v_empty(prev));
+              pipe.consumer_release(Buf::kV, prev, lane);
               softmax.rescale_o(o, rescale);
               to_p(s, pr);
             }
           }
         }
         // Every S = Q K^T of this tile is done: the producer may load the next Q.
-        if constexpr (kFa3Persistent<Cfg>) release(bars.q_empty());
+        if constexpr (kFa3Persistent<Cfg>) pipe.consumer_release_q(lane);
         const int last = (n_blocks - 1) % kStages;
-        mbar_wait(bars.v_full(last), ring.parity(n_blocks - 1, last));
+        pipe.consumer_wait(Buf::kV, n_blocks - 1, last);
         sched_sync();
         gemm_pv_any_stage(last, pr, o);
         sched_arrive(true);
         wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-        release(bars.v_empty(last));
+        pipe.consumer_release(Buf::kV, last, lane);
       }
-      ring.advance(n_blocks);
+      pipe.advance(n_blocks);
     }
 
     // gemm_pv with a run-time stage, unrolled into one call per stage so each
@@ -423,14 +477,15 @@ template <class T, class Cfg> struct Fa3Epilogue {
   // which its last S = Q K^T has finished reading, then one TMA store per
   // 64-column block; LSE straight from registers.
   __device__ static void store(const Fa3Params& prm, std::uint8_t* smem, float (&o)[1][kNTilesO][4],
-                               OnlineSoftmax<1>& softmax, int wg, int tid, int m0, int h, int b) {
+                               OnlineSoftmax<1>& softmax, const ScoreMod& scores, int wg, int tid, int m0, int h,
+                               int b) {
     const FwdParams& p = prm.p;
     float lse[2];
-    softmax.finalize(o, p.scale, lse);
+    softmax.finalize(o, scores.lse_scale(), lse);
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
-      named_barrier_sync(8 + wg, 128);
+      named_barrier_sync(kFa3Epilogue + wg, kWarpgroupThreads);  // nobody writes O before that wait
     }
 #pragma unroll
     for (int nt = 0; nt < kNTilesO; ++nt)
@@ -441,7 +496,7 @@ template <class T, class Cfg> struct Fa3Epilogue {
         *reinterpret_cast<std::uint32_t*>(smem + Smem::kO + byte) = pack2<T>(o[0][nt][2 * half], o[0][nt][2 * half + 1]);
       }
     fence_async_shared();                          // the stores above, before the TMA engine reads them
-    named_barrier_sync(8 + wg, 128);               // the whole warpgroup's rows are in place
+    named_barrier_sync(kFa3Epilogue + wg, kWarpgroupThreads);  // the whole warpgroup's rows are in place
     if (tid == 0 && m0 + 64 * wg < p.seqlen_q) {
 #pragma unroll
       for (int cb = 0; cb < kHeadDim / 64; ++cb)
@@ -455,68 +510,67 @@ template <class T, class Cfg> struct Fa3Epilogue {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + 64 * wg + 16 * warp + g + 8 * half;
-        if (row < p.seqlen_q) p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + row * p.lse_row_stride] = lse[half];
+        if (row < p.seqlen_q) p.lse[p.lse_offset(b, h, row)] = lse[half];
       }
     }
   }
 };
 
-template <class T, class Cfg>
-__global__ void __launch_bounds__(128 * (1 + Cfg::kConsumerWGs), 1) fa3_forward_kernel(const __grid_constant__ Fa3Params prm) {
+// The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it.
+template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 #if FLASH_SM90A_DEVICE
   using Mainloop = Fa3Mainloop<T, Cfg>;
   using Smem = Fa3Smem<Cfg>;
-  using Scheduler = Fa3TileScheduler<Cfg>;
+  using Scheduler = Fa3Scheduler<Cfg>;
   extern __shared__ std::uint8_t smem_raw[];
   // Align the base to 1024 bytes in the shared window.
   const std::uint32_t raw_addr = smem_addr(smem_raw);
   std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  const typename Mainloop::Barriers bars{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  typename Mainloop::Pipeline pipe{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
 
   const FwdParams& p = prm.p;
-  if (threadIdx.x == 0) bars.init();
-  __syncthreads();
+  if (threadIdx.x == 0) pipe.init();
+  __syncthreads();  // the barriers are initialised before any role uses them
 
-  // Tiles of this CTA: one (blockIdx), or persistent: blockIdx.x, + gridDim.x, ...
-  constexpr bool kPersistent = kFa3Persistent<Cfg>;
-  const int num_tiles = kPersistent ? Scheduler::num_m_blocks(p) * p.heads_q * p.batch : 1;
-  const int first = kPersistent ? static_cast<int>(blockIdx.x) : 0;
-  const int stride = kPersistent ? static_cast<int>(gridDim.x) : 1;
-  const auto tile_of = [&](int idx) { return kPersistent ? Scheduler::get(p, idx) : Scheduler::get(p); };
-
-  const int wg = threadIdx.x / 128;
-  typename Mainloop::RingState ring;
+  const Mask mask = p.mask_for();
+  const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
-      for (int idx = first; idx < num_tiles; idx += stride) {
-        const auto tile = tile_of(idx);
+      for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
+        const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
-        Mainloop::produce(prm, smem, bars, m0, tile.head, tile.batch, Scheduler::n_blocks(p, m0), ring);
+        const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+        Mainloop::produce(prm, smem, pipe, m0, tile.head, tile.batch, tiles.end - 1, tiles.count());
       }
     }
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const int c = wg - 1, tid = threadIdx.x - 128 * wg;
+    const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
-    for (int idx = first; idx < num_tiles; idx += stride) {
-      const auto tile = tile_of(idx);
+    const ScoreMod scores(p);
+    for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
+      const Fa3Tile tile = sched.tile(p);
       const int m0 = tile.m_block * Smem::kBlockM;
-      const int n_blocks = Scheduler::n_blocks(p, m0);
+      const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
       const typename Mainloop::Consumer consumer{p,
-                                                 bars,
+                                                 pipe,
                                                  base + Smem::kQ + 64 * c * 128,
                                                  base + Smem::kK,
                                                  base + Smem::kV,
                                                  c,
                                                  tid / 32,
                                                  tid % 32,
-                                                 m0,
                                                  m0 + 64 * c + 16 * (tid / 32),
-                                                 n_blocks};
+                                                 tiles.end - 1,
+                                                 tiles.count(),
+                                                 mask,
+                                                 mask.row_block(m0 + 64 * c, 64),
+                                                 scores};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
-        if (c == Cfg::kConsumerWGs - 1 && n_blocks > 0) named_barrier_arrive(1, 256);
+        if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)
+          named_barrier_arrive(kFa3PingpongTurn, 2 * kWarpgroupThreads);
       }
       float o[1][Mainloop::kNTilesO][4];
 #pragma unroll
@@ -524,15 +578,27 @@ __global__ void __launch_bounds__(128 * (1 + Cfg::kConsumerWGs), 1) fa3_forward_
 #pragma unroll
         for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
       OnlineSoftmax<1> softmax;
-      consumer.run(o, softmax, ring);
-      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
+      consumer.run(o, softmax);
+      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, scores, c, tid, m0, tile.head, tile.batch);
     }
-    if constexpr (kPersistent) {
+    if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
     }
   }
 #endif
 }
+
+// A rung's kernel, named after the rung, and `name##_rung`, which hands it to
+// the launcher: Rung::kernel<T, Cfg>() is the __global__ of that T and Config.
+#define FLASH_FA3_RUNG_KERNEL(name)                                                                  \
+  template <class T, class Cfg>                                                                      \
+  __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), 1)                  \
+      name##_kernel(const __grid_constant__ Fa3Params prm) {                                         \
+    fa3_forward<T, Cfg>(prm);                                                                        \
+  }                                                                                                  \
+  struct name##_rung {                                                                               \
+    template <class T, class Cfg> static auto kernel() { return name##_kernel<T, Cfg>; }           \
+  }
 
 // The head dims of the Hopper kernels: multiples of 64 (TMA's 128-byte boxes).
 template <class F> bool dispatch_fa3_head_dim(int d, F&& f) {
@@ -540,8 +606,12 @@ template <class F> bool dispatch_fa3_head_dim(int d, F&& f) {
 }
 using Fa3HeadDims = BuiltHeadDims<64, 128, 256>;
 
-// Host side: tensor maps, limits and the launch for one Config family.
-template <template <int> class ConfigFor> struct Fa3Launcher {
+// Host side: limits, tensor maps and the launch for one Config family;
+// Rung names the kernel. The tensor maps are encoded once per call, in run():
+// what they need (16-byte alignment, strides below 2^40 bytes) the variant's
+// alignment and max_offset already guarantee, and check() asks only whether
+// the driver can encode them at all.
+template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
   static std::string make_params(const FwdParams& p, Fa3Params& prm, int block_m, int block_n) {
     prm.p = p;
     std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
@@ -555,7 +625,7 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
     if (err.empty())
       err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim, p.o_batch_stride,
                                  p.o_row_stride, p.o_head_stride, 64);
-    return err.empty() ? err : "TMA tensor map: " + err;
+    return err;
   }
 
   static std::string check(const FwdParams& p, const DeviceInfo& dev) {
@@ -563,43 +633,26 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
-      if (err.empty() && Fa3TileScheduler<Cfg>::num_tiles(p) > INT32_MAX)
-        err = "too many query tiles for one launch (" + std::to_string(Fa3TileScheduler<Cfg>::num_tiles(p)) + ")";
-      if (err.empty() && p.batch > 0 && p.seqlen_q > 0 && p.seqlen_k > 0) {
-        Fa3Params prm;
-        err = make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN);
-      }
+      if (err.empty() && Fa3TileCount<Cfg>::num_tiles(p) > INT32_MAX)
+        err = "too many query tiles for one launch (" + std::to_string(Fa3TileCount<Cfg>::num_tiles(p)) + ")";
+      if (err.empty()) err = tensor_map_driver_reason();
     });
     return err;
   }
 
-  static cudaError_t run(const FwdParams& p, cudaStream_t stream) {
+  static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
-    const auto launch_cfg = [&](auto tag, auto cfg) {
+    const auto launch = [&](auto tag, auto hd) {
       using T = typename decltype(tag)::type;
-      using Cfg = typename decltype(cfg)::type;
+      using Cfg = ConfigFor<decltype(hd)::value>;
       Fa3Params prm;
       if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
-      auto kernel = fa3_forward_kernel<T, Cfg>;
+      auto kernel = Rung::template kernel<T, Cfg>();
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
-      dim3 grid = Fa3TileScheduler<Cfg>::grid(p);
-      if constexpr (kFa3Persistent<Cfg>) {
-        int device = 0, sms = 0;
-        if ((err = cudaGetDevice(&device)) != cudaSuccess) return;
-        if ((err = cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device)) != cudaSuccess) return;
-        grid = Fa3TileScheduler<Cfg>::persistent_grid(p, sms);
-      }
-      kernel<<<grid, 128 * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
+      kernel<<<Fa3Scheduler<Cfg>::grid(p), kWarpgroupThreads * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
       err = cudaGetLastError();
-    };
-    const auto launch = [&](auto tag, auto hd) {
-      using Cfg = ConfigFor<decltype(hd)::value>;
-      if constexpr (kFa3Persistent<Cfg>) {
-        if (p.causal) return launch_cfg(tag, TypeTag<Fa3NonPersistent<Cfg>>{});
-      }
-      launch_cfg(tag, TypeTag<Cfg>{});
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
     else dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
@@ -609,7 +662,7 @@ template <template <int> class ConfigFor> struct Fa3Launcher {
 
 // The registry entry of a Hopper variant: f16/bf16, head dims 64/128/256,
 // every forward feature, compute capability 9.0 only.
-template <template <int> class ConfigFor> const FwdVariant* fa3_variant() {
+template <template <int> class ConfigFor, class Rung> const FwdVariant* fa3_variant() {
   static const FwdVariant v = [] {
     FwdVariant r;
     r.min_compute_capability = 90;
@@ -621,8 +674,8 @@ template <template <int> class ConfigFor> const FwdVariant* fa3_variant() {
     r.alignment = 16;  // TMA: base address and strides in multiples of 16 bytes
     r.features = kAllFeatures;
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
-    r.check = Fa3Launcher<ConfigFor>::check;
-    r.run = Fa3Launcher<ConfigFor>::run;
+    r.check = Fa3Launcher<ConfigFor, Rung>::check;
+    r.run = Fa3Launcher<ConfigFor, Rung>::run;
     return r;
   }();
   return &v;

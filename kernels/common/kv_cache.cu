@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_c
   const int b = blockIdx.x;
   const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
   const std::int64_t total = static_cast<std::int64_t>(len) + p.seqlen_new;
-  if (len < 0 || total > p.capacity) {
+  if (len < 0 || total > p.seqlen_k) {
     if (threadIdx.x == 0) {
       if (len < 0) report(p, kDecodeNegativeLength, b, -1, len);
       else if (p.seqlen_new == 0) report(p, kDecodeLengthPastEnd, b, -1, len);
@@ -51,7 +51,7 @@ __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(c
   auto valid_total = [&](int b, bool report_errors) -> std::int64_t {
     const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
     const std::int64_t total = static_cast<std::int64_t>(len) + p.seqlen_new;
-    if (len >= 0 && total <= p.capacity) return total;
+    if (len >= 0 && total <= p.seqlen_k) return total;
     if (report_errors) {
       if (len < 0) report(p, kDecodeNegativeLength, b, -1, len);
       else if (p.seqlen_new == 0) report(p, kDecodeLengthPastEnd, b, -1, len);
@@ -90,10 +90,10 @@ __global__ void __launch_bounds__(kThreads) append_kv_kernel(const __grid_consta
                      (b * p.kn_batch_stride + i * p.kn_row_stride + h * p.kn_head_stride) * esize + c * 16;
     const auto* vn = static_cast<const char*>(p.v_new) +
                      (b * p.vn_batch_stride + i * p.vn_row_stride + h * p.vn_head_stride) * esize + c * 16;
-    char* kc = static_cast<char*>(p.k_cache) +
-               cache_row_offset(p, p.kc_block_stride, p.kc_row_stride, p.kc_head_stride, b, h, pos) * esize + c * 16;
-    char* vc = static_cast<char*>(p.v_cache) +
-               cache_row_offset(p, p.vc_block_stride, p.vc_row_stride, p.vc_head_stride, b, h, pos) * esize + c * 16;
+    char* kc = static_cast<char*>(p.k_cache()) +
+               cache_row_offset(p, p.k_batch_stride, p.k_row_stride, p.k_head_stride, b, h, pos) * esize + c * 16;
+    char* vc = static_cast<char*>(p.v_cache()) +
+               cache_row_offset(p, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h, pos) * esize + c * 16;
     *reinterpret_cast<uint4*>(kc) = *reinterpret_cast<const uint4*>(kn);
     *reinterpret_cast<uint4*>(vc) = *reinterpret_cast<const uint4*>(vn);
   }

@@ -11,6 +11,7 @@
 
 #include "common/decode_params.h"
 #include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
 
 namespace flash::detail {
 
@@ -105,7 +106,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(cons
     for (int s = lane; s < p.num_splits; s += 32) sum += expf(p.lse_partial[s * split_rows + row] - lse_max);
 #pragma unroll
   for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-  const float lse = sum > 0.0f ? lse_max + logf(sum) : -INFINITY;
+  const float lse = row_lse(lse_max, sum);
 
   float acc[kCols];
 #pragma unroll
@@ -160,7 +161,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(cons
 #pragma unroll
     for (int c = 0; c < kCols; c += 4) store4_from_float(dst + c, acc[c], acc[c + 1], acc[c + 2], acc[c + 3]);
   }
-  if (p.lse != nullptr && lane == 0) p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + i * p.lse_row_stride] = lse;
+  if (p.lse != nullptr && lane == 0) p.lse[p.lse_offset(b, h, i)] = lse;
 }
 
 }  // namespace flash::detail

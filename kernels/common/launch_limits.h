@@ -10,13 +10,17 @@
 
 namespace flash::detail {
 
-inline constexpr int kMaxGridYZ = 65535;  // CUDA's limit on gridDim.y and gridDim.z
+// Empty when `value` (named `what`) fits gridDim.y or gridDim.z, else why not.
+inline std::string grid_yz_reason(const char* what, long long value) {
+  if (value <= kMaxGridYZ) return {};
+  return std::string(what) + " = " + std::to_string(value) + " exceeds the grid limit of " + std::to_string(kMaxGridYZ);
+}
 
 // Empty when a (query blocks, heads_q, batch) grid of CTAs with smem_bytes of
 // dynamic shared memory can launch on dev; else why not.
-inline std::string check_head_batch_grid(const FwdParams& p, const DeviceInfo& dev, std::size_t smem_bytes) {
-  if (p.heads_q > kMaxGridYZ) return "heads_q = " + std::to_string(p.heads_q) + " exceeds the grid limit of 65535";
-  if (p.batch > kMaxGridYZ) return "batch = " + std::to_string(p.batch) + " exceeds the grid limit of 65535";
+inline std::string check_head_batch_grid(const AttnProblem& p, const DeviceInfo& dev, std::size_t smem_bytes) {
+  if (std::string why = grid_yz_reason("heads_q", p.heads_q); !why.empty()) return why;
+  if (std::string why = grid_yz_reason("batch", p.batch); !why.empty()) return why;
   if (smem_bytes > dev.smem_per_block_optin)
     return "needs " + std::to_string(smem_bytes) + " bytes of shared memory per block at head_dim " +
            std::to_string(p.head_dim) + "; this GPU allows " + std::to_string(dev.smem_per_block_optin);

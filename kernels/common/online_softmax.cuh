@@ -29,6 +29,13 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + __shfl_xor_sync(0xffffffffu, x, 2);
 }
 
+// The natural-log LSE of a row from its max in natural-log units (raw max *
+// ScoreMod::lse_scale()) and its sum of exponentials relative to that max;
+// -inf for a row that saw no key (sum 0). Every kernel's epilogue ends here.
+__device__ __forceinline__ float row_lse(float row_max_scaled, float sum) {
+  return sum > 0.0f ? row_max_scaled + logf(sum) : -INFINITY;
+}
+
 template <int kMTiles> struct OnlineSoftmax {
   static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
   float row_max[kRows];
@@ -103,7 +110,7 @@ template <int kMTiles> struct OnlineSoftmax {
         const int r = 2 * mt + half;
         const float sum = quad_sum(row_sum[r]);
         const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
-        lse[r] = sum > 0.0f ? row_max[r] * scale + logf(sum) : -INFINITY;
+        lse[r] = row_lse(row_max[r] * scale, sum);
 #pragma unroll
         for (int nt = 0; nt < kNTilesO; ++nt) o[mt][nt][2 * half] *= inv, o[mt][nt][2 * half + 1] *= inv;
       }

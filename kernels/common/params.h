@@ -1,30 +1,24 @@
-// FwdParams: what a forward kernel needs, passed by value (__grid_constant__).
-// Host-compilable: src/ fills it, kernels/ read it.
+// The params core: what every attention call is (the problem) and where its
+// q/k/v/o/lse live (pointers and strides). FwdParams, BwdParams and
+// DecodeParams extend it, as FlashAttention-2 chains its params structs, so
+// an argument added here reaches forward, backward and decode at once.
+// Passed by value (__grid_constant__); host-compilable: src/ fills it
+// (src/validate.cpp: fill_attention_core), kernels/ read it.
 #pragma once
 
 #include <cstdint>
 
+#include "common/constants.h"
+#include "common/mask.h"
 #include "flash/tensor.h"
 
 namespace flash::detail {
 
-struct FwdParams {
-  const void* q = nullptr;
-  const void* k = nullptr;
-  const void* v = nullptr;
-  void* o = nullptr;
-  float* lse = nullptr;  // null when the caller asked for no LSE
-
-  // Strides in elements; the head_dim stride is 1 for every tensor.
-  std::int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
-  std::int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
-  std::int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
-  std::int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
-  std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
-
+// Sizes, scale and mask of one call.
+struct AttnProblem {
   int batch = 0;
   int seqlen_q = 0;
-  int seqlen_k = 0;
+  int seqlen_k = 0;  // decode: the cache capacity; each sequence has its own length
   int heads_q = 0;
   int heads_kv = 0;
   int head_dim = 0;
@@ -32,9 +26,38 @@ struct FwdParams {
 
   float scale = 1.0f;       // softmax scale
   float scale_log2 = 1.0f;  // scale * log2(e): softmax in exp2
-  bool causal = false;
+  MaskSpec mask;
   DType dtype = DType::bf16;
+};
 
+// The attention tensors. Strides in elements; the head_dim stride is 1.
+struct AttnParams : AttnProblem {
+  const void* q = nullptr;
+  const void* k = nullptr;  // decode: the cache, whose first dimension is the batch or the page
+  const void* v = nullptr;
+  void* o = nullptr;
+  float* lse = nullptr;  // null when the caller asked for no LSE (the backward reads it: BwdParams)
+
+  std::int64_t q_batch_stride = 0, q_row_stride = 0, q_head_stride = 0;
+  std::int64_t k_batch_stride = 0, k_row_stride = 0, k_head_stride = 0;
+  std::int64_t v_batch_stride = 0, v_row_stride = 0, v_head_stride = 0;
+  std::int64_t o_batch_stride = 0, o_row_stride = 0, o_head_stride = 0;
+  std::int64_t lse_batch_stride = 0, lse_head_stride = 0, lse_row_stride = 0;
+
+  // The device the call runs on, set by the dispatcher right before run().
+  int compute_capability = 0;  // major * 10 + minor
+  int sm_count = 0;
+
+  // The element offset of row `row` of head h of sequence b in the LSE.
+  FLASH_HOST_DEVICE std::int64_t lse_offset(int b, int h, int row) const {
+    return b * lse_batch_stride + h * lse_head_stride + row * lse_row_stride;
+  }
+  // The mask of a sequence with seqlen_q queries and seqlen_k keys.
+  FLASH_HOST_DEVICE Mask mask_for(int seqlen_q_, int seqlen_k_) const { return Mask(mask, seqlen_q_, seqlen_k_); }
+  FLASH_HOST_DEVICE Mask mask_for() const { return Mask(mask, seqlen_q, seqlen_k); }
+};
+
+struct FwdParams : AttnParams {
   void* workspace = nullptr;  // variant-owned scratch, workspace_bytes() long
 };
 

@@ -1,5 +1,5 @@
-// FwdVariant: what a kernel translation unit tells the registry about itself.
-// Host-compilable; each kernels/fwd_NN_*.cu defines variant_<name>().
+// Variant<Params>: what a kernel translation unit tells the registry about
+// itself. Host-compilable; each kernels/<kind>_NN_*.cu defines variant_<name>().
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -17,12 +17,16 @@ struct DeviceInfo {
   int compute_capability = 0;  // major * 10 + minor
   int sm_count = 0;
   std::size_t smem_per_block_optin = 0;
+  std::size_t smem_per_sm = 0;
   std::size_t l2_bytes = 0;
 };
 
 constexpr std::uint32_t dtype_bit(DType t) { return 1u << static_cast<unsigned>(t); }
 
-struct FwdVariant {
+// What a variant's translation unit tells the registry about itself: one
+// shape for forward, backward and decode (Params is FwdParams, BwdParams or
+// DecodeParams).
+template <class Params> struct Variant {
   int min_compute_capability = 80;
   int max_compute_capability = 0;  // 0: no upper bound (sm_90a code: 90)
   std::uint32_t dtype_mask = 0;
@@ -38,11 +42,18 @@ struct FwdVariant {
   std::int64_t max_offset = INT64_MAX;
   // Variant-specific limits (grid dimensions, shared memory) for this call
   // on this device: an empty string when it can run, else why not.
-  std::string (*check)(const FwdParams&, const DeviceInfo&) = nullptr;
-  // Scratch the variant needs in FwdParams::workspace (0: none).
-  std::size_t (*workspace_bytes)(const FwdParams&) = nullptr;
-  // Enqueues the kernels; returns the launch error, if any.
-  cudaError_t (*run)(const FwdParams&, cudaStream_t) = nullptr;
+  std::string (*check)(const Params&, const DeviceInfo&) = nullptr;
+  // Scratch the call needs (0 or null: none).
+  std::size_t (*workspace_bytes)(const Params&) = nullptr;
+  // Enqueues the kernels on the stream; `workspace` is workspace_bytes()
+  // long and 256-byte aligned (null when none is needed). seqlen_q and
+  // seqlen_k (decode: the batch) are >= 1 here: the dispatcher handles the
+  // empty calls. Returns the launch error, if any.
+  cudaError_t (*run)(const Params&, void* workspace, cudaStream_t) = nullptr;
+  // Decode only: the number of splits for num_splits = 0 (a heuristic).
+  int (*choose_splits)(const Params&, const DeviceInfo&) = nullptr;
 };
+
+using FwdVariant = Variant<FwdParams>;
 
 }  // namespace flash::detail

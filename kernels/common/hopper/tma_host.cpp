@@ -27,6 +27,12 @@ PFN_cuTensorMapEncodeTiled_v12000 encode_fn(std::string* err) {
 
 }  // namespace
 
+std::string tensor_map_driver_reason() {
+  std::string err;
+  encode_fn(&err);
+  return err.empty() ? err : "TMA tensor map: " + err;
+}
+
 std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype, int batch, int seqlen, int heads,
                                  int head_dim, std::int64_t batch_stride, std::int64_t row_stride,
                                  std::int64_t head_stride, int box_rows) {

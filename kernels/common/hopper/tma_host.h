@@ -13,6 +13,9 @@
 
 namespace flash::detail {
 
+// Empty when the driver can encode tensor maps (cuTensorMapEncodeTiled), else why not.
+std::string tensor_map_driver_reason();
+
 // A [batch, seqlen, heads, head_dim] tensor (element strides; head_dim
 // contiguous) as a 4-D tensor map (head_dim, seqlen, heads, batch) whose box
 // is 64 elements of head_dim (128 bytes, swizzled 128B) by box_rows rows.

@@ -1,0 +1,138 @@
+// The one answer to "which keys does this query row see", for every kernel:
+// the tile ranges a kernel iterates, which tiles need per-element masking,
+// and the per-element rule on an accumulator fragment. Kernels never restate
+// the rule; a new mask is an edit here (and in the fp64 reference, which
+// states it independently: src/reference.cpp).
+//
+// The rule, with diag = seqlen_k - seqlen_q (the bottom-right alignment of
+// FlashAttention >= 2.1): query row i sees key j iff
+//   0 <= j < seqlen_k,
+//   j <= i + diag + right   (when the window has a right side; causal: right = 0),
+//   j >= i + diag - left    (when it has a left side).
+// A side of -1 is unbounded. Host-compilable (the tile ranges are tested on
+// the CPU against the rule, tests/test_mask.cpp).
+#pragma once
+
+#include <cmath>
+
+#include "common/constants.h"
+
+namespace flash::detail {
+
+// What the caller asked for; part of the params core (common/params.h).
+struct MaskSpec {
+  bool causal = false;
+  // Sliding window sides in keys; -1: unbounded. causal means right = 0.
+  int window_left = -1;
+  int window_right = -1;
+};
+
+// A half-open range of tiles [begin, end); empty when end <= begin.
+struct TileRange {
+  int begin = 0, end = 0;
+  FLASH_HOST_DEVICE int count() const { return end > begin ? end - begin : 0; }
+};
+
+// The keys a block of query rows sees, in keys: any of them (for the tile
+// range to load) and all of them (tiles inside need no per-element mask).
+struct RowBlockKeys {
+  int any_begin, any_end;    // union over the rows
+  int all_begin, all_end;    // intersection over the rows
+
+  template <int kBlockN> FLASH_HOST_DEVICE TileRange key_tiles() const {
+    if (any_end <= any_begin) return {any_begin / kBlockN, any_begin / kBlockN};
+    return {any_begin / kBlockN, (any_end + kBlockN - 1) / kBlockN};
+  }
+  // True when keys [n0, n0 + cols) hold a key that some row must not see.
+  FLASH_HOST_DEVICE bool needs_mask(int n0, int cols) const { return n0 < all_begin || n0 + cols > all_end; }
+};
+
+struct Mask {
+  int seqlen_q = 0, seqlen_k = 0;
+  int diag = 0;                  // seqlen_k - seqlen_q
+  bool has_left = false, has_right = false;
+  int left = 0, right = 0;
+
+  Mask() = default;
+  // seqlen_q and seqlen_k of one sequence (decode and variable-length calls
+  // build one per sequence). A side wide enough to never bind is dropped, so
+  // the arithmetic below stays within int (seqlen_q + seqlen_k < 2^31).
+  FLASH_HOST_DEVICE Mask(const MaskSpec& spec, int seqlen_q_, int seqlen_k_)
+      : seqlen_q(seqlen_q_), seqlen_k(seqlen_k_), diag(seqlen_k_ - seqlen_q_) {
+    const int r = spec.causal ? 0 : spec.window_right;
+    has_right = r >= 0 && r < seqlen_q;   // i + diag + r >= seqlen_k - 1 for every row i >= 0 otherwise
+    has_left = spec.window_left >= 0 && spec.window_left < seqlen_k;
+    right = has_right ? r : 0;
+    left = has_left ? spec.window_left : 0;
+  }
+
+  // Keys [key_begin(i), key_end(i)) are the ones row i sees.
+  FLASH_HOST_DEVICE int key_begin(int row) const { return has_left ? clamp_k(row + diag - left) : 0; }
+  FLASH_HOST_DEVICE int key_end(int row) const { return has_right ? clamp_k(row + diag + right + 1) : seqlen_k; }
+
+  // The rule itself.
+  FLASH_HOST_DEVICE bool visible(int row, int key) const {
+    return key < seqlen_k && (!has_right || key <= row + diag + right) && (!has_left || key >= row + diag - left);
+  }
+
+  // Rows [m0, m0 + rows) (rows past seqlen_q are padding: ignored).
+  FLASH_HOST_DEVICE RowBlockKeys row_block(int m0, int rows) const {
+    int last = m0 + rows < seqlen_q ? m0 + rows - 1 : seqlen_q - 1;
+    if (last < m0) last = m0;
+    RowBlockKeys r;
+    r.any_begin = key_begin(m0);
+    r.any_end = key_end(last);
+    r.all_begin = key_begin(last);
+    r.all_end = key_end(m0);
+    return r;
+  }
+  template <int kBlockN> FLASH_HOST_DEVICE TileRange key_tiles(int m0, int rows) const {
+    return row_block(m0, rows).template key_tiles<kBlockN>();
+  }
+
+  // Query tiles of kBlockM rows that see some key of [n0, n0 + cols): the
+  // backward's loop over queries for one key block.
+  template <int kBlockM> FLASH_HOST_DEVICE TileRange query_tiles(int n0, int cols) const {
+    const int num = (seqlen_q + kBlockM - 1) / kBlockM;
+    const int last_key = (n0 + cols < seqlen_k ? n0 + cols : seqlen_k) - 1;
+    if (last_key < n0) return {num, num};
+    int m_begin = 0, m_end = seqlen_q;
+    if (has_right) m_begin = clamp_q(n0 - diag - right);          // first row whose right edge reaches n0
+    if (has_left) m_end = clamp_q(last_key - diag + left + 1);      // past the last row whose left edge is <= last_key
+    if (m_end <= m_begin) return {num, num};
+    return {m_begin / kBlockM, (m_end + kBlockM - 1) / kBlockM};
+  }
+
+  // -inf for the hidden elements of an m16n8 accumulator fragment (the
+  // layout of mma.sync and of wgmma's register accumulators): element e of
+  // n-tile nt in m-tile mt holds row row_of(mt, e / 2), key n0 + 8 nt + 2 t +
+  // e % 2 (t = lane % 4). row_of maps a fragment row to its query row.
+  template <int kMTiles, int kNTiles, class RowOf>
+  FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of) const {
+    const int t = lane % 4;
+FLASH_UNROLL
+    for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        const int row = row_of(mt, half);
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 2; ++e)
+            if (!visible(row, n0 + nt * 8 + 2 * t + e)) s[mt][nt][2 * half + e] = -INFINITY;
+      }
+  }
+  // The common case: a warp's rows start at row0, 16 per m-tile, and the
+  // lane holds rows g and g + 8 of each (g = lane / 4).
+  template <int kMTiles, int kNTiles>
+  FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int row0, int n0, int lane) const {
+    const int g = lane / 4;
+    apply(s, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; });
+  }
+
+ private:
+  FLASH_HOST_DEVICE int clamp_k(int x) const { return x < 0 ? 0 : (x > seqlen_k ? seqlen_k : x); }
+  FLASH_HOST_DEVICE int clamp_q(int x) const { return x < 0 ? 0 : (x > seqlen_q ? seqlen_q : x); }
+};
+
+}  // namespace flash::detail
