@@ -339,9 +339,10 @@ std::vector<DecodeShape> decode_shapes(const ProblemFlags& f) {
   if (f.cache)
     return {{f.batch.value_or(1), f.seqlen_q.value_or(1), f.heads.value_or(32), f.heads_kv.value_or(8), *f.cache,
              f.append.value_or(0), true}};
-  // Ragged lengths from 0 to full; GQA 4 and 8; one and four query tokens
-  // (four appended: a speculative step); an 8k cache that the heuristic splits.
-  const DecodeShape list[] = {{4, 1, 8, 2, 1024, 0, false}, {3, 4, 16, 2, 2048, 4, false}, {2, 1, 16, 4, 8192, 1, false}};
+  // Four sequences each, of lengths 0, 1, full and random (ragged_lens); GQA
+  // 4 and 8; one query token, or four appended (a speculative step); an 8k
+  // cache that the heuristic splits.
+  const DecodeShape list[] = {{4, 1, 8, 2, 1024, 0, false}, {4, 4, 16, 4, 2048, 4, false}, {4, 1, 16, 2, 8192, 1, false}};
   std::vector<DecodeShape> out;
   for (DecodeShape s : list) {
     s.batch = f.batch.value_or(s.batch);
