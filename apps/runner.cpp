@@ -1,17 +1,22 @@
 // runner: checks every variant against the fp64 CPU reference and prints a
-// table; exits 1 if anything failed, 2 when there is no GPU.
+// table, one line per case: the error and its bound, the time, the
+// throughput and [OK]/[FAIL]. Exits 1 if anything failed, 2 on a usage
+// error or without a GPU.
 //
-//   ./runner                         the default list of shapes
-//   ./runner --seq 16384 --dhead 128 one shape (query rows sampled when large)
+//   ./runner                          the forward on the default list of shapes
+//   ./runner --seq 16384 --dhead 128  one shape (query rows sampled when large)
 //   ./runner --kernel tiled --dtype f16 --causal
-//   ./runner --bwd                   the backward variants (both modes) on the default shapes
-#include <cuda_runtime_api.h>
+//   ./runner --kernel auto            what the API's default picks, printed per case
+//   ./runner --bwd                    the backward variants (both modes) on the default shapes
+//   ./runner --decode                 the decode variants, contiguous and paged caches
+//   ./runner --decode --batch 2 --cache 8192 --seqlen-q 4 --append 4 --causal
+//
+// The flags, the FLOP counts and the timer are bench's too
+// (src/testing/tools.h), so one shape gives the same TFLOPS in both.
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <optional>
 #include <random>
 #include <string>
@@ -19,35 +24,44 @@
 
 #include "flash/flash.h"
 #include "testing/testing.h"
+#include "testing/tools.h"
 
 namespace {
 
 using flash::DType;
+using flash::VariantInfo;
 using flash::testing::Layout;
+using flash::testing::ProblemFlags;
 using flash::testing::Shape;
+using flash::testing::UsageError;
 
 struct Options {
-  std::string kernel = "all";
-  std::optional<int> batch, heads, heads_kv, seq, seq_k, dhead;
-  std::string dtype = "bf16";
-  bool causal = false;
-  bool causal_given = false;
-  bool list = false;
-  bool bwd = false;
+  ProblemFlags flags;
   Layout layout = Layout::bshd;
+  bool layout_given = false;
   int sample_rows = 64;
   std::uint64_t seed = std::random_device{}();
+  bool list = false;
 };
 
-[[noreturn]] void usage(int code) {
+// Timed calls per case (after the checked call and kWarmupCalls more).
+constexpr int kTimedCalls = 5;
+
+void print_help() {
   fmt::print(
-      "usage: runner [--kernel NAME|all] [--batch N] [--heads N] [--heads-kv N] [--seq N] [--seq-k N]\n"
-      "              [--dhead N] [--dtype bf16|f16|f32|all] [--causal] [--layout bshd|bhsd]\n"
-      "              [--rows N (query rows checked per shape when seq is larger)] [--seed N]\n"
-      "              [--bwd (the backward: dq, dk, dv of every backward variant, both modes)]\n"
-      "       runner --list   (the registered variants)\n"
-      "Without --seq, runs the default list of shapes.\n");
-  std::exit(code);
+      "usage: runner [flags]\n"
+      "Checks every built variant against the fp64 CPU reference: error, bound, time, throughput, [OK]/[FAIL].\n"
+      "{}"
+      "runner only:\n"
+      "  --layout L        bshd (default) or bhsd memory for q, k, v, o (forward and backward)\n"
+      "  --rows N          query rows checked per shape when seq is larger (forward; default 64)\n"
+      "  --seed N          the random inputs' seed (default: random, printed)\n"
+      "  --list            the registered variants, forward, backward and decode\n"
+      "Without --seq (or --cache with --decode) runs a default list of shapes: head dims 64, 128\n"
+      "and 256, both masks, bf16 (--batch, --heads, --heads-kv, --dhead, --dtype and --causal narrow\n"
+      "it). One shape defaults to --batch 2 --heads 8 --dhead 128; with --decode to --batch 1\n"
+      "--heads 32 --heads-kv 8 --dhead 128, every sequence's cache full.\n",
+      flash::testing::problem_flags_help());
 }
 
 Options parse(int argc, char** argv) {
@@ -55,86 +69,37 @@ Options parse(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        fmt::print(stderr, "runner: {} needs a value\n", a);
-        usage(2);
-      }
+      if (i + 1 >= argc) throw UsageError(a + " needs a value");
       return argv[++i];
     };
-    auto number = [&]() {
+    if (flash::testing::parse_problem_flag(argc, argv, i, o.flags)) continue;
+    if (a == "--layout") {
+      const std::string v = value();
+      if (v != "bshd" && v != "bhsd") throw UsageError("--layout must be bshd or bhsd, got '" + v + "'");
+      o.layout = v == "bhsd" ? Layout::bhsd : Layout::bshd;
+      o.layout_given = true;
+    } else if (a == "--rows" || a == "--seed") {
       const std::string v = value();
       char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || n < 0) {
-        fmt::print(stderr, "runner: {} expects a non-negative integer, got '{}'\n", a, v);
-        usage(2);
-      }
-      return static_cast<int>(n);
-    };
-    if (a == "--kernel") o.kernel = value();
-    else if (a == "--batch") o.batch = number();
-    else if (a == "--heads") o.heads = number();
-    else if (a == "--heads-kv") o.heads_kv = number();
-    else if (a == "--seq") o.seq = number();
-    else if (a == "--seq-k") o.seq_k = number();
-    else if (a == "--dhead") o.dhead = number();
-    else if (a == "--dtype") o.dtype = value();
-    else if (a == "--causal") o.causal = o.causal_given = true;
-    else if (a == "--layout") o.layout = value() == "bhsd" ? Layout::bhsd : Layout::bshd;
-    else if (a == "--rows") o.sample_rows = number();
-    else if (a == "--seed") o.seed = std::strtoull(value().c_str(), nullptr, 10);
-    else if (a == "--list") o.list = true;
-    else if (a == "--bwd") o.bwd = true;
-    else if (a == "--help" || a == "-h") usage(0);
-    else {
-      fmt::print(stderr, "runner: unknown flag {}\n", a);
-      usage(2);
+      const unsigned long long n = std::strtoull(v.c_str(), &end, 10);
+      if (end == v.c_str() || *end != '\0' || v[0] == '-') throw UsageError(a + " expects a non-negative integer, got '" + v + "'");
+      if (a == "--seed") o.seed = n;
+      else o.sample_rows = static_cast<int>(std::clamp<unsigned long long>(n, 1, 1u << 30));
+    } else if (a == "--list") {
+      o.list = true;
+    } else if (a == "--help" || a == "-h") {
+      print_help();
+      std::exit(0);
+    } else {
+      throw UsageError("unknown flag " + a);
     }
   }
+  flash::testing::check_problem_flags(o.flags);
+  if (o.flags.decode && o.layout_given) throw UsageError("--layout applies to the forward and the backward");
   return o;
 }
 
-std::vector<DType> dtypes_of(const std::string& s) {
-  if (s == "all") return {DType::bf16, DType::f16, DType::f32};
-  if (s == "bf16") return {DType::bf16};
-  if (s == "f16") return {DType::f16};
-  if (s == "f32") return {DType::f32};
-  fmt::print(stderr, "runner: --dtype must be bf16, f16, f32 or all\n");
-  usage(2);
-}
-
-// Median time of 5 calls of `call`, in ms (after the checked launch warmed up).
-template <class Call> double median_ms(Call&& call) {
-  cudaEvent_t start, stop;
-  cudaEventCreate(&start);
-  cudaEventCreate(&stop);
-  std::vector<float> ms;
-  for (int rep = 0; rep < 5; ++rep) {
-    cudaEventRecord(start);
-    call();
-    cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
-    float t = 0;
-    cudaEventElapsedTime(&t, start, stop);
-    ms.push_back(t);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(ms.begin(), ms.end());
-  return ms[ms.size() / 2];
-}
-
-double time_ms(flash::testing::Problem& p, const std::string& kernel) {
-  flash::ForwardArgs args;
-  args.q = p.vq, args.k = p.vk, args.v = p.vv, args.o = p.vo, args.lse = p.vlse;
-  args.causal = p.causal;
-  args.kernel = kernel;
-  return median_ms([&] { flash::attention_forward(args); });
-}
-
-}  // namespace
-
-void print_variants(const std::vector<flash::VariantInfo>& variants) {
+void print_variants(const std::vector<VariantInfo>& variants) {
   for (const auto& v : variants) {
     std::string dtypes, dims;
     for (auto t : v.dtypes) dtypes += std::string(dtypes.empty() ? "" : ",") + std::string(flash::dtype_name(t));
@@ -145,8 +110,7 @@ void print_variants(const std::vector<flash::VariantInfo>& variants) {
                : v.max_compute_capability == v.min_compute_capability
                    ? fmt::format("={}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10)
                    : fmt::format("{}.{}", v.min_compute_capability / 10, v.min_compute_capability % 10),
-               dtypes,
-               dims, v.description);
+               dtypes, dims, v.description);
   }
 }
 
@@ -155,165 +119,351 @@ void list_variants() {
   print_variants(flash::forward_variants());
   fmt::print("\nbackward (flash::attention_backward; ./runner --bwd, ./bench --bwd):\n");
   print_variants(flash::backward_variants());
-  fmt::print("\ndecode (flash::attention_decode; ./bench --decode):\n");
+  fmt::print("\ndecode (flash::attention_decode; ./runner --decode, ./bench --decode):\n");
   print_variants(flash::decode_variants());
+}
+
+// The kernels a run checks, from --kernel: every built variant ("all"), the
+// one named, or "auto" (resolved per case by plan_forward / plan_backward /
+// plan_decode, whose choice each line prints). Says which variants are not
+// built or cannot run on this GPU; empty when none by that name can run.
+std::vector<std::string> select_kernels(const std::vector<VariantInfo>& variants, const std::string& wanted,
+                                        const char* kind, int cc) {
+  if (wanted == "auto") return {"auto"};
+  std::vector<std::string> names;
+  bool known = false;
+  for (const auto& v : variants) {
+    if (wanted != "all" && v.name != wanted) continue;
+    known = true;
+    if (!v.built) fmt::print("{:<21} not built (FLASH_VARIANTS)\n", v.name);
+    else if (!v.runs_on(cc)) fmt::print("{:<21} does not run on this GPU (compute capability {}.{})\n", v.name, cc / 10, cc % 10);
+    else names.push_back(v.name);
+  }
+  if (!known) fmt::print(stderr, "runner: no {} variant named '{}' (runner --list)\n", kind, wanted);
+  return names;
+}
+
+// Whether `kernel` ("auto" or a variant name) has a variant for this case.
+bool covers(const std::vector<VariantInfo>& variants, const std::string& kernel, DType dtype, int head_dim, int cc) {
+  for (const auto& v : variants)
+    if ((kernel == "auto" || v.name == kernel) && v.runs_on(cc) && v.supports(dtype, head_dim)) return true;
+  return false;
+}
+
+// Whether any of `kernels` has a variant for this case (else its reference is not worth computing).
+bool covers_any(const std::vector<VariantInfo>& variants, const std::vector<std::string>& kernels, DType dtype,
+                int head_dim, int cc) {
+  return std::any_of(kernels.begin(), kernels.end(),
+                     [&](const std::string& k) { return covers(variants, k, dtype, head_dim, cc); });
+}
+
+// The name a line shows: the variant, or "auto:<the variant auto picked>".
+std::string shown(const std::string& kernel, const std::string& planned) {
+  return kernel == "auto" ? "auto:" + planned : kernel;
+}
+
+std::string unwritten_note(std::size_t unwritten) {
+  return unwritten ? fmt::format(" ({} unwritten)", unwritten) : std::string();
+}
+
+struct Tally {
+  int passed = 0, failed = 0;
+  int finish() const {
+    fmt::print("{} passed, {} failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+  }
+};
+
+// --- forward and backward ---------------------------------------------------
+
+// The shapes, head dims and masks of a forward or backward run.
+struct Cases {
+  std::vector<Shape> shapes;
+  std::vector<int> dheads;
+  std::vector<bool> causals;
+};
+
+Cases attention_cases(const ProblemFlags& f) {
+  Cases c;
+  if (f.seq) {
+    Shape s;
+    s.seqlen_q = *f.seq;
+    s.seqlen_k = f.seq_k.value_or(*f.seq);
+    s.batch = f.batch.value_or(2);
+    s.heads_q = f.heads.value_or(8);
+    s.heads_kv = f.heads_kv.value_or(s.heads_q);
+    c.shapes.push_back(s);
+    c.dheads = {f.dhead.value_or(128)};
+    c.causals = {f.causal};
+    return c;
+  }
+  const int sq_sk[][2] = {{1, 1}, {17, 17}, {113, 203}, {128, 128}, {257, 129}, {1023, 1024}, {2048, 2048}};
+  for (const auto& [sq, sk] : sq_sk) {
+    Shape s;
+    s.seqlen_q = sq, s.seqlen_k = sk;
+    s.batch = f.batch.value_or(2);
+    s.heads_q = f.heads.value_or(8);
+    s.heads_kv = f.heads_kv.value_or(2);
+    c.shapes.push_back(s);
+  }
+  c.dheads = f.dhead ? std::vector<int>{*f.dhead} : std::vector<int>{64, 128, 256};
+  c.causals = f.causal ? std::vector<bool>{true} : std::vector<bool>{false, true};
+  return c;
+}
+
+std::vector<DType> dtypes_of(const ProblemFlags& f) {
+  return f.dtypes.empty() ? std::vector<DType>{DType::bf16} : f.dtypes;
+}
+
+std::string shape_text(const Shape& s) {
+  return fmt::format("{}x{}x{}x{}/{}", s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv);
+}
+
+int run_forward(const Options& opt, int cc) {
+  const auto variants = flash::forward_variants();
+  const auto kernels = select_kernels(variants, opt.flags.kernel, "forward", cc);
+  if (kernels.empty()) return 2;
+  const Cases cases = attention_cases(opt.flags);
+  fmt::print("seed {}\n", opt.seed);
+  fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "variant", "b x sq x sk x hq/hkv",
+             "d", "dtype", "max err", "bound", "lse err", "lse bnd", "ms", "TFLOPS", "result");
+  Tally tally;
+  std::uint64_t case_seed = opt.seed;
+  for (DType dtype : dtypes_of(opt.flags))
+    for (int d : cases.dheads)
+      for (bool causal : cases.causals)
+        for (Shape s : cases.shapes) {
+          s.head_dim = d;
+          if (!covers_any(variants, kernels, dtype, d, cc)) continue;
+          const auto rows = flash::testing::sample_rows(s.seqlen_q, opt.sample_rows, case_seed);
+          flash::testing::Problem prob;
+          try {
+            prob = flash::testing::make_problem(s, dtype, causal, opt.layout, case_seed++,
+                                                static_cast<int>(rows.size()) < s.seqlen_q ? rows : std::vector<int>{});
+          } catch (const flash::Error& e) {
+            fmt::print("cannot set up shape {}: {}\n", shape_text(s), e.what());
+            ++tally.failed;
+            continue;
+          }
+          for (const std::string& k : kernels) {
+            if (!covers(variants, k, dtype, d, cc)) continue;
+            flash::ForwardArgs args;
+            args.q = prob.vq, args.k = prob.vk, args.v = prob.vv, args.o = prob.vo, args.lse = prob.vlse;
+            args.causal = causal;
+            args.kernel = k;
+            std::string name = k;
+            try {
+              name = shown(k, flash::plan_forward(args).kernel);
+              const auto r = flash::testing::run_and_check(prob, k);
+              if (!r.error.empty()) throw flash::Error(r.error);
+              flash::testing::L2Flush flush(flash::testing::view_bytes(prob.vq) + flash::testing::view_bytes(prob.vk) +
+                                            flash::testing::view_bytes(prob.vv) + flash::testing::view_bytes(prob.vo));
+              const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_forward(args); });
+              fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}{}\n",
+                         name, shape_text(s), d, flash::dtype_name(dtype), r.max_err, r.bound, r.lse_err, r.lse_bound,
+                         ms, flash::testing::forward_flops(s, causal) / (ms * 1e-3) / 1e12, r.ok ? "[OK]" : "[FAIL]",
+                         causal ? " causal" : "", unwritten_note(r.unwritten));
+              (r.ok ? tally.passed : tally.failed)++;
+            } catch (const flash::Error& e) {
+              fmt::print("{:<21} {:>22} {:>5} {:>6}  [FAIL] ERROR {}\n", name, shape_text(s), d, flash::dtype_name(dtype),
+                         e.what());
+              ++tally.failed;
+            }
+          }
+        }
+  return tally.finish();
 }
 
 // --bwd: every backward variant in both modes; the reference is the full
 // fp64 backward (no row sampling), so large shapes take CPU time.
-int run_backward(const Options& opt, const std::vector<Shape>& shapes, const std::vector<int>& dheads,
-                 const std::vector<bool>& causals) {
-  std::vector<std::string> kernels;
-  for (const auto& v : flash::backward_variants())
-    if ((opt.kernel == "all" || v.name == opt.kernel) && v.built) kernels.push_back(v.name);
-  if (kernels.empty()) {
-    fmt::print(stderr, "runner: no built backward variant named '{}'\n", opt.kernel);
-    return 2;
-  }
+int run_backward(const Options& opt, int cc) {
+  const auto variants = flash::backward_variants();
+  const auto kernels = select_kernels(variants, opt.flags.kernel, "backward", cc);
+  if (kernels.empty()) return 2;
+  const Cases cases = attention_cases(opt.flags);
   fmt::print("seed {}\n", opt.seed);
-  fmt::print("{:<13} {:>22} {:>4} {:>5} {:>21} {:>21} {:>21} {:>8} {:>7}  {}\n", "backward", "b x sq x sk x hq/hkv", "d",
+  fmt::print("{:<21} {:>22} {:>4} {:>5} {:>21} {:>21} {:>21} {:>8} {:>7}  {}\n", "backward", "b x sq x sk x hq/hkv", "d",
              "dtype", "dq err / bound", "dk err / bound", "dv err / bound", "ms", "TFLOPS", "result");
-  int failed = 0, passed = 0;
+  Tally tally;
   std::uint64_t case_seed = opt.seed;
-  for (DType dtype : dtypes_of(opt.dtype))
-    for (int d : dheads)
-      for (bool causal : causals)
-        for (Shape s : shapes) {
+  for (DType dtype : dtypes_of(opt.flags))
+    for (int d : cases.dheads)
+      for (bool causal : cases.causals)
+        for (Shape s : cases.shapes) {
           s.head_dim = d;
-          bool any = false;
-          for (const auto& v : flash::backward_variants()) any = any || v.supports(dtype, d);
-          if (!any) continue;
+          if (!covers_any(variants, kernels, dtype, d, cc)) continue;
           auto prob = flash::testing::make_bwd_problem(s, dtype, causal, opt.layout, case_seed++);
-          const std::string shape = fmt::format("{}x{}x{}x{}/{}", s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv);
           for (const std::string& k : kernels) {
-            bool supported = false;
-            for (const auto& v : flash::backward_variants())
-              if (v.name == k) supported = v.supports(dtype, d);
-            if (!supported) continue;
+            if (!covers(variants, k, dtype, d, cc)) continue;
             for (bool deterministic : {false, true}) {
-              const std::string name = k + (deterministic ? "/det" : "");
-              const auto r = flash::testing::run_and_check_backward(prob, k, deterministic);
-              if (!r.error.empty()) {
-                fmt::print("{:<13} {:>22} {:>4} {:>5}  ERROR {}\n", name, shape, d, flash::dtype_name(dtype), r.error);
-                ++failed;
-                continue;
-              }
               flash::BackwardArgs a = prob.args;
               a.kernel = k;
               a.deterministic = deterministic;
-              const double ms = median_ms([&] { flash::attention_backward(a); });
-              const double flops =
-                  2.5 * 4.0 * s.batch * s.heads_q * double(s.seqlen_q) * s.seqlen_k * d * (causal ? 0.5 : 1.0);
-              fmt::print("{:<13} {:>22} {:>4} {:>5} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>8.3f} "
-                         "{:>7.2f}  {}{}{}\n",
-                         name, shape, d, flash::dtype_name(dtype), r.err[0], r.bound[0], r.err[1], r.bound[1], r.err[2],
-                         r.bound[2], ms, flops / (ms * 1e-3) / 1e12, r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "",
-                         r.unwritten ? fmt::format(" ({} unwritten)", r.unwritten) : "");
-              (r.ok ? passed : failed)++;
+              std::string name = k + (deterministic ? "/det" : "");
+              try {
+                name = shown(k, flash::plan_backward(a).kernel) + (deterministic ? "/det" : "");
+                const auto r = flash::testing::run_and_check_backward(prob, k, deterministic);
+                if (!r.error.empty()) throw flash::Error(r.error);
+                flash::testing::L2Flush flush(flash::testing::view_bytes(a.q) + flash::testing::view_bytes(a.k) +
+                                              flash::testing::view_bytes(a.v) + flash::testing::view_bytes(a.o) +
+                                              flash::testing::view_bytes(a.dout));
+                const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_backward(a); });
+                fmt::print("{:<21} {:>22} {:>4} {:>5} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} "
+                           "{:>8.3f} {:>7.2f}  {}{}{}\n",
+                           name, shape_text(s), d, flash::dtype_name(dtype), r.err[0], r.bound[0], r.err[1], r.bound[1],
+                           r.err[2], r.bound[2], ms, flash::testing::backward_flops(s, causal) / (ms * 1e-3) / 1e12,
+                           r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "", unwritten_note(r.unwritten));
+                (r.ok ? tally.passed : tally.failed)++;
+              } catch (const flash::Error& e) {
+                fmt::print("{:<21} {:>22} {:>4} {:>5}  [FAIL] ERROR {}\n", name, shape_text(s), d,
+                           flash::dtype_name(dtype), e.what());
+                ++tally.failed;
+              }
             }
           }
         }
-  fmt::print("{} passed, {} failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return tally.finish();
 }
 
+// --- decode -----------------------------------------------------------------
+
+// One decode case before the head dim, mask and cache layout are chosen.
+struct DecodeShape {
+  int batch, seqlen_q, heads_q, heads_kv;
+  int cache;   // keys per sequence the cache holds (its capacity in the default list)
+  int append;  // new keys per sequence
+  bool full;   // every sequence's cache full (one shape, as bench) or ragged lengths (the list)
+};
+
+std::vector<DecodeShape> decode_shapes(const ProblemFlags& f) {
+  if (f.cache)
+    return {{f.batch.value_or(1), f.seqlen_q.value_or(1), f.heads.value_or(32), f.heads_kv.value_or(8), *f.cache,
+             f.append.value_or(0), true}};
+  // Four sequences each, of lengths 0, 1, full and random (ragged_lens); GQA
+  // 4 and 8; one query token, or four appended (a speculative step); an 8k
+  // cache that the heuristic splits.
+  const DecodeShape list[] = {{4, 1, 8, 2, 1024, 0, false}, {4, 4, 16, 4, 2048, 4, false}, {4, 1, 16, 2, 8192, 1, false}};
+  std::vector<DecodeShape> out;
+  for (DecodeShape s : list) {
+    s.batch = f.batch.value_or(s.batch);
+    s.seqlen_q = f.seqlen_q.value_or(s.seqlen_q);
+    s.heads_q = f.heads.value_or(s.heads_q);
+    s.heads_kv = f.heads_kv.value_or(s.heads_kv);
+    s.append = f.append.value_or(s.append);
+    out.push_back(s);
+  }
+  return out;
+}
+
+int run_decode(const Options& opt, int cc) {
+  const ProblemFlags& f = opt.flags;
+  const auto variants = flash::decode_variants();
+  const auto kernels = select_kernels(variants, f.kernel, "decode", cc);
+  if (kernels.empty()) return 2;
+  const bool one_shape = f.cache.has_value();
+  const std::vector<int> dheads = f.dhead ? std::vector<int>{*f.dhead} : std::vector<int>{64, 128, 256};
+  const std::vector<bool> causals =
+      one_shape || f.causal ? std::vector<bool>{f.causal} : std::vector<bool>{false, true};
+  const std::vector<int> pages = f.page_size ? std::vector<int>{*f.page_size} : std::vector<int>{0, 16, 256};
+  fmt::print("seed {}\n", opt.seed);
+  fmt::print("{:<21} {:>24} {:>4} {:>5} {:>7} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "decode",
+             "b x sq x cache+new x hq/hkv", "d", "dtype", "cache", "splits", "max err", "bound", "lse err", "lse bnd",
+             "us", "GB/s", "result");
+  Tally tally;
+  std::uint64_t case_seed = opt.seed;
+  flash::testing::DeviceBuffer status(4 * sizeof(int));
+  for (DType dtype : dtypes_of(f))
+    for (int d : dheads)
+      for (bool causal : causals)
+        for (const DecodeShape& sh : decode_shapes(f))
+          for (int page : pages) {
+            if (!covers_any(variants, kernels, dtype, d, cc)) continue;
+            flash::testing::DecodeSpec spec;
+            spec.dtype = dtype;
+            spec.batch = sh.batch;
+            spec.seqlen_q = sh.seqlen_q;
+            spec.heads_q = sh.heads_q;
+            spec.heads_kv = sh.heads_kv;
+            spec.head_dim = d;
+            spec.page_size = page;
+            spec.seqlen_new = sh.append;
+            spec.causal = causal;
+            spec.num_splits = f.splits.value_or(0);
+            // A paged cache holds whole pages.
+            const int keys = sh.full ? sh.cache + sh.append : sh.cache;
+            spec.capacity = page > 0 ? (keys + page - 1) / page * page : keys;
+            spec.lens = sh.full ? std::vector<int>(sh.batch, sh.cache)
+                                : flash::testing::ragged_lens(sh.batch, spec.capacity, sh.append, case_seed);
+            const std::string shape =
+                fmt::format("{}x{}x{}+{}x{}/{}", sh.batch, sh.seqlen_q, sh.cache, sh.append, sh.heads_q, sh.heads_kv);
+            const std::string layout = page > 0 ? fmt::format("page{}", page) : std::string("contig");
+            flash::testing::DecodeProblem prob;
+            try {
+              prob = flash::testing::make_decode_problem(spec, case_seed++);
+            } catch (const flash::Error& e) {
+              fmt::print("cannot set up decode shape {} {}: {}\n", shape, layout, e.what());
+              ++tally.failed;
+              continue;
+            }
+            for (const std::string& k : kernels) {
+              if (!covers(variants, k, dtype, d, cc)) continue;
+              // Timed on the asynchronous path, as bench does: no wait for the
+              // metadata check, its verdict in a status tensor read afterwards.
+              flash::DecodeArgs a = prob.args;
+              a.kernel = k;
+              a.sync_check = false;
+              a.status = flash::make_contiguous(status.get(), DType::i32, {4});
+              std::string name = k;
+              try {
+                const flash::DecodePlan plan = flash::plan_decode(a);
+                name = shown(k, plan.kernel);
+                auto r = flash::testing::run_and_check_decode(prob, k);
+                if (!r.error.empty()) throw flash::Error(r.error);
+                flash::testing::L2Flush flush(2 * flash::testing::view_bytes(a.k_cache) + flash::testing::view_bytes(a.q) +
+                                              flash::testing::view_bytes(a.o));
+                const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_decode(a); });
+                const auto words = flash::testing::download(*a.status);
+                const int st[4] = {int(words[0]), int(words[1]), int(words[2]), int(words[3])};
+                if (st[0] != 0) throw flash::Error("timed call's status: " + flash::describe_decode_status(st));
+                std::string notes = unwritten_note(r.unwritten);
+                if (r.cache_mismatch) notes += fmt::format(" ({} cache elements differ from the append)", r.cache_mismatch);
+                fmt::print("{:<21} {:>24} {:>4} {:>5} {:>7} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.2f} {:>8.1f}  "
+                           "{}{}{}\n",
+                           name, shape, d, flash::dtype_name(dtype), layout, plan.num_splits, r.max_err, r.bound,
+                           r.lse_err, r.lse_bound, ms * 1e3, flash::testing::decode_kv_bytes(spec) / (ms * 1e-3) / 1e9,
+                           r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "", notes);
+                (r.ok ? tally.passed : tally.failed)++;
+              } catch (const flash::Error& e) {
+                fmt::print("{:<21} {:>24} {:>4} {:>5} {:>7}  [FAIL] ERROR {}\n", name, shape, d,
+                           flash::dtype_name(dtype), layout, e.what());
+                ++tally.failed;
+              }
+            }
+          }
+  return tally.finish();
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  const Options opt = parse(argc, argv);
+  Options opt;
+  try {
+    opt = parse(argc, argv);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "runner: {} (runner --help lists the flags)\n", e.what());
+    return 2;
+  }
   if (opt.list) {
     list_variants();
     return 0;
   }
   std::string why;
   if (!flash::testing::gpu_available(&why)) {
-    fmt::print("runner: {}; nothing to check\n", why);
+    fmt::print(stderr, "runner: {}; nothing to check\n", why);
     return 2;
   }
-
-  std::vector<std::string> kernels;
-  for (const auto& v : flash::forward_variants()) {
-    if (opt.bwd) break;
-    if (opt.kernel != "all" && v.name != opt.kernel) continue;
-    if (!v.built) {
-      fmt::print("{:<13} not built (FLASH_VARIANTS)\n", v.name);
-      continue;
-    }
-    kernels.push_back(v.name);
-  }
-  if (kernels.empty() && opt.kernel != "all" && !opt.bwd) {
-    fmt::print(stderr, "runner: no built variant named '{}'\n", opt.kernel);
-    return 2;
-  }
-
-  std::vector<Shape> shapes;
-  std::vector<int> dheads;
-  std::vector<bool> causals;
-  if (opt.seq) {
-    Shape s;
-    s.seqlen_q = *opt.seq;
-    s.seqlen_k = opt.seq_k.value_or(*opt.seq);
-    s.batch = opt.batch.value_or(2);
-    s.heads_q = opt.heads.value_or(8);
-    s.heads_kv = opt.heads_kv.value_or(s.heads_q);
-    shapes.push_back(s);
-    dheads = {opt.dhead.value_or(128)};
-    causals = {opt.causal};
-  } else {
-    const int sq_sk[][2] = {{1, 1}, {17, 17}, {113, 203}, {128, 128}, {257, 129}, {1023, 1024}, {2048, 2048}};
-    for (const auto& [sq, sk] : sq_sk) {
-      Shape s;
-      s.seqlen_q = sq, s.seqlen_k = sk;
-      s.batch = opt.batch.value_or(2);
-      s.heads_q = opt.heads.value_or(8);
-      s.heads_kv = opt.heads_kv.value_or(2);
-      shapes.push_back(s);
-    }
-    dheads = opt.dhead ? std::vector<int>{*opt.dhead} : std::vector<int>{64, 128, 256};
-    causals = opt.causal_given ? std::vector<bool>{true} : std::vector<bool>{false, true};
-  }
-  if (opt.bwd) return run_backward(opt, shapes, dheads, causals);
-
-  fmt::print("seed {}\n", opt.seed);
-  fmt::print("{:<13} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "variant", "b x sq x sk x hq/hkv",
-             "d", "dtype", "max err", "bound", "lse err", "lse bnd", "ms", "TFLOPS", "result");
-  int failed = 0, passed = 0;
-  std::uint64_t case_seed = opt.seed;
-  for (DType dtype : dtypes_of(opt.dtype))
-    for (int d : dheads)
-      for (bool causal : causals)
-        for (Shape s : shapes) {
-          s.head_dim = d;
-          const auto rows = flash::testing::sample_rows(s.seqlen_q, std::max(opt.sample_rows, 1), case_seed);
-          flash::testing::Problem prob;
-          try {
-            prob = flash::testing::make_problem(s, dtype, causal, opt.layout, case_seed++,
-                                                static_cast<int>(rows.size()) < s.seqlen_q ? rows : std::vector<int>{});
-          } catch (const flash::Error& e) {
-            fmt::print("cannot set up shape: {}\n", e.what());
-            ++failed;
-            continue;
-          }
-          const std::string shape = fmt::format("{}x{}x{}x{}/{}", s.batch, s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv);
-          for (const std::string& k : kernels) {
-            bool supported = false;
-            for (const auto& v : flash::forward_variants())
-              if (v.name == k) supported = v.supports(dtype, d);
-            if (!supported) continue;
-            const auto r = flash::testing::run_and_check(prob, k);
-            if (!r.error.empty()) {
-              fmt::print("{:<13} {:>22} {:>5} {:>6}  ERROR {}\n", k, shape, d, flash::dtype_name(dtype), r.error);
-              ++failed;
-              continue;
-            }
-            const double ms = time_ms(prob, k);
-            const double flops = 4.0 * s.batch * s.heads_q * double(s.seqlen_q) * s.seqlen_k * d * (causal ? 0.5 : 1.0);
-            const char* status = r.ok ? "[OK]" : "[FAIL]";
-            fmt::print("{:<13} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}{}\n", k,
-                       shape, d, flash::dtype_name(dtype), r.max_err, r.bound, r.lse_err, r.lse_bound, ms,
-                       flops / (ms * 1e-3) / 1e12, status, causal ? " causal" : "",
-                       r.unwritten ? fmt::format(" ({} unwritten)", r.unwritten) : "");
-            (r.ok ? passed : failed)++;
-          }
-        }
-  fmt::print("{} passed, {} failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  const int cc = flash::testing::device_compute_capability();
+  if (opt.flags.decode) return run_decode(opt, cc);
+  if (opt.flags.bwd) return run_backward(opt, cc);
+  return run_forward(opt, cc);
 }

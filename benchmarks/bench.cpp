@@ -3,6 +3,7 @@
 //   ./bench --seq 4096 --dhead 128            FlashAttention's defaults: batch = 16384 / seq,
 //                                             heads = 2048 / dhead, bf16, non-causal
 //   ./bench --seq 8192 --causal --kernel tiled --benchmark_format=json
+//   ./bench --kernel auto                     what the API's default picks (its name in the label)
 //   ./bench --bwd --seq 8192 --dhead 128      the backward (every backward variant, and
 //                                             each in deterministic mode: "<name>-det");
 //                                             O and the LSE come from a forward call
@@ -10,159 +11,165 @@
 //                                             the issue (batch 1 x 128k, 16 x 8k, 64 x 4k keys),
 //                                             heads 32 / 8, dhead 128, bf16, contiguous and
 //                                             paged (page 16 and 256) caches
-//   ./bench --decode --batch 4 --cache 32768 --page-size 64 --seqlen-q 4 --splits 8
+//   ./bench --decode --batch 4 --cache 32768 --page-size 64 --seqlen-q 4 --append 4 --causal --splits 8
+//   ./bench --help                            bench's flags, then Google Benchmark's
 //
-// Decode counters: us (median) and GB/s = bytes of K and V read / time. The
-// call is timed whole (metadata check, attention, combine) on the
-// asynchronous path (sync_check off, a status tensor instead).
-//
-// Each iteration times one forward call with CUDA events (manual time) after
-// warm-up launches; when the inputs would fit in L2 a buffer twice its size is
-// overwritten before every iteration, so no run reads a warm cache. Counters:
-// ms (median over the iterations) and TFLOPS = 4 * B * Hq * Sq * Sk * D /
-// median time, halved when causal; the backward counts 2.5x that.
+// The flags, the FLOP counts and the timer are runner's too
+// (src/testing/tools.h): each iteration times one call with CUDA events
+// after kWarmupCalls untimed calls; when the inputs would fit in L2 a buffer
+// twice its size is overwritten before every iteration, so no call reads a
+// warm cache. Counters: ms (median over the iterations) and TFLOPS = 4 * B *
+// Hq * Sq * Sk * D / median, halved when causal; the backward counts 2.5x.
+// Decode: us (median), GB/s = bytes of K and V read / time, TFLOPS over the
+// keys each query row sees, and the split count; the call is timed whole
+// (metadata check, append, attention, combine) on the asynchronous path
+// (sync_check off, a status tensor instead).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <cstring>
+#include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "flash/flash.h"
 #include "testing/testing.h"
+#include "testing/tools.h"
 
 namespace {
 
 using flash::DType;
 using flash::testing::check;
 using flash::testing::DeviceBuffer;
+using flash::testing::L2Flush;
+using flash::testing::ProblemFlags;
+using flash::testing::Shape;
+using flash::testing::UsageError;
 
 struct Options {
-  int seq = 4096, seq_k = -1, dhead = 128, batch = -1, heads = -1, heads_kv = -1;
+  ProblemFlags flags;
   DType dtype = DType::bf16;
-  bool causal = false;
-  std::string kernel = "all";
-  bool bwd = false;
-  // --decode
-  bool decode = false;
-  int cache = -1, page_size = -1, seqlen_q = 1, splits = 0, append = 0;
+  Shape shape;  // forward and backward
 };
 
-constexpr int kWarmupLaunches = 3;
+void print_help() {
+  fmt::print(
+      "usage: bench [flags] [Google Benchmark flags]\n"
+      "Times every built variant that supports one shape (Google Benchmark, CUDA events).\n"
+      "{}"
+      "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
+      "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
+      "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
+      "Google Benchmark's flags:\n",
+      flash::testing::problem_flags_help());
+  benchmark::PrintDefaultHelp();
+}
 
 // Takes our flags out of argv, leaving Google Benchmark's.
 Options parse(int& argc, char** argv) {
   Options o;
   int out = 1;
   for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    auto value = [&]() -> std::string {
-      if (i + 1 >= argc) {
-        fmt::print(stderr, "bench: {} needs a value\n", a);
-        std::exit(2);
-      }
-      return argv[++i];
-    };
-    auto number = [&]() {
-      const std::string v = value();
-      char* end = nullptr;
-      const long n = std::strtol(v.c_str(), &end, 10);
-      if (end == v.c_str() || *end != '\0' || n <= 0) {
-        fmt::print(stderr, "bench: {} expects a positive integer, got '{}'\n", a, v);
-        std::exit(2);
-      }
-      return static_cast<int>(n);
-    };
-    if (a == "--seq") o.seq = number();
-    else if (a == "--seq-k") o.seq_k = number();
-    else if (a == "--dhead") o.dhead = number();
-    else if (a == "--batch") o.batch = number();
-    else if (a == "--heads") o.heads = number();
-    else if (a == "--heads-kv") o.heads_kv = number();
-    else if (a == "--causal") o.causal = true;
-    else if (a == "--decode") o.decode = true;
-    else if (a == "--bwd") o.bwd = true;
-    else if (a == "--cache") o.cache = number();
-    else if (a == "--page-size") {
-      const std::string v = value();
-      o.page_size = v == "0" ? 0 : std::atoi(v.c_str());
-      if (o.page_size <= 0 && v != "0") {
-        fmt::print(stderr, "bench: --page-size expects 0 (contiguous) or a power of two\n");
-        std::exit(2);
-      }
-    } else if (a == "--seqlen-q") o.seqlen_q = number();
-    else if (a == "--splits") o.splits = number();
-    else if (a == "--append") o.append = number();
-    else if (a == "--kernel") o.kernel = value();
-    else if (a == "--dtype") {
-      const std::string d = value();
-      if (d == "bf16") o.dtype = DType::bf16;
-      else if (d == "f16") o.dtype = DType::f16;
-      else if (d == "f32") o.dtype = DType::f32;
-      else {
-        fmt::print(stderr, "bench: --dtype must be bf16, f16 or f32\n");
-        std::exit(2);
-      }
-    } else argv[out++] = argv[i];
+    if (std::string(argv[i]) == "-h") {
+      print_help();
+      std::exit(0);
+    }
+    if (!flash::testing::parse_problem_flag(argc, argv, i, o.flags)) argv[out++] = argv[i];
   }
   argc = out;
-  if (o.decode) return o;  // decode fills its own defaults (decode_shapes)
-  if (o.seq_k < 0) o.seq_k = o.seq;
-  if (o.batch < 0) o.batch = std::max(1, 16384 / o.seq);
-  if (o.heads < 0) o.heads = std::max(1, 2048 / o.dhead);
-  if (o.heads_kv < 0) o.heads_kv = o.heads;
+  const ProblemFlags& f = o.flags;
+  flash::testing::check_problem_flags(f);
+  if (f.dtypes.size() > 1) throw UsageError("bench times one dtype per run (--dtype all is the runner's)");
+  if (!f.dtypes.empty()) o.dtype = f.dtypes[0];
+  if (f.decode) return o;  // decode fills its own defaults (decode_shapes)
+  Shape& s = o.shape;
+  s.seqlen_q = f.seq.value_or(4096);
+  s.head_dim = f.dhead.value_or(128);
+  if (s.seqlen_q == 0 || s.head_dim == 0) throw UsageError("--seq and --dhead must be positive");
+  s.seqlen_k = f.seq_k.value_or(s.seqlen_q);
+  s.batch = f.batch.value_or(std::max(1, 16384 / s.seqlen_q));
+  s.heads_q = f.heads.value_or(std::max(1, 2048 / s.head_dim));
+  s.heads_kv = f.heads_kv.value_or(s.heads_q);
   return o;
 }
 
+// Google Benchmark's display reporter (console or JSON, as
+// --benchmark_format says) less one line of its context: Debian's
+// libbenchmark was built without NDEBUG and prints "***WARNING*** Library
+// was built as DEBUG. Timings may be affected.", which reads as if flash
+// were a debug build. It concerns the library's own CPU-side bookkeeping;
+// every time here is a CUDA event pair (manual time). The JSON file of
+// --benchmark_out is written by the library's own reporter, unchanged.
+class DisplayReporter : public benchmark::BenchmarkReporter {
+ public:
+  // The library owns the default reporter (a static), so it is not deleted here.
+  DisplayReporter() : inner_(benchmark::CreateDefaultDisplayReporter()) {}
+
+  bool ReportContext(const Context& context) override {
+    std::ostringstream err;
+    inner_->SetOutputStream(&GetOutputStream());
+    inner_->SetErrorStream(&err);
+    const bool go_on = inner_->ReportContext(context);
+    inner_->SetErrorStream(&GetErrorStream());
+    std::istringstream lines(err.str());
+    for (std::string line; std::getline(lines, line);)
+      if (line.find("Library was built as DEBUG") == std::string::npos) GetErrorStream() << line << '\n';
+    return go_on;
+  }
+  void ReportRuns(const std::vector<Run>& runs) override { inner_->ReportRuns(runs); }
+  void Finalize() override { inner_->Finalize(); }
+
+ private:
+  benchmark::BenchmarkReporter* inner_;
+};
+
 struct Inputs {
-  DeviceBuffer q, k, v, o, lse, flush;
+  DeviceBuffer q, k, v, o, lse;
   flash::ForwardArgs args;
   // --bwd: dO, the gradients, and the call (O and LSE from a forward call).
   DeviceBuffer dout, dq, dk, dv;
   flash::BackwardArgs bwd;
+  std::unique_ptr<L2Flush> flush;
 };
 
 Inputs make_inputs(const Options& o) {
   Inputs in;
+  const Shape& s = o.shape;
   const std::size_t es = flash::dtype_size(o.dtype);
-  const std::size_t nq = std::size_t(o.batch) * o.seq * o.heads * o.dhead;
-  const std::size_t nkv = std::size_t(o.batch) * o.seq_k * o.heads_kv * o.dhead;
+  const std::size_t nq = std::size_t(s.batch) * s.seqlen_q * s.heads_q * s.head_dim;
+  const std::size_t nkv = std::size_t(s.batch) * s.seqlen_k * s.heads_kv * s.head_dim;
   in.q = DeviceBuffer(nq * es);
   in.k = DeviceBuffer(nkv * es);
   in.v = DeviceBuffer(nkv * es);
   in.o = DeviceBuffer(nq * es);
-  in.lse = DeviceBuffer(std::size_t(o.batch) * o.heads * o.seq * sizeof(float));
+  in.lse = DeviceBuffer(std::size_t(s.batch) * s.heads_q * s.seqlen_q * sizeof(float));
   auto& a = in.args;
-  a.q = flash::make_contiguous(in.q.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
-  a.k = flash::make_contiguous(in.k.get(), o.dtype, {o.batch, o.seq_k, o.heads_kv, o.dhead});
-  a.v = flash::make_contiguous(in.v.get(), o.dtype, {o.batch, o.seq_k, o.heads_kv, o.dhead});
-  a.o = flash::make_contiguous(in.o.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
-  a.lse = flash::make_contiguous(in.lse.get(), DType::f32, {o.batch, o.heads, o.seq});
-  a.causal = o.causal;
+  a.q = flash::make_contiguous(in.q.get(), o.dtype, {s.batch, s.seqlen_q, s.heads_q, s.head_dim});
+  a.k = flash::make_contiguous(in.k.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
+  a.v = flash::make_contiguous(in.v.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
+  a.o = flash::make_contiguous(in.o.get(), o.dtype, {s.batch, s.seqlen_q, s.heads_q, s.head_dim});
+  a.lse = flash::make_contiguous(in.lse.get(), DType::f32, {s.batch, s.heads_q, s.seqlen_q});
+  a.causal = o.flags.causal;
   // Random normal inputs (never zeros: they run faster than real data).
   std::mt19937_64 rng(42);
   flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), a.q);
   flash::testing::upload(flash::testing::random_values(nkv, o.dtype, rng), a.k);
   flash::testing::upload(flash::testing::random_values(nkv, o.dtype, rng), a.v);
-
-  int device = 0, l2 = 0;
-  check(cudaGetDevice(&device), "cudaGetDevice");
-  check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
-  if ((2 * nq + 2 * nkv) * es < 4 * std::size_t(l2)) in.flush = DeviceBuffer(2 * std::size_t(l2));
-  if (o.bwd) {
+  in.flush = std::make_unique<L2Flush>((2 * nq + 2 * nkv) * es);
+  if (o.flags.bwd) {
     in.dout = DeviceBuffer(nq * es), in.dq = DeviceBuffer(nq * es);
     in.dk = DeviceBuffer(nkv * es), in.dv = DeviceBuffer(nkv * es);
     auto& b = in.bwd;
     b.q = a.q, b.k = a.k, b.v = a.v, b.o = a.o, b.lse = *a.lse;
-    b.dout = flash::make_contiguous(in.dout.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
-    b.dq = flash::make_contiguous(in.dq.get(), o.dtype, {o.batch, o.seq, o.heads, o.dhead});
-    b.dk = flash::make_contiguous(in.dk.get(), o.dtype, {o.batch, o.seq_k, o.heads_kv, o.dhead});
-    b.dv = flash::make_contiguous(in.dv.get(), o.dtype, {o.batch, o.seq_k, o.heads_kv, o.dhead});
-    b.causal = o.causal;
+    b.dout = flash::make_contiguous(in.dout.get(), o.dtype, {s.batch, s.seqlen_q, s.heads_q, s.head_dim});
+    b.dq = flash::make_contiguous(in.dq.get(), o.dtype, {s.batch, s.seqlen_q, s.heads_q, s.head_dim});
+    b.dk = flash::make_contiguous(in.dk.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
+    b.dv = flash::make_contiguous(in.dv.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
+    b.causal = o.flags.causal;
     flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), b.dout);
     flash::attention_forward(a);  // the real O and LSE
     check(cudaDeviceSynchronize(), "forward for the backward inputs");
@@ -176,78 +183,72 @@ Inputs& shared_inputs(const Options& o) {
   return in;
 }
 
-// Times `call` once per benchmark iteration with CUDA events (after
-// `before`, untimed) and returns the median in seconds.
-template <class Before, class Call> double median_seconds(benchmark::State& state, Before&& before, Call&& call) {
-  cudaEvent_t start, stop;
-  check(cudaEventCreate(&start), "event");
-  check(cudaEventCreate(&stop), "event");
-  std::vector<double> seconds;
-  for (auto _ : state) {
-    before(seconds.size());
-    check(cudaEventRecord(start), "event");
-    call();
-    check(cudaEventRecord(stop), "event");
-    check(cudaEventSynchronize(stop), "kernel");
-    float ms = 0;
-    check(cudaEventElapsedTime(&ms, start, stop), "event");
-    seconds.push_back(ms * 1e-3);
-    state.SetIterationTime(ms * 1e-3);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2];
-}
-
-// Warms up, then times `call` once per iteration (the L2 flushed before
-// each when the inputs fit in it); sets ms and TFLOPS for `flops`.
-template <class Call> void time_call(benchmark::State& state, const Options& o, Call&& call, double flops) {
+// kWarmupCalls untimed calls, then one timed call per iteration (after
+// `flush`); returns the median in ms, or a negative value when the
+// warm-up threw (the benchmark is then skipped with the error).
+template <class Call> double time_iterations(benchmark::State& state, L2Flush& flush, Call&& call) {
   try {
-    for (int i = 0; i < kWarmupLaunches; ++i) call();
+    for (int i = 0; i < flash::testing::kWarmupCalls; ++i) call();
     check(cudaDeviceSynchronize(), "warm-up");
   } catch (const flash::Error& e) {
     state.SkipWithError(e.what());
-    return;
+    return -1;
   }
-  const Inputs& in = shared_inputs(o);
-  const double median = median_seconds(
-      state,
-      [&](std::size_t i) {
-        if (in.flush.get()) check(cudaMemsetAsync(in.flush.get(), i & 0xff, in.flush.bytes()), "L2 flush");
-      },
-      call);
-  state.counters["ms"] = median * 1e3;
-  state.counters["TFLOPS"] = flops / median / 1e12;
+  flash::testing::GpuTimer timer;
+  std::vector<double> ms;
+  for (auto _ : state) {
+    flush();
+    ms.push_back(timer.time_ms(call));
+    state.SetIterationTime(ms.back() * 1e-3);
+  }
+  return flash::testing::median(std::move(ms));
 }
 
-double forward_flops(const Options& o) {
-  return 4.0 * o.batch * o.heads * double(o.seq) * o.seq_k * o.dhead * (o.causal ? 0.5 : 1.0);
+// Sets ms and TFLOPS from the median time of `call`.
+template <class Call> void time_call(benchmark::State& state, const Options& o, Call&& call, double flops) {
+  const double ms = time_iterations(state, *shared_inputs(o).flush, call);
+  if (ms < 0) return;
+  state.counters["ms"] = ms;
+  state.counters["TFLOPS"] = flops / (ms * 1e-3) / 1e12;
 }
 
 void run_variant(benchmark::State& state, const Options& o, const std::string& kernel) {
   flash::ForwardArgs args;
   try {
     args = shared_inputs(o).args;
+    args.kernel = kernel;
+    if (kernel == "auto") state.SetLabel(flash::plan_forward(args).kernel);
   } catch (const flash::Error& e) {
     state.SkipWithError(e.what());
     return;
   }
-  args.kernel = kernel;
-  time_call(state, o, [&] { flash::attention_forward(args); }, forward_flops(o));
+  time_call(state, o, [&] { flash::attention_forward(args); }, flash::testing::forward_flops(o.shape, args.causal));
 }
 
 void run_backward(benchmark::State& state, const Options& o, const std::string& kernel, bool deterministic) {
   flash::BackwardArgs args;
   try {
     args = shared_inputs(o).bwd;
+    args.kernel = kernel;
+    args.deterministic = deterministic;
+    if (kernel == "auto") state.SetLabel(flash::plan_backward(args).kernel);
   } catch (const flash::Error& e) {
     state.SkipWithError(e.what());
     return;
   }
-  args.kernel = kernel;
-  args.deterministic = deterministic;
-  time_call(state, o, [&] { flash::attention_backward(args); }, 2.5 * forward_flops(o));
+  time_call(state, o, [&] { flash::attention_backward(args); }, flash::testing::backward_flops(o.shape, args.causal));
+}
+
+// The names to register for --kernel: every variant that supports the
+// dtype and head dim ("all"), "auto" (the API resolves it per call), or the
+// one named.
+std::vector<std::string> kernels_to_run(const std::vector<flash::VariantInfo>& variants, const std::string& kernel,
+                                        DType dtype, int head_dim) {
+  if (kernel == "auto") return {"auto"};
+  std::vector<std::string> names;
+  for (const auto& v : variants)
+    if ((kernel == "all" || v.name == kernel) && v.supports(dtype, head_dim)) names.push_back(v.name);
+  return names;
 }
 
 // --- decode ---------------------------------------------------------------
@@ -256,11 +257,11 @@ struct DecodeShape {
   int batch, cache, page_size;  // page_size 0: contiguous
 };
 
-std::vector<DecodeShape> decode_shapes(const Options& o) {
+std::vector<DecodeShape> decode_shapes(const ProblemFlags& f) {
   std::vector<std::pair<int, int>> sizes = {{1, 131072}, {16, 8192}, {64, 4096}};
-  if (o.batch > 0 || o.cache > 0) sizes = {{o.batch > 0 ? o.batch : 1, o.cache > 0 ? o.cache : 8192}};
+  if (f.batch || f.cache) sizes = {{f.batch.value_or(1), f.cache.value_or(8192)}};
   std::vector<int> pages = {0, 16, 256};
-  if (o.page_size >= 0) pages = {o.page_size};
+  if (f.page_size) pages = {*f.page_size};
   std::vector<DecodeShape> out;
   for (auto [b, c] : sizes)
     for (int p : pages) out.push_back({b, c, p});
@@ -280,34 +281,54 @@ void fill_random(void* dst, std::size_t bytes, DType dtype, std::mt19937_64& rng
           "fill");
 }
 
+// The decode problem's dimensions (the buffers are bench's own: far larger
+// than the tests' DecodeProblem, and without a reference).
+flash::testing::DecodeSpec decode_spec(const Options& o, const DecodeShape& sh) {
+  const ProblemFlags& f = o.flags;
+  flash::testing::DecodeSpec s;
+  s.dtype = o.dtype;
+  s.batch = sh.batch;
+  s.seqlen_q = f.seqlen_q.value_or(1);
+  s.heads_q = f.heads.value_or(32);
+  s.heads_kv = f.heads_kv.value_or(8);
+  s.head_dim = f.dhead.value_or(128);
+  s.page_size = sh.page_size;
+  s.seqlen_new = f.append.value_or(0);
+  s.capacity = sh.cache + s.seqlen_new;  // room for the appended keys
+  s.causal = f.causal;
+  s.num_splits = f.splits.value_or(0);
+  s.lens.assign(sh.batch, sh.cache);  // every sequence's cache full
+  return s;
+}
+
 void run_decode(benchmark::State& state, const Options& o, const DecodeShape& sh, const std::string& kernel) {
-  const int B = sh.batch, L = sh.cache, Hq = o.heads > 0 ? o.heads : 32, Hkv = o.heads_kv > 0 ? o.heads_kv : 8;
-  const int D = o.dhead, Sq = o.seqlen_q, Snew = o.append;
-  const std::size_t es = flash::dtype_size(o.dtype);
+  const flash::testing::DecodeSpec spec = decode_spec(o, sh);
+  const int B = spec.batch, Hq = spec.heads_q, Hkv = spec.heads_kv, D = spec.head_dim, Sq = spec.seqlen_q;
+  const int Snew = spec.seqlen_new;
+  const std::size_t es = flash::dtype_size(spec.dtype);
   const bool paged = sh.page_size > 0;
-  const int capacity = L + Snew;  // room for the appended keys
-  const int max_pages = paged ? (capacity + sh.page_size - 1) / sh.page_size : 0;
+  const int max_pages = paged ? (spec.capacity + sh.page_size - 1) / sh.page_size : 0;
   const std::int64_t blocks = paged ? std::int64_t(B) * max_pages : B;
-  const std::int64_t rows = paged ? sh.page_size : capacity;
+  const std::int64_t rows = paged ? sh.page_size : spec.capacity;
   const std::size_t cache_bytes = std::size_t(blocks) * rows * Hkv * D * es;
   std::mt19937_64 rng(7);
   DeviceBuffer q(std::size_t(B) * Sq * Hq * D * es), o_buf(std::size_t(B) * Sq * Hq * D * es);
   DeviceBuffer kc(cache_bytes), vc(cache_bytes), lens(std::size_t(B) * 4), table(std::max<std::size_t>(4, std::size_t(B) * max_pages * 4));
   DeviceBuffer kn(std::max<std::size_t>(16, std::size_t(B) * Snew * Hkv * D * es)), vn(kn.bytes());
   DeviceBuffer lse(std::size_t(B) * Hq * Sq * 4), status(16);
-  fill_random(q.get(), q.bytes(), o.dtype, rng);
-  fill_random(kc.get(), cache_bytes, o.dtype, rng);
-  fill_random(vc.get(), cache_bytes, o.dtype, rng);
-  fill_random(kn.get(), kn.bytes(), o.dtype, rng);
-  fill_random(vn.get(), vn.bytes(), o.dtype, rng);
+  fill_random(q.get(), q.bytes(), spec.dtype, rng);
+  fill_random(kc.get(), cache_bytes, spec.dtype, rng);
+  fill_random(vc.get(), cache_bytes, spec.dtype, rng);
+  fill_random(kn.get(), kn.bytes(), spec.dtype, rng);
+  fill_random(vn.get(), vn.bytes(), spec.dtype, rng);
   flash::DecodeArgs a;
-  a.q = flash::make_contiguous(q.get(), o.dtype, {B, Sq, Hq, D});
-  a.o = flash::make_contiguous(o_buf.get(), o.dtype, {B, Sq, Hq, D});
+  a.q = flash::make_contiguous(q.get(), spec.dtype, {B, Sq, Hq, D});
+  a.o = flash::make_contiguous(o_buf.get(), spec.dtype, {B, Sq, Hq, D});
   a.lse = flash::make_contiguous(lse.get(), DType::f32, {B, Hq, Sq});
-  a.k_cache = flash::make_contiguous(kc.get(), o.dtype, {blocks, rows, Hkv, D});
-  a.v_cache = flash::make_contiguous(vc.get(), o.dtype, {blocks, rows, Hkv, D});
+  a.k_cache = flash::make_contiguous(kc.get(), spec.dtype, {blocks, rows, Hkv, D});
+  a.v_cache = flash::make_contiguous(vc.get(), spec.dtype, {blocks, rows, Hkv, D});
   a.cache_seqlens = flash::make_contiguous(lens.get(), DType::i32, {B});
-  flash::testing::upload(std::vector<double>(B, L), a.cache_seqlens);
+  flash::testing::upload(std::vector<double>(spec.lens.begin(), spec.lens.end()), a.cache_seqlens);
   if (paged) {
     std::vector<double> perm(std::size_t(B) * max_pages);
     for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = double(i);
@@ -316,46 +337,52 @@ void run_decode(benchmark::State& state, const Options& o, const DecodeShape& sh
     flash::testing::upload(perm, *a.page_table);
   }
   if (Snew > 0) {
-    a.k_new = flash::make_contiguous(kn.get(), o.dtype, {B, Snew, Hkv, D});
-    a.v_new = flash::make_contiguous(vn.get(), o.dtype, {B, Snew, Hkv, D});
+    a.k_new = flash::make_contiguous(kn.get(), spec.dtype, {B, Snew, Hkv, D});
+    a.v_new = flash::make_contiguous(vn.get(), spec.dtype, {B, Snew, Hkv, D});
   }
-  a.causal = true;
-  a.num_splits = o.splits;
+  a.causal = spec.causal;
+  a.num_splits = spec.num_splits;
   a.kernel = kernel;
   a.sync_check = false;
   a.status = flash::make_contiguous(status.get(), DType::i32, {4});
   int splits = 0;
   try {
-    splits = flash::plan_decode(a).num_splits;
-    for (int i = 0; i < kWarmupLaunches; ++i) flash::attention_decode(a);
-    check(cudaDeviceSynchronize(), "warm-up");
-    std::int32_t st = 0;
-    check(cudaMemcpy(&st, status.get(), 4, cudaMemcpyDeviceToHost), "status");
-    if (st != 0) throw flash::Error("decode status " + std::to_string(st));
+    const flash::DecodePlan plan = flash::plan_decode(a);
+    splits = plan.num_splits;
+    if (kernel == "auto") state.SetLabel(plan.kernel);
   } catch (const flash::Error& e) {
     state.SkipWithError(e.what());
     return;
   }
-  // The caches (>= 256 MiB at the default shapes) are far larger than L2.
-  const double median = median_seconds(state, [](std::size_t) {}, [&] { flash::attention_decode(a); });
-  const double kv_bytes = 2.0 * B * double(L + Snew) * Hkv * D * es;
-  state.counters["us"] = median * 1e6;
-  state.counters["GB/s"] = kv_bytes / median / 1e9;
+  // The caches (>= 256 MiB at the default shapes) are far larger than L2:
+  // the flush then does nothing.
+  L2Flush flush(2 * cache_bytes + q.bytes() + o_buf.bytes());
+  const double ms = time_iterations(state, flush, [&] { flash::attention_decode(a); });
+  if (ms < 0) return;
+  int words[4] = {};
+  check(cudaMemcpy(words, status.get(), sizeof(words), cudaMemcpyDeviceToHost), "status");
+  if (words[0] != 0) {
+    state.SkipWithError(("decode status: " + flash::describe_decode_status(words)).c_str());
+    return;
+  }
+  state.counters["us"] = ms * 1e3;
+  state.counters["GB/s"] = flash::testing::decode_kv_bytes(spec) / (ms * 1e-3) / 1e9;
+  state.counters["TFLOPS"] = flash::testing::decode_flops(spec) / (ms * 1e-3) / 1e12;
   state.counters["splits"] = splits;
 }
 
 int register_decode(const Options& o) {
+  const ProblemFlags& f = o.flags;
   int registered = 0;
-  for (const auto& v : flash::decode_variants()) {
-    if (o.kernel != "all" && v.name != o.kernel) continue;
-    if (!v.supports(o.dtype, o.dhead)) continue;
-    for (const DecodeShape& sh : decode_shapes(o)) {
+  for (const std::string& kernel : kernels_to_run(flash::decode_variants(), f.kernel, o.dtype, f.dhead.value_or(128))) {
+    for (const DecodeShape& sh : decode_shapes(f)) {
+      const flash::testing::DecodeSpec s = decode_spec(o, sh);
       const std::string name = fmt::format(
-          "decode/{}/b{}_cache{}_{}_hq{}_hkv{}_sq{}{}_d{}_{}", v.name, sh.batch, sh.cache,
-          sh.page_size ? fmt::format("page{}", sh.page_size) : std::string("contiguous"), o.heads > 0 ? o.heads : 32,
-          o.heads_kv > 0 ? o.heads_kv : 8, o.seqlen_q, o.append ? fmt::format("_new{}", o.append) : std::string(),
-          o.dhead, flash::dtype_name(o.dtype));
-      benchmark::RegisterBenchmark(name.c_str(), [o, sh, kn = v.name](benchmark::State& st) { run_decode(st, o, sh, kn); })
+          "decode/{}/b{}_cache{}_{}_hq{}_hkv{}_sq{}{}_d{}_{}{}", kernel, sh.batch, sh.cache,
+          sh.page_size ? fmt::format("page{}", sh.page_size) : std::string("contiguous"), s.heads_q, s.heads_kv,
+          s.seqlen_q, s.seqlen_new ? fmt::format("_new{}", s.seqlen_new) : std::string(), s.head_dim,
+          flash::dtype_name(s.dtype), s.causal ? "_causal" : "");
+      benchmark::RegisterBenchmark(name.c_str(), [o, sh, kernel](benchmark::State& st) { run_decode(st, o, sh, kernel); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
           ->MinTime(0.3);
@@ -365,58 +392,72 @@ int register_decode(const Options& o) {
   return registered;
 }
 
+// The GPU's name in the context block (console and JSON), beside the CPU's.
+void add_gpu_context() {
+  int device = 0;
+  cudaDeviceProp prop{};
+  if (cudaGetDevice(&device) != cudaSuccess || cudaGetDeviceProperties(&prop, device) != cudaSuccess) return;
+  benchmark::AddCustomContext("gpu", fmt::format("{} (compute capability {}.{}, {} SMs)", prop.name, prop.major,
+                                                 prop.minor, prop.multiProcessorCount));
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  const Options o = parse(argc, argv);
-  benchmark::Initialize(&argc, argv);
+  Options o;
+  try {
+    o = parse(argc, argv);
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "bench: {} (bench --help lists the flags)\n", e.what());
+    return 2;
+  }
+  benchmark::Initialize(&argc, argv, print_help);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
   std::string why;
   if (!flash::testing::gpu_available(&why)) {
-    fmt::print(stderr, "bench: {}\n", why);
+    fmt::print(stderr, "bench: {}; nothing to time\n", why);
     return 2;
   }
-  if (o.decode) {
-    if (register_decode(o) == 0) {
-      fmt::print(stderr, "bench: no built decode variant supports dhead {} {}\n", o.dhead, flash::dtype_name(o.dtype));
-      return 2;
-    }
-    benchmark::RunSpecifiedBenchmarks();
-    benchmark::Shutdown();
-    return 0;
-  }
-  const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}", o.batch, o.heads, o.heads_kv, o.seq,
-                                        o.seq_k, o.dhead, flash::dtype_name(o.dtype), o.causal ? "_causal" : "");
+  add_gpu_context();
+  const ProblemFlags& f = o.flags;
   int registered = 0;
-  for (const auto& v : flash::backward_variants()) {
-    if (!o.bwd) break;
-    if (o.kernel != "all" && v.name != o.kernel) continue;
-    if (!v.supports(o.dtype, o.dhead)) continue;
-    for (bool det : {false, true}) {
-      benchmark::RegisterBenchmark(("bwd/" + v.name + (det ? "-det/" : "/") + shape).c_str(),
-                                   [o, det, name = v.name](benchmark::State& st) { run_backward(st, o, name, det); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMillisecond)
-          ->MinTime(0.5);
-      ++registered;
+  std::string what;
+  if (f.decode) {
+    registered = register_decode(o);
+    what = fmt::format("decode at dhead {} {}", f.dhead.value_or(128), flash::dtype_name(o.dtype));
+  } else {
+    const Shape& s = o.shape;
+    const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}", s.batch, s.heads_q, s.heads_kv,
+                                          s.seqlen_q, s.seqlen_k, s.head_dim, flash::dtype_name(o.dtype),
+                                          f.causal ? "_causal" : "");
+    what = shape;
+    if (f.bwd) {
+      for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, s.head_dim))
+        for (bool det : {false, true}) {
+          benchmark::RegisterBenchmark(("bwd/" + kernel + (det ? "-det/" : "/") + shape).c_str(),
+                                       [o, det, kernel](benchmark::State& st) { run_backward(st, o, kernel, det); })
+              ->UseManualTime()
+              ->Unit(benchmark::kMillisecond)
+              ->MinTime(0.5);
+          ++registered;
+        }
+    } else {
+      for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, s.head_dim)) {
+        benchmark::RegisterBenchmark(("fwd/" + kernel + "/" + shape).c_str(),
+                                     [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); })
+            ->UseManualTime()
+            ->Unit(benchmark::kMillisecond)
+            ->MinTime(0.5);
+        ++registered;
+      }
     }
-  }
-  for (const auto& v : flash::forward_variants()) {
-    if (o.bwd) break;
-    if (o.kernel != "all" && v.name != o.kernel) continue;
-    if (!v.supports(o.dtype, o.dhead)) continue;
-    benchmark::RegisterBenchmark(("fwd/" + v.name + "/" + shape).c_str(),
-                                 [o, name = v.name](benchmark::State& st) { run_variant(st, o, name); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond)
-        ->MinTime(0.5);
-    ++registered;
   }
   if (registered == 0) {
-    fmt::print(stderr, "bench: no built variant supports {} (kernel {})\n", shape, o.kernel);
+    fmt::print(stderr, "bench: no built variant supports {} (kernel {})\n", what, f.kernel);
     return 2;
   }
-  benchmark::RunSpecifiedBenchmarks();
+  DisplayReporter display;
+  benchmark::RunSpecifiedBenchmarks(&display);
   benchmark::Shutdown();
   return 0;
 }

@@ -5,8 +5,8 @@
 #   benchmarks/pack_gpu.sh           (copies binaries and shared libraries into .gpu/)
 # and writes logs under $OUT (default ./out).
 #   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh
-# Decode (KV cache): STEPS="dtests dsanitize dbench dsdpa".
-# Backward: STEPS="btests bsanitize bbench bsdpa" (BSEQS, BDHEADS, BBENCH_FILTER).
+# Decode (KV cache): STEPS="dtests dsanitize druner dbench dsdpa".
+# Backward: STEPS="btests bsanitize brunner bbench bsdpa" (BSEQS, BDHEADS, BBENCH_FILTER).
 set -u
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
@@ -36,6 +36,10 @@ for step in $STEPS; do
     runner)
       $BIN/runner > "$OUT/runner.txt" 2>&1; echo "runner rc=$?"; tail -3 "$OUT/runner.txt"
       $BIN/runner --seq 16384 --dhead 128 --kernel tiled >> "$OUT/runner.txt" 2>&1; tail -2 "$OUT/runner.txt" ;;
+    brunner)
+      $BIN/runner --bwd ${BRUNNER_ARGS:-} > "$OUT/runner_bwd.txt" 2>&1; echo "runner --bwd rc=$?"; tail -3 "$OUT/runner_bwd.txt" ;;
+    druner)
+      $BIN/runner --decode ${DRUNNER_ARGS:-} > "$OUT/runner_decode.txt" 2>&1; echo "runner --decode rc=$?"; tail -3 "$OUT/runner_decode.txt" ;;
     bench)
       # BENCH_FILTER_<dhead> narrows one head dim (e.g. BENCH_FILTER_64=mma).
       for d in $DHEADS; do for s in $SEQS; do for c in "" "--causal"; do

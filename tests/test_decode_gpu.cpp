@@ -22,19 +22,9 @@ namespace {
 
 using flash::DType;
 using flash::testing::DecodeSpec;
+using flash::testing::ragged_lens;
 
 using flash::gpu_test::test_seed;
-
-// Ragged lengths for `batch` sequences: 0 and 1 first, then random ones up to
-// the room the append leaves.
-std::vector<int> ragged_lens(int batch, int capacity, int seqlen_new, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const int room = capacity - seqlen_new;
-  std::uniform_int_distribution<int> dist(2, room);
-  std::vector<int> lens;
-  for (int b = 0; b < batch; ++b) lens.push_back(b == 0 ? 0 : b == 1 ? std::min(1, room) : b == 2 ? room : dist(rng));
-  return lens;
-}
 
 int decode_variants_checked(flash::testing::DecodeProblem& prob) {
   int checked = 0;

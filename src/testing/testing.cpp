@@ -457,6 +457,15 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
   return p;
 }
 
+std::vector<int> ragged_lens(int batch, int capacity, int seqlen_new, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const int room = capacity - seqlen_new;
+  std::uniform_int_distribution<int> dist(2, room);
+  std::vector<int> lens;
+  for (int b = 0; b < batch; ++b) lens.push_back(b == 0 ? 0 : b == 1 ? std::min(1, room) : b == 2 ? room : dist(rng));
+  return lens;
+}
+
 DecodeCheck run_and_check_decode(DecodeProblem& prob, const std::string& kernel) {
   DecodeCheck r;
   DecodeArgs args = prob.args;

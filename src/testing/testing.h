@@ -154,6 +154,10 @@ struct DecodeProblem {
 
 DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed);
 
+// Ragged cache lengths for `batch` sequences: 0, 1 and full (capacity -
+// seqlen_new, the room an append leaves) first, then random ones in between.
+std::vector<int> ragged_lens(int batch, int capacity, int seqlen_new, std::uint64_t seed);
+
 struct DecodeCheck {
   bool ok = false;
   std::string error;
