@@ -61,7 +61,7 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
     std::vector<float> s(Sk);
     float row_max = -std::numeric_limits<float>::infinity();
     for (int j = 0; j < Sk; ++j) {
-      if (p.causal && !causal_allows(i, j, Sq, Sk)) {
+      if (!visible(p, i, j)) {
         s[j] = -std::numeric_limits<float>::infinity();
         continue;
       }
@@ -88,7 +88,7 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
     for (int i : row_list) {
       double row_max = -std::numeric_limits<double>::infinity();
       for (int j = 0; j < Sk; ++j) {
-        if (p.causal && !causal_allows(i, j, Sq, Sk)) {
+        if (!visible(p, i, j)) {
           s[j] = -std::numeric_limits<double>::infinity();
           continue;
         }
@@ -172,7 +172,7 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
         const double* doi = &dout[q_idx(b, i, h)];
         double row_max = -std::numeric_limits<double>::infinity();
         for (int j = 0; j < Sk; ++j) {
-          if (p.causal && !causal_allows(i, j, Sq, Sk)) {
+          if (!visible(p, i, j)) {
             prob[j] = -std::numeric_limits<double>::infinity();
             continue;
           }

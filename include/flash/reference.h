@@ -42,6 +42,13 @@ inline bool causal_allows(int i, int j, int seqlen_q, int seqlen_k) {
   return static_cast<std::int64_t>(j) <= static_cast<std::int64_t>(i) + seqlen_k - seqlen_q;
 }
 
+// The mask rule, stated once for the reference and the tests: true when query
+// i of problem p sees key j (0 <= j < seqlen_k, and under the causal mask
+// causal_allows).
+inline bool visible(const Problem& p, int i, int j) {
+  return j >= 0 && j < p.seqlen_k && (!p.causal || causal_allows(i, j, p.seqlen_q, p.seqlen_k));
+}
+
 // Computes the rows listed in `rows` (query indices, for every batch and
 // head), or every row when `rows` is empty. Entries of rows not computed are
 // left at zero. Parallel over (batch, head) on `threads` threads (0: all cores).

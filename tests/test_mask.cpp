@@ -1,0 +1,125 @@
+// The mask component (kernels/common/mask.h) against its own element rule
+// and the fp64 reference's: every tile range a kernel iterates holds every
+// visible key and starts and ends on a tile that has one; every tile it
+// calls fully visible is. Shapes are random (seeded), with ragged lengths,
+// seqlen_q != seqlen_k both ways, and windows on either side.
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+
+#include "common/mask.h"
+#include "flash/reference.h"
+
+namespace {
+
+using flash::detail::Mask;
+using flash::detail::MaskSpec;
+
+// The window rule written out independently of Mask.
+bool window_rule(const MaskSpec& s, int sq, int sk, int i, int j) {
+  if (j < 0 || j >= sk) return false;
+  const long long diag = static_cast<long long>(sk) - sq;
+  const int right = s.causal ? 0 : s.window_right;
+  if (right >= 0 && j > i + diag + right) return false;
+  if (s.window_left >= 0 && j < i + diag - s.window_left) return false;
+  return true;
+}
+
+template <int kBlockM, int kBlockN> void check_tiles(const MaskSpec& spec, int sq, int sk) {
+  const Mask mask(spec, sq, sk);
+  const std::string where = "sq " + std::to_string(sq) + " sk " + std::to_string(sk) + " causal " +
+                            std::to_string(spec.causal) + " window (" + std::to_string(spec.window_left) + ", " +
+                            std::to_string(spec.window_right) + ")";
+  for (int i = 0; i < sq; ++i)
+    for (int j = 0; j < sk; ++j) ASSERT_EQ(mask.visible(i, j), window_rule(spec, sq, sk, i, j)) << where << " i " << i << " j " << j;
+
+  // Query blocks: the key-tile range and the fully visible tiles.
+  for (int m0 = 0; m0 < sq; m0 += kBlockM) {
+    const auto keys = mask.row_block(m0, kBlockM);
+    const auto tiles = keys.key_tiles<kBlockN>();
+    const int rows_end = std::min(m0 + kBlockM, sq);
+    auto tile_has_visible = [&](int n) {
+      for (int i = m0; i < rows_end; ++i)
+        for (int j = n * kBlockN; j < std::min((n + 1) * kBlockN, sk); ++j)
+          if (mask.visible(i, j)) return true;
+      return false;
+    };
+    const int num_n = (sk + kBlockN - 1) / kBlockN;
+    for (int n = 0; n < num_n; ++n) {
+      const bool inside = n >= tiles.begin && n < tiles.end;
+      if (!inside) EXPECT_FALSE(tile_has_visible(n)) << where << " m0 " << m0 << ": tile " << n << " skipped";
+      if (inside && !keys.needs_mask(n * kBlockN, kBlockN)) {
+        for (int i = m0; i < rows_end; ++i)
+          for (int j = n * kBlockN; j < (n + 1) * kBlockN; ++j)
+            ASSERT_TRUE(j < sk && mask.visible(i, j)) << where << " m0 " << m0 << ": tile " << n << " unmasked";
+      }
+    }
+    if (tiles.count() > 0) {
+      EXPECT_TRUE(tile_has_visible(tiles.begin)) << where << " m0 " << m0 << ": range not tight at the start";
+      EXPECT_TRUE(tile_has_visible(tiles.end - 1)) << where << " m0 " << m0 << ": range not tight at the end";
+    }
+  }
+
+  // Key blocks (the backward): the query-tile range.
+  for (int n0 = 0; n0 < sk; n0 += kBlockN) {
+    const auto q_tiles = mask.query_tiles<kBlockM>(n0, kBlockN);
+    auto tile_sees = [&](int m) {
+      for (int i = m * kBlockM; i < std::min((m + 1) * kBlockM, sq); ++i)
+        for (int j = n0; j < std::min(n0 + kBlockN, sk); ++j)
+          if (mask.visible(i, j)) return true;
+      return false;
+    };
+    const int num_m = (sq + kBlockM - 1) / kBlockM;
+    for (int m = 0; m < num_m; ++m)
+      if (m < q_tiles.begin || m >= q_tiles.end) EXPECT_FALSE(tile_sees(m)) << where << " n0 " << n0 << ": query tile " << m << " skipped";
+    if (q_tiles.count() > 0) {
+      EXPECT_TRUE(tile_sees(q_tiles.begin)) << where << " n0 " << n0;
+      EXPECT_TRUE(tile_sees(q_tiles.end - 1)) << where << " n0 " << n0;
+    }
+  }
+}
+
+TEST(Mask, CausalMatchesTheReference) {
+  for (int sq : {1, 17, 128, 203})
+    for (int sk : {1, 64, 113, 257}) {
+      flash::reference::Problem rp;
+      rp.seqlen_q = sq, rp.seqlen_k = sk, rp.causal = true;
+      const Mask mask(MaskSpec{true, -1, -1}, sq, sk);
+      for (int i = 0; i < sq; ++i)
+        for (int j = 0; j < sk; ++j) ASSERT_EQ(mask.visible(i, j), flash::reference::visible(rp, i, j)) << i << " " << j;
+    }
+}
+
+TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {
+  std::mt19937 rng(20261123);
+  std::uniform_int_distribution<int> len(1, 300), side(-1, 140), coin(0, 1);
+  for (int trial = 0; trial < 300; ++trial) {
+    const int sq = len(rng), sk = len(rng);
+    MaskSpec spec;
+    spec.causal = trial % 4 == 0;
+    if (trial % 4 >= 2) spec.window_left = side(rng);
+    if (trial % 4 == 3 && !spec.causal) spec.window_right = side(rng);
+    if (trial % 2 == 1 && coin(rng)) spec.window_right = side(rng);
+    if (spec.causal) spec.window_right = -1;
+    check_tiles<64, 64>(spec, sq, sk);
+    check_tiles<128, 80>(spec, sq, sk);
+    check_tiles<16, 32>(spec, sq, sk);
+  }
+}
+
+// A negative control: a window that the rule says hides keys must make some
+// tile need a mask (otherwise the checks above could pass vacuously).
+TEST(Mask, WindowsHideKeys) {
+  const Mask mask(MaskSpec{false, 3, 2}, 100, 100);
+  EXPECT_FALSE(mask.visible(50, 46));
+  EXPECT_TRUE(mask.visible(50, 47));
+  EXPECT_TRUE(mask.visible(50, 52));
+  EXPECT_FALSE(mask.visible(50, 53));
+  EXPECT_TRUE(mask.row_block(0, 64).needs_mask(0, 64));
+  const auto tiles = mask.key_tiles<16>(64, 16);  // rows 64..79 see keys 61..81
+  EXPECT_EQ(tiles.begin, 3);
+  EXPECT_EQ(tiles.end, 6);
+}
+
+}  // namespace
