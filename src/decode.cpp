@@ -137,6 +137,21 @@ DecodeParams check_args(const DecodeArgs& a) {
     fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
 
   const float scale = detail::softmax_scale(a.softmax_scale, p.head_dim);
+  // An append writes the caches; without one they are inputs like the rest.
+  const detail::NamedView k_cache{"k_cache", &a.k_cache}, v_cache{"v_cache", &a.v_cache}, none{"", nullptr};
+  const bool appends = p.seqlen_new > 0;
+  detail::check_no_overlap({{"q", &a.q},
+                            {"k_new", detail::view_or_null(a.k_new)},
+                            {"v_new", detail::view_or_null(a.v_new)},
+                            {"cache_seqlens", &a.cache_seqlens},
+                            {"page_table", detail::view_or_null(a.page_table)},
+                            appends ? none : k_cache,
+                            appends ? none : v_cache},
+                           {{"o", &a.o},
+                            {"lse", detail::view_or_null(a.lse)},
+                            {"status", detail::view_or_null(a.status)},
+                            appends ? k_cache : none,
+                            appends ? v_cache : none});
 
   p.q = a.q.data;
   p.k_cache = a.k_cache.data;

@@ -31,7 +31,11 @@ struct BackwardArgs {
   // The incoming gradient dL/dO, shaped like o.
   TensorView dout;
   // Outputs, in the dtype of q: dq shaped like q, dk and dv like k. With
-  // GQA/MQA, dk and dv sum over the query heads that share a KV head.
+  // GQA/MQA, dk and dv sum over the query heads that share a KV head. They
+  // may not overlap each other or any input (q, k, v, o, lse, dout); see
+  // flash/forward.h. Interleaved views into one [batch, seqlen, 3, heads,
+  // head_dim] buffer (FlashAttention's qkv-packed backward) share no byte
+  // and are fine.
   TensorView dq;
   TensorView dk;
   TensorView dv;

@@ -33,7 +33,13 @@ struct DecodeArgs {
   // cache_seqlens itself is not changed (as flash_attn_with_kvcache).
   std::optional<TensorView> k_new;
   std::optional<TensorView> v_new;
-  // [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  // Output: [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  //
+  // Outputs are o, lse, status and, when k_new / v_new append at least one
+  // token, k_cache and v_cache; they may not overlap each other or any input
+  // (q, k_new, v_new, cache_seqlens, page_table, and the caches when nothing
+  // is appended); see flash/forward.h. K and V pages interleaved in one
+  // buffer share no byte and are fine.
   TensorView o;
   // Optional fp32 [batch, heads_q, seqlen_q], natural log; -inf (with O = 0)
   // for rows that see no key.

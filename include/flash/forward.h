@@ -15,17 +15,28 @@ namespace flash {
 // these headers compile in a plain C++ translation unit.
 using Stream = CUstream_st*;
 
+// Outputs and inputs (forward, backward and decode alike): an output may
+// not share a byte of memory with an input or with another output, and
+// such a call throws flash::Error ("o overlaps q: ...") before anything is
+// written. Inputs may share memory (k and v may even be one view). The check
+// is exact, from each view's pointer, dtype, shape and strides: views that
+// interleave without sharing a byte are fine, e.g. q, k, v and o as four
+// parts of one [batch, seqlen, 4, heads, head_dim] buffer. Views whose
+// strides interleave too intricately for the check to decide within a fixed
+// amount of work are rejected as "may overlap"; the layouts in use (separate
+// buffers, packed qkv or kv, BSHD or BHSD) are decided in a few steps.
 struct ForwardArgs {
   // [batch, seqlen_q, heads_q, head_dim]
   TensorView q;
   // [batch, seqlen_k, heads_kv, head_dim]; heads_q must be a multiple of heads_kv (GQA/MQA).
   TensorView k;
   TensorView v;
-  // [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  // Output: [batch, seqlen_q, heads_q, head_dim], same dtype as q. It and
+  // lse may not overlap q, k, v or each other.
   TensorView o;
-  // Optional log-sum-exp of each row of scale * Q K^T (natural log), fp32,
-  // [batch, heads_q, seqlen_q]. Rows that see no key (seqlen_k 0, or fully
-  // masked by the causal mask) get O = 0 and LSE = -inf.
+  // Optional output: the log-sum-exp of each row of scale * Q K^T (natural
+  // log), fp32, [batch, heads_q, seqlen_q]. Rows that see no key (seqlen_k
+  // 0, or fully masked by the causal mask) get O = 0 and LSE = -inf.
   std::optional<TensorView> lse;
   // Defaults to 1 / sqrt(head_dim).
   std::optional<float> softmax_scale;
