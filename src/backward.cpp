@@ -163,9 +163,9 @@ void attention_backward(const BackwardArgs& args) {
   }
   const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
   p.compute_capability = dev.compute_capability;            // the kernels' per-architecture paths
-  void* ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_backward",
-                                    dev.device, stream);
-  detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
+  const detail::WorkspaceLease ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes,
+                                                          "plan_backward", dev.device, stream);
+  detail::check_cuda(r.variant->impl->run(p, ws.get(), stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
 }
 
 }  // namespace flash

@@ -251,10 +251,12 @@ void attention_decode(const DecodeArgs& args) {
   DecodeParams& p = r.params;
   if (p.batch == 0) return;  // nothing to check, append or compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
-  void* workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode",
-                                          detail::current_device().device, stream);
-  p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace);
-  detail::check_cuda(r.variant->impl->run(p, workspace, stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
+  // Held to the end: the status words are read back under the lease, before
+  // another call on this stream rewrites them.
+  const detail::WorkspaceLease workspace = detail::call_workspace(
+      args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode", detail::current_device().device, stream);
+  p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace.get());
+  detail::check_cuda(r.variant->impl->run(p, workspace.get(), stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
   detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),

@@ -164,9 +164,9 @@ void attention_forward(const ForwardArgs& args) {
     detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");
     return;
   }
-  if (r.workspace_bytes > 0)
-    p.workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward",
-                                         detail::current_device().device, stream);
+  const detail::WorkspaceLease workspace = detail::call_workspace(
+      args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward", detail::current_device().device, stream);
+  p.workspace = workspace.get();
   detail::check_cuda(r.variant->impl->run(p, stream), "kernel '" + std::string(r.variant->name) + "' launch");
 }
 

@@ -238,6 +238,15 @@ void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_
   }
 }
 
+void check_caller_workspace(const void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan) {
+  constexpr std::size_t kAlignment = 256;
+  if (given_bytes < bytes)
+    fail("workspace_bytes = " + std::to_string(given_bytes) + "; this call needs " + std::to_string(bytes) + " (see " +
+         std::string(plan) + ")");
+  if (reinterpret_cast<std::uintptr_t>(given) % kAlignment != 0)
+    fail("workspace is not " + std::to_string(kAlignment) + "-byte aligned");
+}
+
 void check_same_dtype(const char* name, const TensorView& t, DType expected) {
   if (t.dtype != expected)
     fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected " +

@@ -7,6 +7,7 @@
 #include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flash/error.h"
@@ -63,6 +64,11 @@ Overlap views_overlap(const TensorView& a, const TensorView& b, std::int64_t bud
 // skipped.
 void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
                       std::int64_t budget = kOverlapWorkBudget);
+
+// A caller's workspace for a call that needs `bytes` (> 0): at least that
+// large (larger is fine) and 256-byte aligned; `plan` names the function
+// that sizes it.
+void check_caller_workspace(const void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan);
 
 // t.dtype == expected, which is the dtype of q.
 void check_same_dtype(const char* name, const TensorView& t, DType expected);

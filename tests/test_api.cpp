@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "flash/flash.h"
+#include "validate.h"
 
 namespace {
 
@@ -191,6 +192,27 @@ TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
   EXPECT_EQ(t.numel(), 120);
   EXPECT_EQ(flash::dtype_size(DType::bf16), 2u);
   EXPECT_EQ(flash::dtype_name(DType::f32), "f32");
+}
+
+// A caller's workspace: at least the planned size (more is fine) and
+// 256-byte aligned. The entry points check it before launching (on a GPU:
+// test_concurrency_gpu.cpp); here the rule itself.
+TEST(ApiWorkspace, CallerWorkspaceSizeAndAlignment) {
+  alignas(256) static unsigned char ws[1024];
+  EXPECT_NO_THROW(flash::detail::check_caller_workspace(ws, 512, 512, "plan_forward"));
+  EXPECT_NO_THROW(flash::detail::check_caller_workspace(ws + 256, 768, 512, "plan_forward"));
+  try {
+    flash::detail::check_caller_workspace(ws, 511, 512, "plan_backward");
+    ADD_FAILURE() << "a short workspace passed";
+  } catch (const flash::Error& e) {
+    EXPECT_STREQ(e.what(), "workspace_bytes = 511; this call needs 512 (see plan_backward)");
+  }
+  try {
+    flash::detail::check_caller_workspace(ws + 16, 1008, 512, "plan_decode");
+    ADD_FAILURE() << "a misaligned workspace passed";
+  } catch (const flash::Error& e) {
+    EXPECT_STREQ(e.what(), "workspace is not 256-byte aligned");
+  }
 }
 
 }  // namespace

@@ -50,9 +50,10 @@ struct BackwardArgs {
   // "auto" (the fastest variant that supports the call) or a variant name
   // from flash::backward_variants().
   std::string kernel = "auto";
-  // Optional caller-owned device workspace (the fp32 dQ accumulator and
-  // rowsum(dO * O)); when null the library uses a cached buffer of its own
-  // per (device, stream). Size it with plan_backward().
+  // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
+  // units and, for mma unless deterministic, the fp32 dQ accumulator), sized
+  // by plan_backward(); when null the library's own (see "Workspace and
+  // threads" in flash/forward.h).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };

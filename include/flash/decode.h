@@ -55,6 +55,9 @@ struct DecodeArgs {
   Stream stream = nullptr;
   // "auto" or a variant name from flash::decode_variants().
   std::string kernel = "auto";
+  // Optional caller-owned device workspace (the status words and the
+  // splits' partial results), sized by plan_decode(); when null the
+  // library's own (see "Workspace and threads" in flash/forward.h).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   // The metadata (cache_seqlens, page_table) lives on the device, so it is

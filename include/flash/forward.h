@@ -15,6 +15,26 @@ namespace flash {
 // these headers compile in a plain C++ translation unit.
 using Stream = CUstream_st*;
 
+// Workspace and threads (forward, backward and decode alike). A call may
+// need device scratch memory: plan_*().workspace_bytes. With `workspace`
+// null the library supplies it from one buffer per (device, stream), which
+// a call holds from before its first kernel is enqueued until its last is,
+// so any number of host threads may call on one stream or on many. Warm, a
+// call allocates nothing and does not synchronize (decode's sync_check
+// aside). A buffer too small for a call is replaced by a new one of at
+// least twice its size, and the old one is never freed: work already
+// queued, or a CUDA graph captured with it, may still read it. A stream's
+// retired buffers add up to less than its current one; all of them live
+// until the process exits. While the stream is being captured into a CUDA
+// graph the buffer cannot grow, and a call that would need it to throws
+// flash::Error: make the same call once before the capture, or pass a
+// workspace. A graph captured with the library's buffer reads that
+// stream's buffer: replay it on the stream it was captured on.
+// A caller's `workspace` must be at least workspace_bytes long (longer is
+// fine; the call uses the first workspace_bytes) and 256-byte aligned (as
+// cudaMalloc returns), else flash::Error before anything is launched; no
+// other call may use it while this one's kernels may run.
+//
 // Outputs and inputs (forward, backward and decode alike): an output may
 // not share a byte of memory with an input or with another output, and
 // such a call throws flash::Error ("o overlaps q: ...") before anything is
@@ -47,8 +67,8 @@ struct ForwardArgs {
   // "auto" (the fastest variant that supports the call) or a variant name
   // from flash::forward_variants().
   std::string kernel = "auto";
-  // Optional caller-owned device workspace; when null the library uses a
-  // cached buffer of its own per (device, stream). Size it with plan_forward().
+  // Optional caller-owned device workspace, sized by plan_forward(); when
+  // null the library's own (see "Workspace and threads" above).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };
