@@ -34,8 +34,9 @@ bool max_offset(const TensorView& t, std::int64_t& out) {
     if (__builtin_mul_overflow(t.shape[i] - 1, t.stride[i], &term)) return false;
     if (__builtin_add_overflow(out, term, &out)) return false;
   }
-  std::int64_t bytes = 0;  // the byte offset of the last element must fit too
-  return !__builtin_mul_overflow(out + 1, static_cast<std::int64_t>(dtype_size(t.dtype)), &bytes);
+  std::int64_t end = 0, bytes = 0;  // the byte offset of the last element must fit too
+  return !__builtin_add_overflow(out, 1, &end) &&
+         !__builtin_mul_overflow(end, static_cast<std::int64_t>(dtype_size(t.dtype)), &bytes);
 }
 
 // A view of the given rank, non-negative sizes and strides, contiguous last

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "flash/flash.h"
@@ -181,6 +182,26 @@ TEST_F(ApiErrors, BadSoftmaxScale) {
   expect_error({"softmax_scale", "finite"});
   args_.softmax_scale = -1.0f;
   expect_error({"softmax_scale"});
+}
+
+// Sizes whose product does not fit in int64: numel() saturates, the strides
+// make_contiguous cannot represent are INT64_MAX, and validation says so
+// (no undefined behaviour on the way).
+TEST_F(ApiErrors, SizesWhoseProductOverflows) {
+  const std::int64_t big = std::numeric_limits<int>::max();  // each size is valid on its own
+  const flash::TensorView t = flash::make_contiguous(buf_.q, DType::bf16, {big, big, big, kD});
+  EXPECT_EQ(t.numel(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(t.stride[2], kD);
+  EXPECT_EQ(t.stride[1], big * kD);
+  EXPECT_EQ(t.stride[0], std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(flash::make_contiguous(buf_.q, DType::bf16, {big, big, 0, kD}).numel(), 0);
+  EXPECT_EQ(flash::make_view(buf_.q, DType::bf16, {big, big, big, big}, {0, 0, 0, 1}).numel(),
+            std::numeric_limits<std::int64_t>::max());
+  args_.q = t;
+  expect_error({"q: shape [2147483647, 2147483647, 2147483647, 64]", "overflow 64 bits"});
+  // The last element's offset is INT64_MAX: it fits, the end of the view does not.
+  args_.q = flash::make_view(buf_.q, DType::bf16, {2, 1, 1, 1}, {std::numeric_limits<std::int64_t>::max(), 1, 1, 1});
+  expect_error({"q: shape [2, 1, 1, 1]", "overflow 64 bits"});
 }
 
 TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
