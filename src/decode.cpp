@@ -70,6 +70,16 @@ DecodeParams check_args(const DecodeArgs& a) {
     fail("q.shape[2] (heads_q) = " + std::to_string(p.heads_q) + " is not a multiple of k_cache.shape[2] (heads_kv) = " +
          std::to_string(p.heads_kv));
   p.group_size = p.heads_q / p.heads_kv;
+  // The kernels index rows in int grid dimensions: the attention's x is
+  // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits
+  // splits, the combine's x one CTA per (batch, head, query) row.
+  constexpr std::int64_t kMaxRowsPerKvHead = std::int64_t{INT32_MAX} / kMaxSplits * 16;
+  if (std::int64_t{p.seqlen_q} * p.group_size > kMaxRowsPerKvHead)
+    fail("q.shape[1] (seqlen_q) * heads_q / heads_kv = " + std::to_string(std::int64_t{p.seqlen_q} * p.group_size) +
+         " exceeds the decode limit of " + std::to_string(kMaxRowsPerKvHead) + " query rows per KV head");
+  std::int64_t rows = 0;
+  if (__builtin_mul_overflow(std::int64_t{p.batch} * p.heads_q, p.seqlen_q, &rows) || rows > INT32_MAX)
+    fail("q: batch * heads_q * seqlen_q exceeds the decode limit of 2^31 - 1 query rows");
   check_no_self_overlap("o", a.o);
 
   check_i32("cache_seqlens", a.cache_seqlens, 1);
@@ -84,7 +94,7 @@ DecodeParams check_args(const DecodeArgs& a) {
     check_dim("page_table", t, 0, "batch", p.batch, "q.shape[0]");
     const std::int64_t page_size = a.k_cache.shape[1];
     if (page_size < 1 || (page_size & (page_size - 1)) != 0)
-      fail("k_cache.shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two");
+      fail("k_cache.shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two (1 to 2^30)");
     p.page_table = static_cast<const int*>(t.data);
     p.page_table_stride = t.stride[0];
     p.max_pages = static_cast<int>(t.shape[1]);

@@ -1,15 +1,19 @@
 // Every class of invalid call raises flash::Error naming the argument, and
 // writes nothing. Validation runs before any device access, so host buffers
-// stand in for device memory and these tests run without a GPU.
+// stand in for device memory and these tests run without a GPU. Valid edge
+// cases (empty calls, the largest sizes) are checked to pass validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "flash/flash.h"
+#include "testing/testing.h"
 #include "validate.h"
 
 namespace {
@@ -18,6 +22,24 @@ using flash::DType;
 
 constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = 64;
 constexpr std::uint16_t kPattern = 0x7e57;
+
+// Fake device addresses for views that validation only compares (never
+// reads): far apart, so they overlap nothing.
+void* fake_address(std::uintptr_t i) { return reinterpret_cast<void*>((i + 1) << 44); }
+
+// A call that validation accepts: it returns, or, without a GPU, stops at
+// the device query, which comes after every argument check. Only plan_*
+// calls and calls that launch nothing are passed here, so host memory is
+// safe on a GPU machine too.
+void expect_valid(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const flash::Error& e) {
+    std::string why;
+    if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
+    else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
+  }
+}
 
 struct Buffers {
   alignas(256) std::uint16_t q[kB * kS * kH * kD];
@@ -318,10 +340,65 @@ TEST_F(DecodeApiErrors, HeadsNotAMultiple) {
   expect_error({"heads_q", "multiple", "heads_kv"});
 }
 
+// Any power of two is a page size (the kernels look up each key's page on
+// its own); nothing else is. The caches sit at fake addresses, so that
+// large pages overlap nothing.
 TEST_F(DecodeApiErrors, PageSizeMustBeAPowerOfTwo) {
-  make_paged();
-  args_.k_cache.shape[1] = args_.v_cache.shape[1] = 12;
-  expect_error({"page_size", "power of two"});
+  auto paged = [&](std::int64_t page_size) {
+    make_paged();
+    args_.k_cache = flash::make_contiguous(fake_address(0), DType::bf16, {kPages, page_size, kHkv, kD});
+    args_.v_cache = flash::make_contiguous(fake_address(1), DType::bf16, {kPages, page_size, kHkv, kD});
+  };
+  for (std::int64_t page_size : {0, 3, 12, 48, 1000}) {
+    paged(page_size);
+    expect_error({"page_size", "expected a power of two (1 to 2^30)"});
+  }
+  for (std::int64_t page_size : {1, 2, 8, 16, 256, 4096, 1 << 20}) {
+    paged(page_size);
+    expect_valid([&] { flash::plan_decode(args_); });
+  }
+}
+
+TEST_F(DecodeApiErrors, SoftmaxScale) {
+  args_.softmax_scale = 0.0f;
+  expect_error({"softmax_scale", "expected a finite value > 0"});
+  args_.softmax_scale = std::numeric_limits<float>::infinity();
+  expect_error({"softmax_scale", "expected a finite value > 0"});
+}
+
+// The kernels' int grids: seqlen_q * heads_q / heads_kv query rows per KV
+// head up to 134217712, batch * heads_q * seqlen_q up to 2^31 - 1. Every
+// view but cache_seqlens sits at a fake address.
+TEST_F(DecodeApiErrors, QueryRowLimits) {
+  auto shape = [&](std::int64_t batch, std::int64_t seqlen_q, std::int64_t heads_q, std::int64_t heads_kv) {
+    args_.q = flash::make_contiguous(fake_address(0), DType::bf16, {batch, seqlen_q, heads_q, kD});
+    args_.o = flash::make_contiguous(fake_address(1), DType::bf16, {batch, seqlen_q, heads_q, kD});
+    args_.k_cache = flash::make_contiguous(fake_address(2), DType::bf16, {batch, kCap, heads_kv, kD});
+    args_.v_cache = flash::make_contiguous(fake_address(3), DType::bf16, {batch, kCap, heads_kv, kD});
+    args_.cache_seqlens = flash::make_contiguous(fake_address(4), DType::i32, {batch});
+    args_.lse.reset();
+  };
+  constexpr std::int64_t kMaxRows = 134217712;  // 16 * ((2^31 - 1) / 256)
+  shape(1, kMaxRows / 4, 8, 2);
+  expect_valid([&] { flash::plan_decode(args_); });
+  shape(1, kMaxRows / 4 + 1, 8, 2);
+  expect_error({"seqlen_q", "134217716", "exceeds the decode limit of 134217712 query rows per KV head"});
+  shape(1024, 32767, 64, 64);  // 2^31 - 2^16 rows in all
+  expect_valid([&] { flash::plan_decode(args_); });
+  shape(1024, 32768, 64, 64);  // 2^31
+  expect_error({"batch * heads_q * seqlen_q exceeds the decode limit of 2^31 - 1 query rows"});
+}
+
+// batch 0 passes validation and launches nothing; seqlen_q 0 passes too
+// (on a GPU it runs the metadata check and the append, so only planned).
+TEST_F(DecodeApiErrors, EmptyCallsAreValid) {
+  for (auto* t : {&args_.q, &args_.o, &args_.k_cache, &args_.v_cache, &args_.cache_seqlens, &*args_.lse})
+    t->shape[0] = 0;
+  expect_valid([&] { flash::attention_decode(args_); });
+  SetUp();
+  args_.q.shape[1] = args_.o.shape[1] = args_.lse->shape[2] = 0;
+  expect_valid([&] { flash::plan_decode(args_); });
+  for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
 }
 
 TEST_F(DecodeApiErrors, PageTableShapeAndDtype) {
@@ -359,8 +436,14 @@ TEST_F(DecodeApiErrors, MisalignedCache) {
 }
 
 TEST_F(DecodeApiErrors, NumSplitsAndStatus) {
-  args_.num_splits = -1;
-  expect_error({"num_splits"});
+  for (int splits : {-1, 257}) {
+    args_.num_splits = splits;
+    expect_error({"num_splits", "expected 0 (choose) to 256"});
+  }
+  for (int splits : {0, 1, 256}) {
+    args_.num_splits = splits;
+    expect_valid([&] { flash::plan_decode(args_); });
+  }
   args_.num_splits = 0;
   args_.status = flash::make_contiguous(buf_.lens, DType::i32, {2});
   expect_error({"status.shape[0]", "4"});
