@@ -199,11 +199,31 @@ TEST_F(ApiErrors, OverlappingOutput) {
   expect_error({"o", "overlap"});
 }
 
+// softmax_scale: finite and > 0, or a flash::Error (plan_forward too).
 TEST_F(ApiErrors, BadSoftmaxScale) {
-  args_.softmax_scale = std::nanf("");
-  expect_error({"softmax_scale", "finite"});
-  args_.softmax_scale = -1.0f;
-  expect_error({"softmax_scale"});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float scale : {0.0f, -0.0f, -1.0f, std::nanf(""), inf, -inf}) {
+    args_.softmax_scale = scale;
+    expect_error({"softmax_scale", "expected a finite value > 0"});
+    EXPECT_THROW(flash::plan_forward(args_), flash::Error) << scale;
+  }
+  args_.softmax_scale = 1e-30f;  // tiny is fine
+  expect_valid([&] { flash::plan_forward(args_); });
+}
+
+// batch 0 and seqlen_q 0 pass validation and write nothing; seqlen_k 0
+// passes too (on a GPU it writes O = 0 and LSE = -inf, so only planned here).
+TEST_F(ApiErrors, EmptyCallsAreValid) {
+  for (auto* t : {&args_.q, &args_.k, &args_.v, &args_.o, &*args_.lse}) t->shape[0] = 0;
+  expect_valid([&] { flash::attention_forward(args_); });
+  expect_valid([&] { EXPECT_EQ(flash::plan_forward(args_).workspace_bytes, 0u); });
+  SetUp();
+  args_.q.shape[1] = args_.o.shape[1] = args_.lse->shape[2] = 0;
+  expect_valid([&] { flash::attention_forward(args_); });
+  SetUp();
+  args_.k.shape[1] = args_.v.shape[1] = 0;
+  expect_valid([&] { EXPECT_EQ(flash::plan_forward(args_).workspace_bytes, 0u); });
+  for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
 }
 
 // Sizes whose product does not fit in int64: numel() saturates, the strides

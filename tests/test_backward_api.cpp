@@ -3,11 +3,15 @@
 // access, so host buffers stand in for device memory (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
 #include <string>
 
 #include "flash/flash.h"
+#include "testing/testing.h"
 
 namespace {
 
@@ -145,8 +149,39 @@ TEST_F(BackwardApiErrors, UnknownKernelAndBadScale) {
   args_.kernel = "nope";
   expect_error({"kernel", "unknown backward variant 'nope'", "tiled", "mma"});
   SetUp();
-  args_.softmax_scale = -1.0f;
-  expect_error({"softmax_scale"});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float scale : {0.0f, -1.0f, std::nanf(""), inf, -inf}) {
+    args_.softmax_scale = scale;
+    expect_error({"softmax_scale", "expected a finite value > 0"});
+  }
+}
+
+// A call that validation accepts: it returns, or, without a GPU, stops at
+// the device query, which comes after every argument check. Only plan_* and
+// calls that launch nothing are passed here (host memory stands in).
+void expect_valid(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const flash::Error& e) {
+    std::string why;
+    if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
+    else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+// batch 0 passes validation and launches nothing; seqlen_q 0 and seqlen_k 0
+// pass too (on a GPU they write zero gradients, so they are only planned).
+TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
+  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv, &args_.lse})
+    t->shape[0] = 0;
+  expect_valid([&] { flash::attention_backward(args_); });
+  SetUp();
+  args_.q.shape[1] = args_.o.shape[1] = args_.dout.shape[1] = args_.dq.shape[1] = args_.lse.shape[2] = 0;
+  expect_valid([&] { EXPECT_EQ(flash::plan_backward(args_).workspace_bytes, 0u); });
+  SetUp();
+  args_.k.shape[1] = args_.v.shape[1] = args_.dk.shape[1] = args_.dv.shape[1] = 0;
+  expect_valid([&] { EXPECT_EQ(flash::plan_backward(args_).workspace_bytes, 0u); });
+  for (auto x : buf_.dq) ASSERT_EQ(x, kPattern) << "dq was written";
 }
 
 TEST(BackwardRegistry, ListsTheLadder) {

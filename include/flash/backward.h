@@ -17,6 +17,9 @@
 
 namespace flash {
 
+// Empty calls: batch 0 launches and writes nothing; seqlen_k 0 writes
+// dq = 0, seqlen_q 0 writes dk = dv = 0. As for the forward, they are
+// validated like any other call and need a current device.
 struct BackwardArgs {
   // The forward's inputs: q [batch, seqlen_q, heads_q, head_dim]; k and v
   // [batch, seqlen_k, heads_kv, head_dim], heads_q a multiple of heads_kv.
@@ -39,7 +42,8 @@ struct BackwardArgs {
   TensorView dq;
   TensorView dk;
   TensorView dv;
-  // The forward's scale; defaults to 1 / sqrt(head_dim).
+  // The forward's scale; defaults to 1 / sqrt(head_dim). Finite and > 0, as
+  // ForwardArgs::softmax_scale.
   std::optional<float> softmax_scale;
   // The forward's bottom-right causal mask.
   bool causal = false;
@@ -47,8 +51,9 @@ struct BackwardArgs {
   // atomics); may be slower.
   bool deterministic = false;
   Stream stream = nullptr;
-  // "auto" (the fastest variant that supports the call) or a variant name
-  // from flash::backward_variants().
+  // A variant name from flash::backward_variants(), or "auto": the last
+  // variant in that (ladder) order that is built, supports the call and runs
+  // on this device.
   std::string kernel = "auto";
   // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
   // units and, for mma unless deterministic, the fp32 dQ accumulator), sized

@@ -45,6 +45,10 @@ using Stream = CUstream_st*;
 // strides interleave too intricately for the check to decide within a fixed
 // amount of work are rejected as "may overlap"; the layouts in use (separate
 // buffers, packed qkv or kv, BSHD or BHSD) are decided in a few steps.
+//
+// Empty calls: batch 0 or seqlen_q 0 launch and write nothing; seqlen_k 0
+// writes O = 0 and LSE = -inf. They are validated like any other call, and
+// the variant is chosen for the current device (so one is needed).
 struct ForwardArgs {
   // [batch, seqlen_q, heads_q, head_dim]
   TensorView q;
@@ -58,14 +62,17 @@ struct ForwardArgs {
   // log), fp32, [batch, heads_q, seqlen_q]. Rows that see no key (seqlen_k
   // 0, or fully masked by the causal mask) get O = 0 and LSE = -inf.
   std::optional<TensorView> lse;
-  // Defaults to 1 / sqrt(head_dim).
+  // Defaults to 1 / sqrt(head_dim). Must be finite and > 0 (the kernels take
+  // each row's maximum of the unscaled scores): 0, negative, NaN and inf
+  // are a flash::Error.
   std::optional<float> softmax_scale;
   // Causal mask aligned to the bottom-right corner: query i sees key j iff
   // j <= i + seqlen_k - seqlen_q (FlashAttention >= 2.1).
   bool causal = false;
   Stream stream = nullptr;
-  // "auto" (the fastest variant that supports the call) or a variant name
-  // from flash::forward_variants().
+  // A variant name from flash::forward_variants(), or "auto": the last
+  // variant in that (ladder) order that is built, supports the call and runs
+  // on this device (see flash/variants.h for how that relates to speed).
   std::string kernel = "auto";
   // Optional caller-owned device workspace, sized by plan_forward(); when
   // null the library's own (see "Workspace and threads" above).
