@@ -8,10 +8,11 @@
 // different streams use different buffers and different locks.
 //
 // A buffer too small for a call is replaced by a new one of twice its size
-// (or the call's size, if larger). The old buffer is never freed: kernels
-// already queued may still read it, and so may a CUDA graph captured with it
-// and replayed later. With doubling, the retired buffers of a stream add up
-// to less than its current one; all of them live until the process exits.
+// (or the call's size, if larger; just the call's size when twice does not
+// fit in memory). The old buffer is never freed: kernels already queued may
+// still read it, and so may a CUDA graph captured with it and replayed
+// later. With doubling, the retired buffers of a stream add up to less than
+// its current one; all of them live until the process exits.
 #include <algorithm>
 #include <cstdint>
 #include <limits>

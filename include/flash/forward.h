@@ -22,10 +22,10 @@ using Stream = CUstream_st*;
 // so any number of host threads may call on one stream or on many. Warm, a
 // call allocates nothing and does not synchronize (decode's sync_check
 // aside). A buffer too small for a call is replaced by a new one of at
-// least twice its size, and the old one is never freed: work already
-// queued, or a CUDA graph captured with it, may still read it. A stream's
-// retired buffers add up to less than its current one; all of them live
-// until the process exits. While the stream is being captured into a CUDA
+// least twice its size (memory permitting), and the old one is never freed:
+// work already queued, or a CUDA graph captured with it, may still read it.
+// So a stream's retired buffers add up to less than its current one; all of
+// them live until the process exits. While the stream is being captured into a CUDA
 // graph the buffer cannot grow, and a call that would need it to throws
 // flash::Error: make the same call once before the capture, or pass a
 // workspace. A graph captured with the library's buffer reads that
