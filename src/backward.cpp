@@ -165,7 +165,8 @@ void attention_backward(const BackwardArgs& args) {
   p.compute_capability = dev.compute_capability;            // the kernels' per-architecture paths
   const detail::WorkspaceLease ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes,
                                                           "plan_backward", dev.device, stream);
-  detail::check_cuda(r.variant->impl->run(p, ws.get(), stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
+  detail::check_cuda(r.variant->impl->run(p, ws.get(), stream),
+                     "backward kernel '" + std::string(r.variant->name) + "' launch");
 }
 
 }  // namespace flash

@@ -266,7 +266,8 @@ void attention_decode(const DecodeArgs& args) {
   const detail::WorkspaceLease workspace = detail::call_workspace(
       args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode", detail::current_device().device, stream);
   p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace.get());
-  detail::check_cuda(r.variant->impl->run(p, workspace.get(), stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
+  detail::check_cuda(r.variant->impl->run(p, workspace.get(), stream),
+                     "decode kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
   detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),

@@ -58,7 +58,8 @@ FwdParams check_args(const ForwardArgs& a) {
   if (a.lse) detail::check_lse(*a.lse, batch, heads_q, seqlen_q);
 
   const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
-  detail::check_no_overlap({{"q", &a.q}, {"k", &a.k}, {"v", &a.v}}, {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
+  detail::check_no_overlap({{"q", &a.q}, {"k", &a.k}, {"v", &a.v}},
+                           {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
 
   FwdParams p;
   p.q = a.q.data;

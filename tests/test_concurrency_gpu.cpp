@@ -72,7 +72,8 @@ using Outputs = std::vector<std::vector<double>>;
 std::string first_difference(const Outputs& got, const Outputs& want, std::size_t first = 0,
                              std::size_t last = std::size(kOutputNames)) {
   for (std::size_t i = first; i < last; ++i) {
-    if (got[i].size() != want[i].size()) return fmt::format("{}: {} elements, expected {}", kOutputNames[i], got[i].size(), want[i].size());
+    if (got[i].size() != want[i].size())
+      return fmt::format("{}: {} elements, expected {}", kOutputNames[i], got[i].size(), want[i].size());
     for (std::size_t j = 0; j < got[i].size(); ++j)
       if (!(got[i][j] == want[i][j]))
         return fmt::format("{}[{}] = {}, alone {}", kOutputNames[i], j, got[i][j], want[i][j]);

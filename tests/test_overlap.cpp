@@ -92,8 +92,8 @@ TEST(OverlapCheck, EmptyViewsShareNothing) {
 TensorView packed_part(char* base, DType dtype, std::int64_t b, std::int64_t s, std::int64_t parts, std::int64_t h,
                        std::int64_t d, std::int64_t part) {
   const std::int64_t row = parts * h * d;
-  return flash::make_view(base + part * h * d * static_cast<std::int64_t>(flash::dtype_size(dtype)), dtype, {b, s, h, d},
-                          {s * row, row, d, 1});
+  const std::int64_t offset = part * h * d * static_cast<std::int64_t>(flash::dtype_size(dtype));
+  return flash::make_view(base + offset, dtype, {b, s, h, d}, {s * row, row, d, 1});
 }
 
 TEST(OverlapCheck, PackedLayoutsInterleaveWithoutSharing) {
@@ -259,8 +259,8 @@ class BackwardOverlap : public OverlapApi {
  protected:
   void SetUp() override {
     OverlapApi::SetUp();
-    auto qv = [&](std::size_t slot) { return flash::make_contiguous(at(slot * kQElems), DType::bf16, {kB, kS, kH, kD}); };
-    auto kv = [&](std::size_t slot) { return flash::make_contiguous(at(slot * kQElems), DType::bf16, {kB, kS, kHkv, kD}); };
+    auto qv = [&](int slot) { return flash::make_contiguous(at(slot * kQElems), DType::bf16, {kB, kS, kH, kD}); };
+    auto kv = [&](int slot) { return flash::make_contiguous(at(slot * kQElems), DType::bf16, {kB, kS, kHkv, kD}); };
     a_.q = qv(0), a_.o = qv(1), a_.dout = qv(2), a_.dq = qv(3);
     a_.k = kv(4), a_.v = kv(5), a_.dk = kv(6), a_.dv = kv(7);
     a_.lse = flash::make_contiguous(at(8 * kQElems), DType::f32, {kB, kH, kS});
