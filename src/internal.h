@@ -66,10 +66,11 @@ class WorkspaceLease {
 };
 
 // The library's buffer of (device, stream), at least `bytes` long, with the
-// stream's lock. Warm, it allocates nothing and makes no CUDA call; to grow
+// stream's lock. Warm, it allocates nothing, makes no CUDA call and takes
+// no other lock (once the thread has called on the stream before). To grow
 // it allocates a bigger buffer and keeps the old one (queued work or a
-// captured graph may still read it), and it throws while the stream is being
-// captured.
+// captured graph may still read it); while the stream is being captured it
+// throws instead.
 WorkspaceLease cached_workspace(int device, cudaStream_t stream, std::size_t bytes);
 
 // The workspace of a call that needs `bytes`: the caller's (checked for size

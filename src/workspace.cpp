@@ -35,15 +35,22 @@ struct StreamWorkspace {
 
 // The entry of (device, stream). cudaStreamPerThread names a different
 // stream in every host thread, so for it the thread is part of the key.
-// Entries are never removed, and map nodes never move: the reference stays
-// valid after the index lock is released.
+// Entries are never removed, and map nodes never move, so a reference stays
+// valid after the index lock is released; each thread remembers the entry
+// it used last, so that a thread calling on one stream takes the index lock
+// only on its first call.
 StreamWorkspace& stream_workspace(int device, cudaStream_t stream) {
   using Key = std::tuple<int, cudaStream_t, std::thread::id>;
   static std::mutex index_mutex;
   static std::map<Key, StreamWorkspace> index;
+  thread_local Key last_key;
+  thread_local StreamWorkspace* last = nullptr;
   const Key key{device, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id()};
+  if (last != nullptr && key == last_key) return *last;
   std::lock_guard<std::mutex> lock(index_mutex);
-  return index[key];
+  last_key = key;
+  last = &index[key];
+  return *last;
 }
 
 // cudaMalloc in relaxed capture mode: while another thread captures a graph
