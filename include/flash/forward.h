@@ -29,7 +29,9 @@ using Stream = CUstream_st*;
 // graph the buffer cannot grow, and a call that would need it to throws
 // flash::Error: make the same call once before the capture, or pass a
 // workspace. A graph captured with the library's buffer reads that
-// stream's buffer: replay it on the stream it was captured on.
+// stream's buffer: replay it on the stream it was captured on. Buffers are
+// found by stream handle, and CUDA may give a new stream the handle of a
+// destroyed one: let a stream's work finish before destroying it.
 // A caller's `workspace` must be at least workspace_bytes long (longer is
 // fine; the call uses the first workspace_bytes) and 256-byte aligned (as
 // cudaMalloc returns), else flash::Error before anything is launched; no
