@@ -24,11 +24,11 @@ using Stream = CUstream_st*;
 // aside). A buffer too small for a call is replaced by a new one of at
 // least twice its size (memory permitting), and the old one is never freed:
 // work already queued, or a CUDA graph captured with it, may still read it.
-// So a stream's retired buffers add up to less than its current one; all of
-// them live until the process exits. While the stream is being captured into a CUDA
-// graph the buffer cannot grow, and a call that would need it to throws
-// flash::Error: make the same call once before the capture, or pass a
-// workspace. A graph captured with the library's buffer reads that
+// So a stream's retired buffers add up to less than its current one; all
+// of them live until the process exits. While the stream is being captured
+// into a CUDA graph the buffer cannot grow, and a call that would need it
+// to throws flash::Error: make the same call once before the capture, or
+// pass a workspace. A graph captured with the library's buffer reads that
 // stream's buffer: replay it on the stream it was captured on. Buffers are
 // found by stream handle, and CUDA may give a new stream the handle of a
 // destroyed one: let a stream's work finish before destroying it.
