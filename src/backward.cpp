@@ -62,6 +62,9 @@ BwdParams check_args(const BackwardArgs& a) {
   for (const auto& [name, t] : outputs) check_no_self_overlap(name, *t);
   detail::check_lse(a.lse, batch, heads_q, seqlen_q);
   const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
+  detail::check_no_overlap(
+      {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}, {"lse", &a.lse}, {"dout", &a.dout}},
+      {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}});
 
   BwdParams p;
   p.q = a.q.data, p.k = a.k.data, p.v = a.v.data, p.o = a.o.data, p.dout = a.dout.data;
@@ -161,9 +164,10 @@ void attention_backward(const BackwardArgs& args) {
   const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
   p.compute_capability = dev.compute_capability;            // the kernels' per-architecture paths
   p.sm_count = dev.sm_count;
-  void* ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_backward",
-                                    dev.device, stream);
-  detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
+  const detail::WorkspaceLease ws = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes,
+                                                          "plan_backward", dev.device, stream);
+  detail::check_cuda(r.variant->impl->run(p, ws.get(), stream),
+                     "backward kernel '" + std::string(r.variant->name) + "' launch");
 }
 
 }  // namespace flash

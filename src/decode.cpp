@@ -70,6 +70,16 @@ DecodeParams check_args(const DecodeArgs& a) {
     fail("q.shape[2] (heads_q) = " + std::to_string(p.heads_q) + " is not a multiple of k_cache.shape[2] (heads_kv) = " +
          std::to_string(p.heads_kv));
   p.group_size = p.heads_q / p.heads_kv;
+  // The kernels index rows in int grid dimensions: the attention's x is
+  // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits
+  // splits, the combine's x one CTA per (batch, head, query) row.
+  constexpr std::int64_t kMaxRowsPerKvHead = std::int64_t{INT32_MAX} / kMaxSplits * 16;
+  if (std::int64_t{p.seqlen_q} * p.group_size > kMaxRowsPerKvHead)
+    fail("q.shape[1] (seqlen_q) * heads_q / heads_kv = " + std::to_string(std::int64_t{p.seqlen_q} * p.group_size) +
+         " exceeds the decode limit of " + std::to_string(kMaxRowsPerKvHead) + " query rows per KV head");
+  std::int64_t rows = 0;
+  if (__builtin_mul_overflow(std::int64_t{p.batch} * p.heads_q, p.seqlen_q, &rows) || rows > INT32_MAX)
+    fail("q: batch * heads_q * seqlen_q exceeds the decode limit of 2^31 - 1 query rows");
   check_no_self_overlap("o", a.o);
 
   check_i32("cache_seqlens", a.cache_seqlens, 1);
@@ -84,7 +94,7 @@ DecodeParams check_args(const DecodeArgs& a) {
     check_dim("page_table", t, 0, "batch", p.batch, "q.shape[0]");
     const std::int64_t page_size = a.k_cache.shape[1];
     if (page_size < 1 || (page_size & (page_size - 1)) != 0)
-      fail("k_cache.shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two");
+      fail("k_cache.shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two (1 to 2^30)");
     p.page_table = static_cast<const int*>(t.data);
     p.page_table_stride = t.stride[0];
     p.max_pages = static_cast<int>(t.shape[1]);
@@ -137,6 +147,21 @@ DecodeParams check_args(const DecodeArgs& a) {
     fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
 
   const float scale = detail::softmax_scale(a.softmax_scale, p.head_dim);
+  // An append writes the caches; without one they are inputs like the rest.
+  const detail::NamedView k_cache{"k_cache", &a.k_cache}, v_cache{"v_cache", &a.v_cache}, none{"", nullptr};
+  const bool appends = p.seqlen_new > 0;
+  detail::check_no_overlap({{"q", &a.q},
+                            {"k_new", detail::view_or_null(a.k_new)},
+                            {"v_new", detail::view_or_null(a.v_new)},
+                            {"cache_seqlens", &a.cache_seqlens},
+                            {"page_table", detail::view_or_null(a.page_table)},
+                            appends ? none : k_cache,
+                            appends ? none : v_cache},
+                           {{"o", &a.o},
+                            {"lse", detail::view_or_null(a.lse)},
+                            {"status", detail::view_or_null(a.status)},
+                            appends ? k_cache : none,
+                            appends ? v_cache : none});
 
   p.q = a.q.data;
   p.k = a.k_cache.data;
@@ -238,10 +263,13 @@ void attention_decode(const DecodeArgs& args) {
   DecodeParams& p = r.params;
   if (p.batch == 0) return;  // nothing to check, append or compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
-  void* workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode",
-                                          detail::current_device().device, stream);
-  p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace);
-  detail::check_cuda(r.variant->impl->run(p, workspace, stream), "decode kernel '" + std::string(r.variant->name) + "' launch");
+  // Held to the end: the status words are read back under the lease, before
+  // another call on this stream rewrites them.
+  const detail::WorkspaceLease workspace = detail::call_workspace(
+      args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode", detail::current_device().device, stream);
+  p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace.get());
+  detail::check_cuda(r.variant->impl->run(p, workspace.get(), stream),
+                     "decode kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
   detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),

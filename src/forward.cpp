@@ -58,6 +58,8 @@ FwdParams check_args(const ForwardArgs& a) {
   if (a.lse) detail::check_lse(*a.lse, batch, heads_q, seqlen_q);
 
   const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
+  detail::check_no_overlap({{"q", &a.q}, {"k", &a.k}, {"v", &a.v}},
+                           {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
 
   FwdParams p;
   p.q = a.q.data;
@@ -166,11 +168,10 @@ void attention_forward(const ForwardArgs& args) {
   const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
   p.compute_capability = dev.compute_capability;
   p.sm_count = dev.sm_count;
-  void* workspace = nullptr;
-  if (r.workspace_bytes > 0)
-    workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward",
-                                       dev.device, stream);
-  detail::check_cuda(r.variant->impl->run(p, workspace, stream), "kernel '" + std::string(r.variant->name) + "' launch");
+  const detail::WorkspaceLease workspace =
+      detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward", dev.device, stream);
+  detail::check_cuda(r.variant->impl->run(p, workspace.get(), stream),
+                     "kernel '" + std::string(r.variant->name) + "' launch");
 }
 
 }  // namespace flash

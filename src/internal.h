@@ -5,8 +5,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/bwd_params.h"
@@ -38,15 +40,35 @@ inline const std::vector<RegisteredDecode>& decode_registry() { return registry<
 // The current device, or a flash::Error when there is none.
 const DeviceInfo& current_device();
 
-// A device buffer of at least `bytes` owned by the library, one per (device,
-// stream); it grows on demand and is reused, so warm calls allocate nothing.
-void* cached_workspace(int device, cudaStream_t stream, std::size_t bytes);
+// The workspace of one call, held from before its first kernel is enqueued
+// until after its last: the caller's buffer, or the library's buffer of
+// (device, stream) together with that stream's lock, so that no other call
+// enqueues work on the stream in between (workspace.cpp). Empty (null, no
+// lock) for a call that needs no workspace.
+class WorkspaceLease {
+ public:
+  WorkspaceLease() = default;
+  WorkspaceLease(void* ptr, std::unique_lock<std::mutex> lock) : ptr_(ptr), lock_(std::move(lock)) {}
+  void* get() const { return ptr_; }
+
+ private:
+  void* ptr_ = nullptr;
+  std::unique_lock<std::mutex> lock_;
+};
+
+// The library's buffer of (device, stream), at least `bytes` long, with the
+// stream's lock. Warm, it allocates nothing, makes no CUDA call and takes
+// no other lock (once the thread has called on the stream before). To grow
+// it allocates a bigger buffer and keeps the old one (queued work or a
+// captured graph may still read it); while the stream is being captured it
+// throws instead.
+WorkspaceLease cached_workspace(int device, cudaStream_t stream, std::size_t bytes);
 
 // The workspace of a call that needs `bytes`: the caller's (checked for size
 // and 256-byte alignment; `plan` names the function that sizes it) or the
 // library's cached one.
-void* call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan, int device,
-                     cudaStream_t stream);
+WorkspaceLease call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan,
+                              int device, cudaStream_t stream);
 
 // Why a registered variant cannot run params p on dev (empty: it can): its
 // compute-capability range, then its own limits check.

@@ -1,6 +1,7 @@
 // Argument checks shared by the entry points (validate.h).
 #include "validate.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -33,8 +34,9 @@ bool max_offset(const TensorView& t, std::int64_t& out) {
     if (__builtin_mul_overflow(t.shape[i] - 1, t.stride[i], &term)) return false;
     if (__builtin_add_overflow(out, term, &out)) return false;
   }
-  std::int64_t bytes = 0;  // the byte offset of the last element must fit too
-  return !__builtin_mul_overflow(out + 1, static_cast<std::int64_t>(dtype_size(t.dtype)), &bytes);
+  std::int64_t end = 0, bytes = 0;  // the byte offset of the last element must fit too
+  return !__builtin_add_overflow(out, 1, &end) &&
+         !__builtin_mul_overflow(end, static_cast<std::int64_t>(dtype_size(t.dtype)), &bytes);
 }
 
 // A view of the given rank, non-negative sizes and strides, contiguous last
@@ -78,6 +80,172 @@ void check_no_self_overlap(const char* name, const TensorView& t) {
            std::to_string(t.stride[d]) + "); an output needs distinct elements");
     extent = t.stride[d] * (t.shape[d] - 1) + extent;
   }
+}
+
+namespace {
+
+// Byte offsets in the overlap search: sums of two views' extents and a
+// pointer difference can pass 2^63, so they are 128-bit.
+using Wide = __int128;
+
+Wide floor_div(Wide a, Wide b) {  // b > 0
+  const Wide q = a / b;
+  return q * b > a ? q - 1 : q;
+}
+Wide ceil_div(Wide a, Wide b) { return -floor_div(-a, b); }
+Wide gcd(Wide a, Wide b) {
+  while (b != 0) a = std::exchange(b, a % b);
+  return a;
+}
+
+// coef * m for an integer m in [lo, hi]: one dimension of one of the two
+// views, in bytes (coef > 0).
+struct Term {
+  Wide coef, lo, hi;
+};
+constexpr int kMaxTerms = 2 * TensorView::kMaxRank;
+
+// Merges terms that one term can stand for exactly: when coef_j = k * coef_i
+// and k is at most the number of values of m_i, m_i + k * m_j takes every
+// integer in [lo_i + k lo_j, hi_i + k hi_j]. Equal strides of the two views
+// (the batch and row strides of a packed layout) and dimensions nested
+// contiguously collapse this way. Returns the new count, in ascending order.
+int merge_terms(Term* terms, int n) {
+  for (int i = 1; i < n; ++i)
+    for (int j = i; j > 0 && terms[j].coef < terms[j - 1].coef; --j) std::swap(terms[j], terms[j - 1]);
+  for (bool merged = true; merged;) {
+    merged = false;
+    for (int i = 0; i < n && !merged; ++i)
+      for (int j = i + 1; j < n && !merged; ++j) {
+        Term& t = terms[i];
+        const Term& u = terms[j];
+        if (u.coef % t.coef != 0 || u.coef / t.coef > t.hi - t.lo + 1) continue;
+        const Wide k = u.coef / t.coef;
+        t.lo += k * u.lo;
+        t.hi += k * u.hi;
+        std::copy(terms + j + 1, terms + n, terms + j);
+        --n;
+        merged = true;
+      }
+  }
+  return n;
+}
+
+// Folds terms into the target interval [lo, hi] while the smallest
+// coefficient is at most its width: the intervals [lo - m coef, hi - m coef]
+// of consecutive m then touch, so "the rest lies in one of them" is "the
+// rest lies in their union". Terms are in ascending order; returns the count
+// left.
+int absorb_terms(Term* terms, int n, Wide& lo, Wide& hi) {
+  int first = 0;
+  while (first < n && terms[first].coef <= hi - lo + 1) {
+    const Term& t = terms[first++];
+    lo -= t.coef * t.hi;
+    hi -= t.coef * t.lo;
+  }
+  std::copy(terms + first, terms + n, terms);
+  return n - first;
+}
+
+// Depth-first search for multipliers of terms[k..n) (largest coefficient
+// first) whose sum lies in [lo, hi]. A node is pruned when the range the
+// remaining terms reach misses [lo, hi] or no multiple of their gcd lies in
+// it; each node is one step of the budget.
+class OverlapSearch {
+ public:
+  OverlapSearch(const Term* terms, int n, std::int64_t budget) : terms_(terms), n_(n), budget_(budget) {
+    for (int k = n - 1; k >= 0; --k) {
+      min_[k] = min_[k + 1] + terms[k].coef * terms[k].lo;
+      max_[k] = max_[k + 1] + terms[k].coef * terms[k].hi;
+      gcd_[k] = gcd(terms[k].coef, gcd_[k + 1]);
+    }
+  }
+
+  Overlap find(int k, Wide lo, Wide hi) {
+    if (budget_-- <= 0) return Overlap::undecided;
+    if (hi < min_[k] || lo > max_[k]) return Overlap::none;
+    if (k == n_) return Overlap::shared;  // no term left, and 0 lies in [lo, hi]
+    if (floor_div(hi, gcd_[k]) * gcd_[k] < lo) return Overlap::none;
+    const Term& t = terms_[k];
+    const Wide first = std::max(t.lo, ceil_div(lo - max_[k + 1], t.coef));
+    const Wide last = std::min(t.hi, floor_div(hi - min_[k + 1], t.coef));
+    for (Wide m = first; m <= last; ++m) {
+      const Overlap r = find(k + 1, lo - m * t.coef, hi - m * t.coef);
+      if (r != Overlap::none) return r;
+    }
+    return Overlap::none;
+  }
+
+ private:
+  const Term* terms_;
+  int n_;
+  std::int64_t budget_;
+  // Over terms[k..n): the least and greatest sum, and the gcd of the coefficients.
+  Wide min_[kMaxTerms + 1] = {}, max_[kMaxTerms + 1] = {}, gcd_[kMaxTerms + 1] = {};
+};
+
+}  // namespace
+
+// The bytes of a view are data + sum_i x_i * stride_i * esize + r, for
+// 0 <= x_i < shape_i and 0 <= r < esize. So a and b share a byte iff
+//   sum_i x_i * (a.stride_i * ea) - sum_j y_j * (b.stride_j * eb)
+// lies in [d - (ea - 1), d + (eb - 1)], d = b.data - a.data: a bounded
+// linear Diophantine problem (NumPy's shares_memory solves the same one),
+// in which each dimension is a term coef * m. merge_terms and absorb_terms
+// rewrite it exactly; for the usual layouts nothing is left to search.
+Overlap views_overlap(const TensorView& a, const TensorView& b, std::int64_t budget) {
+  for (const TensorView* t : {&a, &b})
+    for (int i = 0; i < t->rank; ++i)
+      if (t->shape[i] == 0) return Overlap::none;
+  const Wide a0 = static_cast<Wide>(reinterpret_cast<std::uintptr_t>(a.data));
+  const Wide b0 = static_cast<Wide>(reinterpret_cast<std::uintptr_t>(b.data));
+  const Wide ea = static_cast<Wide>(dtype_size(a.dtype)), eb = static_cast<Wide>(dtype_size(b.dtype));
+  auto last_byte = [](const TensorView& t, Wide esize) {
+    Wide last = 0;
+    for (int i = 0; i < t.rank; ++i) last += static_cast<Wide>(t.shape[i] - 1) * t.stride[i];
+    return (last + 1) * esize - 1;
+  };
+  if (a0 + last_byte(a, ea) < b0 || b0 + last_byte(b, eb) < a0) return Overlap::none;
+
+  Term terms[kMaxTerms];
+  int n = 0;
+  for (int i = 0; i < a.rank; ++i)
+    if (a.shape[i] > 1 && a.stride[i] != 0) terms[n++] = {a.stride[i] * ea, 0, a.shape[i] - 1};
+  for (int j = 0; j < b.rank; ++j)
+    if (b.shape[j] > 1 && b.stride[j] != 0) terms[n++] = {b.stride[j] * eb, -(b.shape[j] - 1), 0};
+  Wide lo = b0 - a0 - (ea - 1), hi = b0 - a0 + (eb - 1);
+  n = merge_terms(terms, n);
+  n = absorb_terms(terms, n, lo, hi);
+  std::reverse(terms, terms + n);  // the search takes the largest coefficient first
+  return OverlapSearch(terms, n, budget).find(0, lo, hi);
+}
+
+void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
+                      std::int64_t budget) {
+  auto check = [budget](const NamedView& out, const NamedView& other) {
+    if (out.view == nullptr || other.view == nullptr) return;
+    const Overlap overlap = views_overlap(*out.view, *other.view, budget);
+    if (overlap == Overlap::shared)
+      fail(std::string(out.name) + " overlaps " + other.name +
+           ": outputs must not share memory with inputs or other outputs");
+    if (overlap == Overlap::undecided)
+      fail(std::string(out.name) + " may overlap " + other.name + ": their strides interleave too intricately for " +
+           "the overlap check to decide in " + std::to_string(budget) +
+           " steps; outputs must not share memory with inputs or other outputs");
+  };
+  for (auto out = outputs.begin(); out != outputs.end(); ++out) {
+    for (const NamedView& in : inputs) check(*out, in);
+    for (auto other = outputs.begin(); other != out; ++other) check(*out, *other);
+  }
+}
+
+void check_caller_workspace(const void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan) {
+  constexpr std::size_t kAlignment = 256;
+  if (given_bytes < bytes)
+    fail("workspace_bytes = " + std::to_string(given_bytes) + "; this call needs " + std::to_string(bytes) + " (see " +
+         std::string(plan) + ")");
+  if (reinterpret_cast<std::uintptr_t>(given) % kAlignment != 0)
+    fail("workspace is not " + std::to_string(kAlignment) + "-byte aligned");
 }
 
 void check_same_dtype(const char* name, const TensorView& t, DType expected) {

@@ -1,10 +1,13 @@
-// Argument checks shared by the entry points (forward, decode): each throws
-// flash::Error naming the argument and what was expected.
+// Argument checks shared by the entry points (forward, backward, decode):
+// each throws flash::Error naming the argument and what was expected.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "flash/error.h"
@@ -28,6 +31,44 @@ void check_view(const char* name, const TensorView& t, int rank);
 
 // Outputs must not alias themselves.
 void check_no_self_overlap(const char* name, const TensorView& t);
+
+// A tensor of a call, named for messages; view is null for an optional
+// argument that was not given.
+struct NamedView {
+  const char* name;
+  const TensorView* view;
+};
+
+inline const TensorView* view_or_null(const std::optional<TensorView>& t) { return t ? &*t : nullptr; }
+
+// Whether two views share memory, decided on their bytes (see views_overlap).
+enum class Overlap { none, shared, undecided };
+
+// Steps views_overlap may take to decide one pair of views. The usual
+// layouts (separate buffers, packed qkv, aliases) take a handful; the
+// budget bounds pathological strides.
+inline constexpr std::int64_t kOverlapWorkBudget = std::int64_t{1} << 16;
+
+// Whether views a and b (each valid for check_view) have a byte in common:
+// exactly, from each one's data pointer, element size, shape and strides, so
+// views that interleave without sharing a byte (dq, dk and dv in one packed
+// [batch, seqlen, 3, heads, head_dim] buffer) are `none`. A view with no
+// element shares nothing. `undecided` when the search needed more than
+// `budget` steps (0: only the byte ranges [first, last] are compared).
+Overlap views_overlap(const TensorView& a, const TensorView& b, std::int64_t budget = kOverlapWorkBudget);
+
+// Outputs may share no byte with an input or with another output: throws
+// "<output> overlaps <other>: ..." for the first pair that does, and "<output>
+// may overlap <other>: ..." when views_overlap is undecided for a pair (such
+// a call is rejected too). Inputs may overlap each other. Null views are
+// skipped.
+void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
+                      std::int64_t budget = kOverlapWorkBudget);
+
+// A caller's workspace for a call that needs `bytes` (> 0): at least that
+// large (larger is fine) and 256-byte aligned; `plan` names the function
+// that sizes it.
+void check_caller_workspace(const void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan);
 
 // t.dtype == expected, which is the dtype of q.
 void check_same_dtype(const char* name, const TensorView& t, DType expected);

@@ -1,14 +1,20 @@
 // Every class of invalid call raises flash::Error naming the argument, and
 // writes nothing. Validation runs before any device access, so host buffers
-// stand in for device memory and these tests run without a GPU.
+// stand in for device memory and these tests run without a GPU. Valid edge
+// cases (empty calls, the largest sizes) are checked to pass validation.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
 #include <vector>
 
 #include "flash/flash.h"
+#include "testing/testing.h"
+#include "validate.h"
 
 namespace {
 
@@ -17,10 +23,28 @@ using flash::DType;
 constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = 64;
 constexpr std::uint16_t kPattern = 0x7e57;
 
+// Fake device addresses for views that validation only compares (never
+// reads): far apart, so they overlap nothing.
+void* fake_address(std::uintptr_t i) { return reinterpret_cast<void*>((i + 1) << 44); }
+
+// A call that validation accepts: it returns, or, without a GPU, stops at
+// the device query, which comes after every argument check. Only plan_*
+// calls and calls that launch nothing are passed here, so host memory is
+// safe on a GPU machine too.
+void expect_valid(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const flash::Error& e) {
+    std::string why;
+    if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
+    else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
+  }
+}
+
 struct Buffers {
   alignas(256) std::uint16_t q[kB * kS * kH * kD];
   alignas(256) std::uint16_t k[kB * kS * kHkv * kD];
-  alignas(256) std::uint16_t v[kB * kS * kHkv * kD];
+  alignas(256) std::uint16_t v[kB * kS * kHkv * kD + 1];  // + 1: room for v shifted by one element
   alignas(256) std::uint16_t o[kB * kS * kH * kD];
   alignas(256) float lse[kB * kH * kS];
 };
@@ -175,11 +199,51 @@ TEST_F(ApiErrors, OverlappingOutput) {
   expect_error({"o", "overlap"});
 }
 
+// softmax_scale: finite and > 0, or a flash::Error (plan_forward too).
 TEST_F(ApiErrors, BadSoftmaxScale) {
-  args_.softmax_scale = std::nanf("");
-  expect_error({"softmax_scale", "finite"});
-  args_.softmax_scale = -1.0f;
-  expect_error({"softmax_scale"});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float scale : {0.0f, -0.0f, -1.0f, std::nanf(""), inf, -inf}) {
+    args_.softmax_scale = scale;
+    expect_error({"softmax_scale", "expected a finite value > 0"});
+    EXPECT_THROW(flash::plan_forward(args_), flash::Error) << scale;
+  }
+  args_.softmax_scale = 1e-30f;  // tiny is fine
+  expect_valid([&] { flash::plan_forward(args_); });
+}
+
+// batch 0 and seqlen_q 0 pass validation and write nothing; seqlen_k 0
+// passes too (on a GPU it writes O = 0 and LSE = -inf, so only planned here).
+TEST_F(ApiErrors, EmptyCallsAreValid) {
+  for (auto* t : {&args_.q, &args_.k, &args_.v, &args_.o, &*args_.lse}) t->shape[0] = 0;
+  expect_valid([&] { flash::attention_forward(args_); });
+  expect_valid([&] { EXPECT_EQ(flash::plan_forward(args_).workspace_bytes, 0u); });
+  SetUp();
+  args_.q.shape[1] = args_.o.shape[1] = args_.lse->shape[2] = 0;
+  expect_valid([&] { flash::attention_forward(args_); });
+  SetUp();
+  args_.k.shape[1] = args_.v.shape[1] = 0;
+  expect_valid([&] { EXPECT_EQ(flash::plan_forward(args_).workspace_bytes, 0u); });
+  for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
+}
+
+// Sizes whose product does not fit in int64: numel() saturates, the strides
+// make_contiguous cannot represent are INT64_MAX, and validation says so
+// (no undefined behaviour on the way).
+TEST_F(ApiErrors, SizesWhoseProductOverflows) {
+  const std::int64_t big = std::numeric_limits<int>::max();  // each size is valid on its own
+  const flash::TensorView t = flash::make_contiguous(buf_.q, DType::bf16, {big, big, big, kD});
+  EXPECT_EQ(t.numel(), std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(t.stride[2], kD);
+  EXPECT_EQ(t.stride[1], big * kD);
+  EXPECT_EQ(t.stride[0], std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(flash::make_contiguous(buf_.q, DType::bf16, {big, big, 0, kD}).numel(), 0);
+  EXPECT_EQ(flash::make_view(buf_.q, DType::bf16, {big, big, big, big}, {0, 0, 0, 1}).numel(),
+            std::numeric_limits<std::int64_t>::max());
+  args_.q = t;
+  expect_error({"q: shape [2147483647, 2147483647, 2147483647, 64]", "overflow 64 bits"});
+  // The last element's offset is INT64_MAX: it fits, the end of the view does not.
+  args_.q = flash::make_view(buf_.q, DType::bf16, {2, 1, 1, 1}, {std::numeric_limits<std::int64_t>::max(), 1, 1, 1});
+  expect_error({"q: shape [2, 1, 1, 1]", "overflow 64 bits"});
 }
 
 TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
@@ -191,6 +255,27 @@ TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
   EXPECT_EQ(t.numel(), 120);
   EXPECT_EQ(flash::dtype_size(DType::bf16), 2u);
   EXPECT_EQ(flash::dtype_name(DType::f32), "f32");
+}
+
+// A caller's workspace: at least the planned size (more is fine) and
+// 256-byte aligned. The entry points check it before launching (on a GPU:
+// test_concurrency_gpu.cpp); here the rule itself.
+TEST(ApiWorkspace, CallerWorkspaceSizeAndAlignment) {
+  alignas(256) static unsigned char ws[1024];
+  EXPECT_NO_THROW(flash::detail::check_caller_workspace(ws, 512, 512, "plan_forward"));
+  EXPECT_NO_THROW(flash::detail::check_caller_workspace(ws + 256, 768, 512, "plan_forward"));
+  try {
+    flash::detail::check_caller_workspace(ws, 511, 512, "plan_backward");
+    ADD_FAILURE() << "a short workspace passed";
+  } catch (const flash::Error& e) {
+    EXPECT_STREQ(e.what(), "workspace_bytes = 511; this call needs 512 (see plan_backward)");
+  }
+  try {
+    flash::detail::check_caller_workspace(ws + 16, 1008, 512, "plan_decode");
+    ADD_FAILURE() << "a misaligned workspace passed";
+  } catch (const flash::Error& e) {
+    EXPECT_STREQ(e.what(), "workspace is not 256-byte aligned");
+  }
 }
 
 }  // namespace
@@ -275,10 +360,65 @@ TEST_F(DecodeApiErrors, HeadsNotAMultiple) {
   expect_error({"heads_q", "multiple", "heads_kv"});
 }
 
+// Any power of two is a page size (the kernels look up each key's page on
+// its own); nothing else is. The caches sit at fake addresses, so that
+// large pages overlap nothing.
 TEST_F(DecodeApiErrors, PageSizeMustBeAPowerOfTwo) {
-  make_paged();
-  args_.k_cache.shape[1] = args_.v_cache.shape[1] = 12;
-  expect_error({"page_size", "power of two"});
+  auto paged = [&](std::int64_t page_size) {
+    make_paged();
+    args_.k_cache = flash::make_contiguous(fake_address(0), DType::bf16, {kPages, page_size, kHkv, kD});
+    args_.v_cache = flash::make_contiguous(fake_address(1), DType::bf16, {kPages, page_size, kHkv, kD});
+  };
+  for (std::int64_t page_size : {0, 3, 12, 48, 1000}) {
+    paged(page_size);
+    expect_error({"page_size", "expected a power of two (1 to 2^30)"});
+  }
+  for (std::int64_t page_size : {1, 2, 8, 16, 256, 4096, 1 << 20}) {
+    paged(page_size);
+    expect_valid([&] { flash::plan_decode(args_); });
+  }
+}
+
+TEST_F(DecodeApiErrors, SoftmaxScale) {
+  args_.softmax_scale = 0.0f;
+  expect_error({"softmax_scale", "expected a finite value > 0"});
+  args_.softmax_scale = std::numeric_limits<float>::infinity();
+  expect_error({"softmax_scale", "expected a finite value > 0"});
+}
+
+// The kernels' int grids: seqlen_q * heads_q / heads_kv query rows per KV
+// head up to 134217712, batch * heads_q * seqlen_q up to 2^31 - 1. Every
+// view but cache_seqlens sits at a fake address.
+TEST_F(DecodeApiErrors, QueryRowLimits) {
+  auto shape = [&](std::int64_t batch, std::int64_t seqlen_q, std::int64_t heads_q, std::int64_t heads_kv) {
+    args_.q = flash::make_contiguous(fake_address(0), DType::bf16, {batch, seqlen_q, heads_q, kD});
+    args_.o = flash::make_contiguous(fake_address(1), DType::bf16, {batch, seqlen_q, heads_q, kD});
+    args_.k_cache = flash::make_contiguous(fake_address(2), DType::bf16, {batch, kCap, heads_kv, kD});
+    args_.v_cache = flash::make_contiguous(fake_address(3), DType::bf16, {batch, kCap, heads_kv, kD});
+    args_.cache_seqlens = flash::make_contiguous(fake_address(4), DType::i32, {batch});
+    args_.lse.reset();
+  };
+  constexpr std::int64_t kMaxRows = 134217712;  // 16 * ((2^31 - 1) / 256)
+  shape(1, kMaxRows / 4, 8, 2);
+  expect_valid([&] { flash::plan_decode(args_); });
+  shape(1, kMaxRows / 4 + 1, 8, 2);
+  expect_error({"seqlen_q", "134217716", "exceeds the decode limit of 134217712 query rows per KV head"});
+  shape(1024, 32767, 64, 64);  // 2^31 - 2^16 rows in all
+  expect_valid([&] { flash::plan_decode(args_); });
+  shape(1024, 32768, 64, 64);  // 2^31
+  expect_error({"batch * heads_q * seqlen_q exceeds the decode limit of 2^31 - 1 query rows"});
+}
+
+// batch 0 passes validation and launches nothing; seqlen_q 0 passes too
+// (on a GPU it runs the metadata check and the append, so only planned).
+TEST_F(DecodeApiErrors, EmptyCallsAreValid) {
+  for (auto* t : {&args_.q, &args_.o, &args_.k_cache, &args_.v_cache, &args_.cache_seqlens, &*args_.lse})
+    t->shape[0] = 0;
+  expect_valid([&] { flash::attention_decode(args_); });
+  SetUp();
+  args_.q.shape[1] = args_.o.shape[1] = args_.lse->shape[2] = 0;
+  expect_valid([&] { flash::plan_decode(args_); });
+  for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
 }
 
 TEST_F(DecodeApiErrors, PageTableShapeAndDtype) {
@@ -305,7 +445,8 @@ TEST_F(DecodeApiErrors, UnsupportedHeadDimAndDtype) {
   args_.q.shape[3] = args_.o.shape[3] = args_.k_cache.shape[3] = args_.v_cache.shape[3] = 32;
   expect_error({"splitkv", "head_dim 32"});
   SetUp();
-  for (auto* t : {&args_.q, &args_.o, &args_.k_cache, &args_.v_cache}) t->dtype = DType::f32;
+  for (auto* t : {&args_.q, &args_.o, &args_.k_cache, &args_.v_cache})
+    *t = flash::make_contiguous(t->data, DType::f32, {t->shape[0], t->shape[1], t->shape[2], kD / 2});  // the same bytes
   expect_error({"splitkv", "dtype f32"});
 }
 
@@ -315,8 +456,14 @@ TEST_F(DecodeApiErrors, MisalignedCache) {
 }
 
 TEST_F(DecodeApiErrors, NumSplitsAndStatus) {
-  args_.num_splits = -1;
-  expect_error({"num_splits"});
+  for (int splits : {-1, 257}) {
+    args_.num_splits = splits;
+    expect_error({"num_splits", "expected 0 (choose) to 256"});
+  }
+  for (int splits : {0, 1, 256}) {
+    args_.num_splits = splits;
+    expect_valid([&] { flash::plan_decode(args_); });
+  }
   args_.num_splits = 0;
   args_.status = flash::make_contiguous(buf_.lens, DType::i32, {2});
   expect_error({"status.shape[0]", "4"});

@@ -3,10 +3,15 @@
 // access, so host buffers stand in for device memory (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <limits>
+#include <string>
 
 #include "flash/flash.h"
+#include "testing/testing.h"
 
 namespace {
 
@@ -14,6 +19,15 @@ using flash::DType;
 
 constexpr int kB = 2, kSq = 8, kSk = 12, kH = 4, kHkv = 2, kD = 64;
 constexpr std::uint16_t kPattern = 0x7e57;
+
+// The variant the tests name: the last built one (mma in a full build), so
+// that a build of a subset of variants (FLASH_VARIANTS) passes too.
+std::string last_built_variant() {
+  std::string name = "mma";
+  for (const auto& v : flash::backward_variants())
+    if (v.built) name = v.name;
+  return name;
+}
 
 struct Buffers {
   alignas(256) std::uint16_t q[kB * kSq * kH * kD];
@@ -39,7 +53,7 @@ class BackwardApiErrors : public ::testing::Test {
     args_.q = qv(buf_.q), args_.o = qv(buf_.o), args_.dout = qv(buf_.dout), args_.dq = qv(buf_.dq);
     args_.k = kv(buf_.k), args_.v = kv(buf_.v), args_.dk = kv(buf_.dk), args_.dv = kv(buf_.dv);
     args_.lse = flash::make_contiguous(buf_.lse, DType::f32, {kB, kH, kSq});
-    args_.kernel = "mma";
+    args_.kernel = kernel_ = last_built_variant();
   }
 
   // Expects flash::Error whose message contains every fragment, and the
@@ -59,6 +73,7 @@ class BackwardApiErrors : public ::testing::Test {
 
   Buffers buf_;
   flash::BackwardArgs args_;
+  std::string kernel_;
 };
 
 TEST_F(BackwardApiErrors, NullPointers) {
@@ -73,7 +88,7 @@ TEST_F(BackwardApiErrors, MisalignedForTheVariant) {
   args_.dq.data = buf_.dq + 1;  // element-aligned, not 16-byte aligned
   args_.dq.shape[1] = kSq - 1;   // keep it inside the buffer
   args_.q.shape[1] = args_.o.shape[1] = args_.dout.shape[1] = args_.lse.shape[2] = kSq - 1;
-  expect_error({"mma", "dq.data", "16-byte"});
+  expect_error({kernel_.c_str(), "dq.data", "16-byte"});
 }
 
 TEST_F(BackwardApiErrors, ShapeMismatches) {
@@ -110,13 +125,11 @@ TEST_F(BackwardApiErrors, HeadsNotAMultiple) {
 
 TEST_F(BackwardApiErrors, UnsupportedHeadDimAndDtype) {
   for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv}) t->shape[3] = 48;
-  expect_error({"mma", "head_dim 48"});
+  expect_error({kernel_.c_str(), "head_dim 48"});
   SetUp();
-  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv}) {
-    t->dtype = DType::f32;
-    t->shape[3] = 32;  // the same bytes
-  }
-  expect_error({"mma", "dtype f32"});
+  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv})
+    *t = flash::make_contiguous(t->data, DType::f32, {t->shape[0], t->shape[1], t->shape[2], kD / 2});  // the same bytes
+  expect_error({kernel_.c_str(), "dtype f32"});
 }
 
 TEST_F(BackwardApiErrors, SeqlenBeyondTheWorkspaceIndex) {
@@ -136,8 +149,39 @@ TEST_F(BackwardApiErrors, UnknownKernelAndBadScale) {
   args_.kernel = "nope";
   expect_error({"kernel", "unknown backward variant 'nope'", "tiled", "mma"});
   SetUp();
-  args_.softmax_scale = -1.0f;
-  expect_error({"softmax_scale"});
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float scale : {0.0f, -1.0f, std::nanf(""), inf, -inf}) {
+    args_.softmax_scale = scale;
+    expect_error({"softmax_scale", "expected a finite value > 0"});
+  }
+}
+
+// A call that validation accepts: it returns, or, without a GPU, stops at
+// the device query, which comes after every argument check. Only plan_* and
+// calls that launch nothing are passed here (host memory stands in).
+void expect_valid(const std::function<void()>& call) {
+  try {
+    call();
+  } catch (const flash::Error& e) {
+    std::string why;
+    if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
+    else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
+  }
+}
+
+// batch 0 passes validation and launches nothing; seqlen_q 0 and seqlen_k 0
+// pass too (on a GPU they write zero gradients, so they are only planned).
+TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
+  for (auto* t : {&args_.q, &args_.o, &args_.dout, &args_.dq, &args_.k, &args_.v, &args_.dk, &args_.dv, &args_.lse})
+    t->shape[0] = 0;
+  expect_valid([&] { flash::attention_backward(args_); });
+  SetUp();
+  args_.q.shape[1] = args_.o.shape[1] = args_.dout.shape[1] = args_.dq.shape[1] = args_.lse.shape[2] = 0;
+  expect_valid([&] { EXPECT_EQ(flash::plan_backward(args_).workspace_bytes, 0u); });
+  SetUp();
+  args_.k.shape[1] = args_.v.shape[1] = args_.dk.shape[1] = args_.dv.shape[1] = 0;
+  expect_valid([&] { EXPECT_EQ(flash::plan_backward(args_).workspace_bytes, 0u); });
+  for (auto x : buf_.dq) ASSERT_EQ(x, kPattern) << "dq was written";
 }
 
 TEST(BackwardRegistry, ListsTheLadder) {
@@ -146,9 +190,10 @@ TEST(BackwardRegistry, ListsTheLadder) {
   EXPECT_EQ(vs[0].name, "tiled");
   EXPECT_EQ(vs[1].name, "mma");
   for (const auto& v : vs) {
-    if (!v.built) continue;
-    EXPECT_TRUE(v.supports(DType::bf16, 128)) << v.name;
-    EXPECT_FALSE(v.supports(DType::f32, 128)) << v.name;
+    if (!v.built || v.head_dims.empty()) continue;
+    const int head_dim = v.head_dims.front();  // one this build instantiated
+    EXPECT_TRUE(v.supports(DType::bf16, head_dim)) << v.name;
+    EXPECT_FALSE(v.supports(DType::f32, head_dim)) << v.name;
     EXPECT_TRUE(v.features & flash::kFeatureGqa) << v.name;
   }
 }

@@ -17,6 +17,9 @@
 
 namespace flash {
 
+// Empty calls: batch 0 launches and writes nothing; seqlen_k 0 writes
+// dq = 0, seqlen_q 0 writes dk = dv = 0. As for the forward, they are
+// validated like any other call and need a current device.
 struct BackwardArgs {
   // The forward's inputs: q [batch, seqlen_q, heads_q, head_dim]; k and v
   // [batch, seqlen_k, heads_kv, head_dim], heads_q a multiple of heads_kv.
@@ -31,11 +34,16 @@ struct BackwardArgs {
   // The incoming gradient dL/dO, shaped like o.
   TensorView dout;
   // Outputs, in the dtype of q: dq shaped like q, dk and dv like k. With
-  // GQA/MQA, dk and dv sum over the query heads that share a KV head.
+  // GQA/MQA, dk and dv sum over the query heads that share a KV head. They
+  // may not overlap each other or any input (q, k, v, o, lse, dout); see
+  // flash/forward.h. Interleaved views into one [batch, seqlen, 3, heads,
+  // head_dim] buffer (FlashAttention's qkv-packed backward) share no byte
+  // and are fine.
   TensorView dq;
   TensorView dk;
   TensorView dv;
-  // The forward's scale; defaults to 1 / sqrt(head_dim).
+  // The forward's scale; defaults to 1 / sqrt(head_dim). Finite and > 0, as
+  // ForwardArgs::softmax_scale.
   std::optional<float> softmax_scale;
   // The forward's bottom-right causal mask.
   bool causal = false;
@@ -43,12 +51,14 @@ struct BackwardArgs {
   // atomics); may be slower.
   bool deterministic = false;
   Stream stream = nullptr;
-  // "auto" (the fastest variant that supports the call) or a variant name
-  // from flash::backward_variants().
+  // A variant name from flash::backward_variants(), or "auto": the last
+  // variant in that (ladder) order that is built, supports the call and runs
+  // on this device.
   std::string kernel = "auto";
-  // Optional caller-owned device workspace (the fp32 dQ accumulator and
-  // rowsum(dO * O)); when null the library uses a cached buffer of its own
-  // per (device, stream). Size it with plan_backward().
+  // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
+  // units and, for mma unless deterministic, the fp32 dQ accumulator), sized
+  // by plan_backward(); when null the library's own (see "Workspace and
+  // threads" in flash/forward.h).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };

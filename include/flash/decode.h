@@ -11,13 +11,22 @@
 
 namespace flash {
 
+// Empty calls: batch 0 launches and writes nothing; seqlen_q 0 runs the
+// metadata check and the append only. A sequence with no key
+// (cache_seqlens[b] + seqlen_new = 0) gets O = 0 and LSE = -inf. Empty calls
+// are validated like any other and need a current device.
 struct DecodeArgs {
   // [batch, seqlen_q, heads_q, head_dim]: the new tokens' queries (seqlen_q
-  // from 1 to a few, e.g. speculative tokens).
+  // from 1 to a few, e.g. speculative tokens). Limits of the kernels' int
+  // grids: seqlen_q * heads_q / heads_kv (the rows of one KV head) at most
+  // 134217712 (16-row blocks times up to 256 splits in 2^31 - 1 CTAs), and
+  // batch * heads_q * seqlen_q at most 2^31 - 1; beyond, a flash::Error.
   TensorView q;
   // The KV cache, same dtype as q. Contiguous: [batch, capacity, heads_kv,
   // head_dim]. Paged (page_table set): [num_pages, page_size, heads_kv,
-  // head_dim], page_size a power of two from 16 to 256.
+  // head_dim], page_size a power of two from 1 to 2^30 (the kernels look up
+  // each key's page on its own, so any power of two works; the GPU tests
+  // cover 16 to 256). Another page_size is a flash::Error.
   TensorView k_cache;
   TensorView v_cache;
   // Paged cache only: int32 [batch, max_pages_per_seq]; entry p of sequence b
@@ -33,22 +42,35 @@ struct DecodeArgs {
   // cache_seqlens itself is not changed (as flash_attn_with_kvcache).
   std::optional<TensorView> k_new;
   std::optional<TensorView> v_new;
-  // [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  // Output: [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  //
+  // Outputs are o, lse, status and, when k_new / v_new append at least one
+  // token, k_cache and v_cache; they may not overlap each other or any input
+  // (q, k_new, v_new, cache_seqlens, page_table, and the caches when nothing
+  // is appended); see flash/forward.h. K and V pages interleaved in one
+  // buffer share no byte and are fine.
   TensorView o;
   // Optional fp32 [batch, heads_q, seqlen_q], natural log; -inf (with O = 0)
   // for rows that see no key.
   std::optional<TensorView> lse;
-  // Defaults to 1 / sqrt(head_dim).
+  // Defaults to 1 / sqrt(head_dim). Finite and > 0, as
+  // ForwardArgs::softmax_scale.
   std::optional<float> softmax_scale;
   // Bottom-right causal mask over the new tokens: query i of L keys in all
   // sees key j iff j <= i + L - seqlen_q.
   bool causal = false;
-  // Splits of each sequence's keys (flash-decoding); 0: a heuristic that fills
-  // the GPU from the SM count, batch, heads and cache capacity.
+  // Splits of each sequence's keys (flash-decoding), in whole 64-key tiles:
+  // 0 lets a heuristic fill the GPU from the SM count, batch, heads and
+  // cache capacity; 1 to 256 is taken as given (splits past a sequence's
+  // last tile get no keys and cost a little). Others are a flash::Error.
   int num_splits = 0;
   Stream stream = nullptr;
-  // "auto" or a variant name from flash::decode_variants().
+  // A variant name from flash::decode_variants(), or "auto": the last one
+  // that is built, supports the call and runs on this device.
   std::string kernel = "auto";
+  // Optional caller-owned device workspace (the status words and the
+  // splits' partial results), sized by plan_decode(); when null the
+  // library's own (see "Workspace and threads" in flash/forward.h).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
   // The metadata (cache_seqlens, page_table) lives on the device, so it is

@@ -15,29 +15,69 @@ namespace flash {
 // these headers compile in a plain C++ translation unit.
 using Stream = CUstream_st*;
 
+// Workspace and threads (forward, backward and decode alike). A call may
+// need device scratch memory: plan_*().workspace_bytes. With `workspace`
+// null the library supplies it from one buffer per (device, stream), which
+// a call holds from before its first kernel is enqueued until its last is,
+// so any number of host threads may call on one stream or on many. Warm, a
+// call allocates nothing and does not synchronize (decode's sync_check
+// aside). A buffer too small for a call is replaced by a new one of at
+// least twice its size (memory permitting), and the old one is never freed:
+// work already queued, or a CUDA graph captured with it, may still read it.
+// So a stream's retired buffers add up to less than its current one; all
+// of them live until the process exits. While the stream is being captured
+// into a CUDA graph the buffer cannot grow, and a call that would need it
+// to throws flash::Error: make the same call once before the capture, or
+// pass a workspace. A graph captured with the library's buffer reads that
+// stream's buffer: replay it on the stream it was captured on. Buffers are
+// found by stream handle, and CUDA may give a new stream the handle of a
+// destroyed one: let a stream's work finish before destroying it.
+// A caller's `workspace` must be at least workspace_bytes long (longer is
+// fine; the call uses the first workspace_bytes) and 256-byte aligned (as
+// cudaMalloc returns), else flash::Error before anything is launched; no
+// other call may use it while this one's kernels may run.
+//
+// Outputs and inputs (forward, backward and decode alike): an output may
+// not share a byte of memory with an input or with another output, and
+// such a call throws flash::Error ("o overlaps q: ...") before anything is
+// written. Inputs may share memory (k and v may even be one view). The check
+// is exact, from each view's pointer, dtype, shape and strides: views that
+// interleave without sharing a byte are fine, e.g. q, k, v and o as four
+// parts of one [batch, seqlen, 4, heads, head_dim] buffer. Views whose
+// strides interleave too intricately for the check to decide within a fixed
+// amount of work are rejected as "may overlap"; the layouts in use (separate
+// buffers, packed qkv or kv, BSHD or BHSD) are decided in a few steps.
+//
+// Empty calls: batch 0 or seqlen_q 0 launch and write nothing; seqlen_k 0
+// writes O = 0 and LSE = -inf. They are validated like any other call, and
+// the variant is chosen for the current device (so one is needed).
 struct ForwardArgs {
   // [batch, seqlen_q, heads_q, head_dim]
   TensorView q;
   // [batch, seqlen_k, heads_kv, head_dim]; heads_q must be a multiple of heads_kv (GQA/MQA).
   TensorView k;
   TensorView v;
-  // [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  // Output: [batch, seqlen_q, heads_q, head_dim], same dtype as q. It and
+  // lse may not overlap q, k, v or each other.
   TensorView o;
-  // Optional log-sum-exp of each row of scale * Q K^T (natural log), fp32,
-  // [batch, heads_q, seqlen_q]. Rows that see no key (seqlen_k 0, or fully
-  // masked by the causal mask) get O = 0 and LSE = -inf.
+  // Optional output: the log-sum-exp of each row of scale * Q K^T (natural
+  // log), fp32, [batch, heads_q, seqlen_q]. Rows that see no key (seqlen_k
+  // 0, or fully masked by the causal mask) get O = 0 and LSE = -inf.
   std::optional<TensorView> lse;
-  // Defaults to 1 / sqrt(head_dim).
+  // Defaults to 1 / sqrt(head_dim). Must be finite and > 0 (the kernels take
+  // each row's maximum of the unscaled scores): 0, negative, NaN and inf
+  // are a flash::Error.
   std::optional<float> softmax_scale;
   // Causal mask aligned to the bottom-right corner: query i sees key j iff
   // j <= i + seqlen_k - seqlen_q (FlashAttention >= 2.1).
   bool causal = false;
   Stream stream = nullptr;
-  // "auto" (the fastest variant that supports the call) or a variant name
-  // from flash::forward_variants().
+  // A variant name from flash::forward_variants(), or "auto": the last
+  // variant in that (ladder) order that is built, supports the call and runs
+  // on this device (see flash/variants.h for how that relates to speed).
   std::string kernel = "auto";
-  // Optional caller-owned device workspace; when null the library uses a
-  // cached buffer of its own per (device, stream). Size it with plan_forward().
+  // Optional caller-owned device workspace, sized by plan_forward(); when
+  // null the library's own (see "Workspace and threads" above).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
 };

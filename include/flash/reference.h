@@ -1,4 +1,13 @@
-// The fp64 CPU reference: plain, obviously-correct attention for tests and the runner.
+// The fp64 CPU reference: plain, obviously-correct attention (forward and
+// backward) on host vectors.
+//
+// A supported part of the installed API, in libflash with the rest: the
+// library's tests, runner and bench check every kernel against it, and a
+// user can check results the same way. It is exact in doubles and slow,
+// O(batch * heads * seqlen_q * seqlen_k * head_dim) per call on the host's
+// cores: meant for test-sized problems (forward() can compute a sample of
+// the rows).
+// flash/flash.h does not include it; include flash/reference.h.
 #pragma once
 
 #include <cstdint>

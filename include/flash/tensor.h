@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <string_view>
 
 namespace flash {
@@ -36,9 +37,15 @@ struct TensorView {
   std::array<std::int64_t, kMaxRank> shape{};
   std::array<std::int64_t, kMaxRank> stride{};
 
+  // The number of elements: 0 when a size is 0, else the product of the
+  // sizes, saturated at INT64_MAX when it does not fit in int64 (a view
+  // that validation rejects, as it rejects any negative size).
   std::int64_t numel() const {
+    for (int i = 0; i < rank; ++i)
+      if (shape[i] == 0) return 0;
     std::int64_t n = 1;
-    for (int i = 0; i < rank; ++i) n *= shape[i];
+    for (int i = 0; i < rank; ++i)
+      if (__builtin_mul_overflow(n, shape[i], &n)) return std::numeric_limits<std::int64_t>::max();
     return n;
   }
 };
@@ -58,7 +65,10 @@ inline TensorView make_view(void* data, DType dtype, std::initializer_list<std::
   return t;
 }
 
-// A row-major (contiguous) view with the given shape.
+// A row-major (contiguous) view with the given shape. When the product of
+// the sizes does not fit in int64, the strides that would overflow are
+// INT64_MAX, and validation rejects the view ("... addresses offsets that
+// overflow 64 bits") unless it is empty.
 inline TensorView make_contiguous(void* data, DType dtype, std::initializer_list<std::int64_t> shape) {
   TensorView t;
   t.data = data;
@@ -69,7 +79,7 @@ inline TensorView make_contiguous(void* data, DType dtype, std::initializer_list
   std::int64_t stride = 1;
   for (int d = (t.rank > 0 ? t.rank : 0) - 1; d >= 0; --d) {
     t.stride[d] = stride;
-    stride *= t.shape[d];
+    if (__builtin_mul_overflow(stride, t.shape[d], &stride)) stride = std::numeric_limits<std::int64_t>::max();
   }
   return t;
 }

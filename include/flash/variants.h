@@ -41,16 +41,25 @@ struct VariantInfo {
   bool runs_on(int cc) const;
 };
 
-// Forward variants in ladder order: slowest first; "auto" picks the last
-// built variant that supports the call.
+// kernel = "auto" (forward, backward, decode) takes the last variant of its
+// list that is built, supports the call (dtype, head dim, features,
+// alignment, index range) and runs on this device (compute capability,
+// grid and shared-memory limits). Each list is in ladder order, the order
+// of kernels/variants.def, which runs from slowest to fastest as measured
+// on the H200 (README's tables) with one exception: the forward's mma is
+// slower than wmma (its unswizzled ldmatrix reads conflict; mma_swizzle
+// removes that). So auto takes the fastest variant that is built (CMake
+// option FLASH_VARIANTS) and can run the call, except that it takes mma
+// over wmma when nothing after mma can.
+
+// Forward variants in ladder order.
 std::vector<VariantInfo> forward_variants();
 
-// Backward variants in ladder order; "auto" picks the last built one that
-// supports the call. features: kFeatureCausal | kFeatureGqa |
+// Backward variants in ladder order. features: kFeatureCausal | kFeatureGqa |
 // kFeatureUnequalSeqlens (every backward variant takes the LSE as input).
 std::vector<VariantInfo> backward_variants();
 
-// Decode (KV-cache) variants; "auto" picks the last built one that supports the call.
+// Decode (KV-cache) variants.
 std::vector<VariantInfo> decode_variants();
 
 }  // namespace flash
