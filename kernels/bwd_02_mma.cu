@@ -202,11 +202,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
 
   // The query tiles that see some key of this block (common/mask.h). Steps
   // walk (head in group, tile).
-  const Mask mask = p.mask_for();
-  const ScoreMod scores(p);
-  const TileRange q_tiles = mask.query_tiles<kBlockM>(n0, kBlockN);
-  const int m_begin = q_tiles.begin, m_end = min(q_tiles.end * kBlockM, p.seqlen_q);
-  const int steps = q_tiles.count() * p.group_size;
+  const TileRange q_tiles = p.mask_for().query_tiles<kBlockM>(n0, kBlockN);
+  const int m_begin = q_tiles.begin, steps = q_tiles.count() * p.group_size;
 
   const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride;
   const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride;
@@ -240,7 +237,11 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
   int h = h_kv * p.group_size, m0 = m_begin * kBlockM;
   auto next_tile = [&](int& hh, int& mm) {
     mm += kBlockM;
-    if (mm >= m_end) mm = m_begin * kBlockM, ++hh;
+    // Past the last query tile: seqlen_q, or earlier under a window's left
+    // side (recomputed from the params there: a live register less here).
+    const bool past = mm >= p.seqlen_q ||
+                      (p.mask.window_left >= 0 && mm >= p.mask_for().query_tiles<kBlockM>(n0, kBlockN).end * kBlockM);
+    if (past) mm = m_begin * kBlockM, ++hh;
   };
   if (steps > 0) load_step(h, m0, 0);
   cp_async_commit();  // K, V and the first step
@@ -286,7 +287,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
     const std::uint32_t stage_off = stage * kStageBytes;
 
     float acc_s[kSdpMT][kSdpNT][4], acc_dp[kSdpMT][kSdpNT][4];
-    const bool need_mask = mask.row_block(m0, kBlockM).needs_mask(n0, kBlockN);
+    const bool need_mask = p.mask_for().row_block(m0, kBlockM).needs_mask(n0, kBlockN);
     // P and dS go to shared memory. The lane's n-tile nt lands at its nt = 0
     // offset with the chunk bits XORed by nt (the warp's first chunk is a
     // multiple of kSdpNT, so the swizzle stays an XOR), and row steps add
@@ -309,8 +310,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
     // tile, taken only on the diagonal and the key tail).
     zero(acc_s);
     warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
-    scores.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
-    if (need_mask) mask.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
+    ScoreMod(p).apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
+    if (need_mask) p.mask_for().apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     // P = exp2(S scale log2e - LSE log2e), stored; its exp2s and stores
     // overlap the dP products below (one basic block).
 #pragma unroll
@@ -322,7 +323,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
         for (int nt = 0; nt < kSdpNT; ++nt)
 #pragma unroll
           for (int e = 2 * half; e < 2 * half + 2; ++e)
-            acc_s[mt][nt][e] = fast_exp2(acc_s[mt][nt][e] * scores.exp2_scale() - lse2);
+            acc_s[mt][nt][e] = fast_exp2(acc_s[mt][nt][e] * ScoreMod(p).exp2_scale() - lse2);
       }
     store_tile(sP, acc_s);
     // dP = dO V^T, then dS = P (dP - dpsum).
@@ -419,10 +420,7 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
   const int m0 = blockIdx.x * kBlockM, h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
   // The key tiles this block sees (common/mask.h), counted from n_begin.
-  const Mask mask = p.mask_for();
-  const ScoreMod scores(p);
-  const RowBlockKeys keys = mask.row_block(m0, kBlockM);
-  const TileRange tiles = keys.key_tiles<kBlockN>();
+  const TileRange tiles = p.mask_for().key_tiles<kBlockN>(m0, kBlockM);
   const int n_begin = tiles.begin, n_blocks = tiles.count();
 
   const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
@@ -465,17 +463,17 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
     cp_async_commit();
     const std::uint32_t stage_off = stage * kStageBytes;
     float acc_s[1][kNT][4], acc_dp[1][kNT][4];
-    const bool need_mask = keys.needs_mask(n0, kBlockN);
+    const bool need_mask = p.mask_for().row_block(m0, kBlockM).needs_mask(n0, kBlockN);
     // As in the dkv kernel: S, its mask (S = -inf) and P = exp2(...), whose
     // exp2s overlap the dP products; then dS = P (dP - dpsum).
     zero(acc_s);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
-    scores.apply(acc_s, m0 + warp * 16, n0, lane);
-    if (need_mask) mask.apply(acc_s, m0 + warp * 16, n0, lane);
+    ScoreMod(p).apply(acc_s, m0 + warp * 16, n0, lane);
+    if (need_mask) p.mask_for().apply(acc_s, m0 + warp * 16, n0, lane);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) acc_s[0][nt][e] = fast_exp2(acc_s[0][nt][e] * scores.exp2_scale() - lse2[e / 2]);
+      for (int e = 0; e < 4; ++e) acc_s[0][nt][e] = fast_exp2(acc_s[0][nt][e] * ScoreMod(p).exp2_scale() - lse2[e / 2]);
     zero(acc_dp);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_dp, a_q, kDoFromQ, b_k, kVFromK + stage_off);
 #pragma unroll

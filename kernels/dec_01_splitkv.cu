@@ -38,6 +38,7 @@
 // combine, FlashAttention's 85% split rule) ran 167 / 146 / 267 us; the steps
 // between are in docs/NOTES.md. Registers (sm_90a): 96 / 168 / 255 at head
 // dims 64 / 128 / 256, no spills; shared memory 98 / 100 / 200 KB.
+// Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
 #include "common/copy.cuh"
@@ -111,10 +112,8 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
   // sequence's length), cut into num_splits ranges: this split's are
   // [tile_begin, tile_end).
   const int seq_keys = total_keys(p, b);
-  const Mask mask = p.mask_for(p.seqlen_q, seq_keys);
   const int tok_first = m_block * 16 / p.group_size, tok_last = (min(m_block * 16 + 16, rows) - 1) / p.group_size;
-  const RowBlockKeys keys = mask.row_block(tok_first, tok_last - tok_first + 1);
-  const TileRange tiles = keys.key_tiles<kBlockN>();
+  const TileRange tiles = p.mask_for(p.seqlen_q, seq_keys).key_tiles<kBlockN>(tok_first, tok_last - tok_first + 1);
   const int tiles_per_split = (tiles.count() + p.num_splits - 1) / p.num_splits;
   const int tile_begin = min(tiles.end, tiles.begin + split * tiles_per_split);
   const int tile_end = min(tiles.end, tile_begin + tiles_per_split);
@@ -202,7 +201,6 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
 #pragma unroll
     for (int e = 0; e < 4; ++e) acc_o[0][nt][e] = 0.0f;
   OnlineSoftmax<1> softmax;
-  const ScoreMod scores(p);
   // Row r of the mma tile is token r / group_size (of head r % group_size).
   const auto token_of = [&](int, int half) { return (m_block * 16 + g + 8 * half) / p.group_size; };
 
@@ -237,9 +235,11 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
       mma_16816<T>(acc_s[0][1], a, b1);
     }
     const int n0 = tile * kBlockN;
-    scores.apply(acc_s, m_block * 16, n0 + warp * 16, lane);
-    if (keys.needs_mask(n0, kBlockN)) mask.apply(acc_s, n0 + warp * 16, lane, token_of);
-    softmax.update(acc_s, acc_o, scores.exp2_scale());
+    ScoreMod(p).apply(acc_s, m_block * 16, n0 + warp * 16, lane);
+    const Mask mask = p.mask_for(p.seqlen_q, seq_keys);
+    if (mask.row_block(tok_first, tok_last - tok_first + 1).needs_mask(n0, kBlockN))
+      mask.apply(acc_s, n0 + warp * 16, lane, token_of);
+    softmax.update(acc_s, acc_o, ScoreMod(p).exp2_scale());
 
     std::uint32_t a[4];
     a[0] = pack2<T>(acc_s[0][0][0], acc_s[0][0][1]);
@@ -293,14 +293,14 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_
       for (int w = 0; w < Cfg::kWarps; ++w) {
         const float wm = sMax[w * 16 + r];
         if (wm == -INFINITY) continue;  // this warp saw no key of the row
-        const float f = fast_exp2((wm - m) * scores.exp2_scale());
+        const float f = fast_exp2((wm - m) * ScoreMod(p).exp2_scale());
         l += f * sSum[w * 16 + r];
         const float4 x = *reinterpret_cast<const float4*>(sO + (w * 16 + r) * kHeadDim + c);
         o[0] += f * x.x, o[1] += f * x.y, o[2] += f * x.z, o[3] += f * x.w;
       }
     }
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    const float lse = row_lse(m * scores.lse_scale(), l);
+    const float lse = row_lse(m * ScoreMod(p).lse_scale(), l);
     const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
     const std::int64_t out_row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
     if (direct) {

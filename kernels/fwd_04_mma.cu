@@ -17,24 +17,10 @@
 // Resources: 64 x 64 (hdim <= 128) or 64 x 32 (256) tiles, 4 warps;
 // shared memory 2 * (64 + 2 * kBlockN) * hdim bytes.
 // Run it: ./runner --kernel mma ; ./bench --kernel mma --seq 4096 --dhead 128
-#include "common/fa2_forward.cuh"
+#include "fwd_04_mma.h"
 
 namespace flash::detail {
 namespace {
-
-template <int kHeadDim_> struct MmaConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kWarps = 4, kMTiles = 1, kBlockM = 64;
-  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
-  using Layout = RowMajorLayout<kHeadDim>;
-  static constexpr int kStages = 1;
-  static constexpr bool kAsyncCopy = false;
-  static constexpr bool kQInRegisters = kHeadDim <= 128;
-  static constexpr bool kVectorEpilogue = false;
-  static constexpr bool kMaskOnlyWhereNeeded = false;
-  static constexpr bool kHeavyFirst = false;
-  static constexpr bool kPrefetchFragments = false;
-};
 
 FLASH_FA2_RUNG_KERNEL(fwd_04_mma);
 

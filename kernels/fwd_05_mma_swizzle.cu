@@ -12,24 +12,10 @@
 // Registers: 160 / 244 / 255 (hdim 64 / 128 / 256), no spills.
 // Resources: as fwd_04_mma.
 // Run it: ./runner --kernel mma_swizzle ; ./bench --kernel mma_swizzle --seq 4096 --dhead 128
-#include "common/fa2_forward.cuh"
+#include "fwd_05_mma_swizzle.h"
 
 namespace flash::detail {
 namespace {
-
-template <int kHeadDim_> struct MmaSwizzleConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kWarps = 4, kMTiles = 1, kBlockM = 64;
-  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
-  using Layout = SwizzledLayout<kHeadDim>;  // the change
-  static constexpr int kStages = 1;
-  static constexpr bool kAsyncCopy = false;
-  static constexpr bool kQInRegisters = kHeadDim <= 128;
-  static constexpr bool kVectorEpilogue = true;  // the change
-  static constexpr bool kMaskOnlyWhereNeeded = false;
-  static constexpr bool kHeavyFirst = false;
-  static constexpr bool kPrefetchFragments = false;
-};
 
 FLASH_FA2_RUNG_KERNEL(fwd_05_mma_swizzle);
 

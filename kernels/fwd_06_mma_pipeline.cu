@@ -26,28 +26,10 @@
 // Registers: 237 / 225 / 244 (hdim 64 / 128 / 256), no spills; shared memory
 // 48 / 96 / 128 KB; SASS: HMMA.16816, LDSM, LDGSTS, no local memory.
 // Run it: ./runner --kernel mma_pipeline ; ./bench --kernel mma_pipeline --seq 4096 --dhead 128
-#include "common/fa2_forward.cuh"
+#include "fwd_06_mma_pipeline.h"
 
 namespace flash::detail {
 namespace {
-
-template <int kHeadDim_> struct MmaPipelineConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  // hdim 64: 4 warps x 32 rows (each K/V fragment feeds two m-tiles);
-  // 128 and 256: 8 warps x 16 rows (the O accumulator leaves no room for two).
-  static constexpr int kWarps = kHeadDim == 64 ? 4 : 8;
-  static constexpr int kMTiles = kHeadDim == 64 ? 2 : 1;
-  static constexpr int kBlockM = 128;
-  static constexpr int kBlockN = kHeadDim <= 128 ? 64 : 32;
-  using Layout = SwizzledLayout<kHeadDim>;
-  static constexpr int kStages = 2;
-  static constexpr bool kAsyncCopy = true;
-  static constexpr bool kQInRegisters = kHeadDim == 128;  // hdim 64 spends them on its second m-tile
-  static constexpr bool kVectorEpilogue = true;
-  static constexpr bool kMaskOnlyWhereNeeded = true;
-  static constexpr bool kHeavyFirst = true;
-  static constexpr bool kPrefetchFragments = true;
-};
 
 FLASH_FA2_RUNG_KERNEL(fwd_06_mma_pipeline);
 

@@ -31,22 +31,10 @@
 // register A operand (PV), UTMALDG / UTMASTG, SYNCS (mbarriers), no local
 // memory.
 // Run it: ./runner --kernel wgmma ; ./bench --kernel wgmma --seq 4096 --dhead 128
-#include "common/fa3_forward.cuh"
+#include "fwd_07_wgmma.h"
 
 namespace flash::detail {
 namespace {
-
-template <int kHeadDim_> struct WgmmaConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kConsumerWGs = 2;  // 128 query rows per CTA
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 64;
-  static constexpr int kStages = 2;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-  static constexpr bool kIntraWGOverlap = false;
-  static constexpr bool kPingpong = false;
-  static constexpr bool kHeavyFirst = true;
-  static constexpr bool kQInRegisters = false;
-};
 
 FLASH_FA3_RUNG_KERNEL(fwd_07_wgmma);
 

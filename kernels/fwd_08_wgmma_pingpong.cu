@@ -30,26 +30,10 @@
 // spills; shared memory 120 / 160 / 224 KB (hdim 64 / 128 / 256); SASS:
 // HGMMA, UTMALDG / UTMASTG, LDSM (Q fragments at 128), no local memory.
 // Run it: ./runner --kernel wgmma_pingpong ; ./bench --kernel wgmma_pingpong --seq 4096 --dhead 128
-#include "common/fa3_forward.cuh"
+#include "fwd_08_wgmma_pingpong.h"
 
 namespace flash::detail {
 namespace {
-
-template <int kHeadDim_> struct WgmmaPingpongConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  // hdim 64: three consumer warpgroups (192 rows) and three stages; their O
-  // and S fit the 160 registers that leaves. 128 and 256: two (240 each).
-  static constexpr int kConsumerWGs = kHeadDim == 64 ? 3 : 2;
-  // 80-key tiles at hdim 256 are the widest that fit two stages in 227 KB.
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 80;
-  static constexpr int kStages = kHeadDim == 64 ? 3 : 2;
-  static constexpr int kProducerRegs = kConsumerWGs == 2 ? 24 : 32;
-  static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 240 : 160;
-  static constexpr bool kIntraWGOverlap = true;
-  static constexpr bool kPingpong = true;
-  static constexpr bool kHeavyFirst = true;
-  static constexpr bool kQInRegisters = kHeadDim == 128;  // 32 registers; 64 and 256 have none to spare
-};
 
 FLASH_FA3_RUNG_KERNEL(fwd_08_wgmma_pingpong);
 

@@ -34,26 +34,14 @@
 // spills; shared memory 144 / 192 KB (hdim 64 / 128: Q, O and the K/V ring);
 // SASS: HGMMA, UTMALDG / UTMASTG, no local memory.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
-#include "common/fa3_forward.cuh"
+#include "fwd_08_wgmma_pingpong.h"
 
 namespace flash::detail {
 namespace {
 
-template <int kHeadDim_> struct WgmmaPersistentConfig {
-  static constexpr int kHeadDim = kHeadDim_;
-  // hdim 64: three consumer warpgroups (192 rows) and three stages; their O
-  // and S fit the 160 registers that leaves. 128 and 256: two (240 each).
-  static constexpr int kConsumerWGs = kHeadDim == 64 ? 3 : 2;
-  // 80-key tiles at hdim 256 are the widest that fit two stages in 227 KB.
-  static constexpr int kBlockN = kHeadDim <= 128 ? 128 : 80;
-  static constexpr int kStages = kHeadDim == 64 ? 3 : 2;
-  static constexpr int kProducerRegs = kConsumerWGs == 2 ? 24 : 32;
-  static constexpr int kConsumerRegs = kConsumerWGs == 2 ? 240 : 160;
-  static constexpr bool kIntraWGOverlap = true;
-  static constexpr bool kPingpong = true;
-  static constexpr bool kHeavyFirst = true;
-  static constexpr bool kQInRegisters = kHeadDim == 128;  // 32 registers; 64 and 256 have none to spare
-  static constexpr bool kPersistent = kHeadDim <= 128;  // hdim 256: Q, O and two stages exceed 227 KB
+// The change: the persistent schedule (hdim 256: Q, O and two stages exceed 227 KB).
+template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHeadDim_> {
+  static constexpr bool kPersistent = kHeadDim_ <= 128;
 };
 
 FLASH_FA3_RUNG_KERNEL(fwd_09_wgmma_persistent);

@@ -29,71 +29,44 @@ struct Named {
 };
 
 BwdParams check_args(const BackwardArgs& a) {
-  const Named q_like[] = {{"q", &a.q}, {"o", &a.o}, {"dout", &a.dout}, {"dq", &a.dq}};
-  const Named k_like[] = {{"k", &a.k}, {"v", &a.v}, {"dk", &a.dk}, {"dv", &a.dv}};
+  // The workspace pads each row array to whole 128-row tiles in int
+  // arithmetic (checked first: the LSE's own checks would name it instead).
+  constexpr std::int64_t kMaxSeqlenQ = std::numeric_limits<int>::max() - detail::kBwdRowPad;
+  check_view("q", a.q, 4);
+  if (a.q.shape[1] > kMaxSeqlenQ)
+    fail("q.shape[1] (seqlen_q) = " + std::to_string(a.q.shape[1]) + " exceeds the backward's limit of " +
+         std::to_string(kMaxSeqlenQ));
+  BwdParams p;
+  detail::check_attention({a.q, a.k, a.v, a.o, &a.lse}, a.softmax_scale, a.causal, p);
+  // dO and the gradients: shaped like o (dout, dq) and k (dk, dv), in q's dtype.
+  const Named q_like[] = {{"dout", &a.dout}, {"dq", &a.dq}};
+  const Named k_like[] = {{"dk", &a.dk}, {"dv", &a.dv}};
   for (const auto& [name, t] : q_like) check_view(name, *t, 4);
   for (const auto& [name, t] : k_like) check_view(name, *t, 4);
-  const DType dtype = a.q.dtype;
-  for (const auto& [name, t] : q_like) check_same_dtype(name, *t, dtype);
-  for (const auto& [name, t] : k_like) check_same_dtype(name, *t, dtype);
-
-  const std::int64_t batch = a.q.shape[0], seqlen_q = a.q.shape[1], heads_q = a.q.shape[2], head_dim = a.q.shape[3];
-  const std::int64_t seqlen_k = a.k.shape[1], heads_kv = a.k.shape[2];
-  if (heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + "; expected >= 1");
-  if (head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(head_dim) + "; expected >= 1");
-  check_dim("k", a.k, 0, "batch", batch, "q.shape[0]");
-  if (heads_kv < 1) fail("k.shape[2] (heads_kv) = " + std::to_string(heads_kv) + "; expected >= 1");
-  check_dim("k", a.k, 3, "head_dim", head_dim, "q.shape[3]");
+  for (const auto& [name, t] : q_like) check_same_dtype(name, *t, p.dtype);
+  for (const auto& [name, t] : k_like) check_same_dtype(name, *t, p.dtype);
   static const char* kQDims[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
   static const char* kKDims[] = {"batch", "seqlen_k", "heads_kv", "head_dim"};
   for (int d = 0; d < 4; ++d) {
     for (const auto& [name, t] : q_like) check_dim(name, *t, d, kQDims[d], a.q.shape[d], "q's shape");
     for (const auto& [name, t] : k_like) check_dim(name, *t, d, kKDims[d], a.k.shape[d], "k's shape");
   }
-  // The workspace pads each row array to whole 128-row tiles in int arithmetic.
-  constexpr std::int64_t kMaxSeqlenQ = std::numeric_limits<int>::max() - detail::kBwdRowPad;
-  if (seqlen_q > kMaxSeqlenQ)
-    fail("q.shape[1] (seqlen_q) = " + std::to_string(seqlen_q) + " exceeds the backward's limit of " +
-         std::to_string(kMaxSeqlenQ));
-  if (heads_q % heads_kv != 0)
-    fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + " is not a multiple of k.shape[2] (heads_kv) = " +
-         std::to_string(heads_kv));
   const Named outputs[] = {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}};
   for (const auto& [name, t] : outputs) check_no_self_overlap(name, *t);
-  detail::check_lse(a.lse, batch, heads_q, seqlen_q);
-  const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
   detail::check_no_overlap(
       {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}, {"lse", &a.lse}, {"dout", &a.dout}},
       {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}});
 
-  BwdParams p;
-  p.q = a.q.data, p.k = a.k.data, p.v = a.v.data, p.o = a.o.data, p.dout = a.dout.data;
-  p.lse = static_cast<float*>(a.lse.data);  // read, never written
+  p.dout = a.dout.data;
   p.dq = a.dq.data, p.dk = a.dk.data, p.dv = a.dv.data;
   auto strides = [](const TensorView& t, std::int64_t& b, std::int64_t& r, std::int64_t& h) {
     b = t.stride[0], r = t.stride[1], h = t.stride[2];
   };
-  strides(a.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride);
-  strides(a.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
-  strides(a.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
-  strides(a.o, p.o_batch_stride, p.o_row_stride, p.o_head_stride);
   strides(a.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride);
   strides(a.dq, p.dq_batch_stride, p.dq_row_stride, p.dq_head_stride);
   strides(a.dk, p.dk_batch_stride, p.dk_row_stride, p.dk_head_stride);
   strides(a.dv, p.dv_batch_stride, p.dv_row_stride, p.dv_head_stride);
-  p.lse_batch_stride = a.lse.stride[0], p.lse_head_stride = a.lse.stride[1], p.lse_row_stride = a.lse.stride[2];
-  p.batch = static_cast<int>(batch);
-  p.seqlen_q = static_cast<int>(seqlen_q);
-  p.seqlen_k = static_cast<int>(seqlen_k);
-  p.heads_q = static_cast<int>(heads_q);
-  p.heads_kv = static_cast<int>(heads_kv);
-  p.head_dim = static_cast<int>(head_dim);
-  p.group_size = static_cast<int>(heads_q / heads_kv);
-  p.scale = scale;
-  p.scale_log2 = static_cast<float>(scale * detail::kLog2e);
-  p.mask.causal = a.causal;
   p.deterministic = a.deterministic;
-  p.dtype = dtype;
   return p;
 }
 

@@ -39,37 +39,12 @@ void check_new(const char* name, const TensorView& t, const DecodeParams& p, DTy
 }
 
 DecodeParams check_args(const DecodeArgs& a) {
-  check_view("q", a.q, 4);
-  check_view("k_cache", a.k_cache, 4);
-  check_view("v_cache", a.v_cache, 4);
-  check_view("o", a.o, 4);
-  const DType dtype = a.q.dtype;
-  check_same_dtype("k_cache", a.k_cache, dtype);
-  check_same_dtype("v_cache", a.v_cache, dtype);
-  check_same_dtype("o", a.o, dtype);
-
   DecodeParams p;
-  p.batch = static_cast<int>(a.q.shape[0]);
-  p.seqlen_q = static_cast<int>(a.q.shape[1]);
-  p.heads_q = static_cast<int>(a.q.shape[2]);
-  p.head_dim = static_cast<int>(a.q.shape[3]);
-  p.heads_kv = static_cast<int>(a.k_cache.shape[2]);
-  if (p.heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(p.heads_q) + "; expected >= 1");
-  if (p.head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(p.head_dim) + "; expected >= 1");
-  if (p.heads_kv < 1) fail("k_cache.shape[2] (heads_kv) = " + std::to_string(p.heads_kv) + "; expected >= 1");
-  check_dim("k_cache", a.k_cache, 3, "head_dim", p.head_dim, "q.shape[3]");
-  for (int d = 0; d < 4; ++d) {
-    static const char* kWhat[] = {"batch or pages", "capacity or page_size", "heads_kv", "head_dim"};
-    check_dim("v_cache", a.v_cache, d, kWhat[d], a.k_cache.shape[d], "k_cache's shape");
-  }
-  for (int d = 0; d < 4; ++d) {
-    static const char* kWhat[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
-    check_dim("o", a.o, d, kWhat[d], a.q.shape[d], "q's shape");
-  }
-  if (p.heads_q % p.heads_kv != 0)
-    fail("q.shape[2] (heads_q) = " + std::to_string(p.heads_q) + " is not a multiple of k_cache.shape[2] (heads_kv) = " +
-         std::to_string(p.heads_kv));
-  p.group_size = p.heads_q / p.heads_kv;
+  // The cache's first dimension is the batch or the page (checked below);
+  // its second, the capacity or the page size, becomes seqlen_k below.
+  detail::check_attention({a.q, a.k_cache, a.v_cache, a.o, detail::view_or_null(a.lse), "k_cache", "v_cache", false},
+                          a.softmax_scale, a.causal, p);
+  const DType dtype = p.dtype;
   // The kernels index rows in int grid dimensions: the attention's x is
   // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits
   // splits, the combine's x one CTA per (batch, head, query) row.
@@ -132,12 +107,6 @@ DecodeParams check_args(const DecodeArgs& a) {
     p.vn_batch_stride = a.v_new->stride[0], p.vn_row_stride = a.v_new->stride[1], p.vn_head_stride = a.v_new->stride[2];
   }
 
-  if (a.lse) {
-    const TensorView& l = *a.lse;
-    detail::check_lse(l, p.batch, p.heads_q, p.seqlen_q);
-    p.lse = static_cast<float*>(l.data);
-    p.lse_batch_stride = l.stride[0], p.lse_head_stride = l.stride[1], p.lse_row_stride = l.stride[2];
-  }
   if (a.status) {
     check_i32("status", *a.status, 1);
     check_dim("status", *a.status, 0, "size", 4, "four status words");
@@ -146,7 +115,6 @@ DecodeParams check_args(const DecodeArgs& a) {
   if (a.num_splits < 0 || a.num_splits > kMaxSplits)
     fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
 
-  const float scale = detail::softmax_scale(a.softmax_scale, p.head_dim);
   // An append writes the caches; without one they are inputs like the rest.
   const detail::NamedView k_cache{"k_cache", &a.k_cache}, v_cache{"v_cache", &a.v_cache}, none{"", nullptr};
   const bool appends = p.seqlen_new > 0;
@@ -163,18 +131,6 @@ DecodeParams check_args(const DecodeArgs& a) {
                             appends ? k_cache : none,
                             appends ? v_cache : none});
 
-  p.q = a.q.data;
-  p.k = a.k_cache.data;
-  p.v = a.v_cache.data;
-  p.o = a.o.data;
-  p.q_batch_stride = a.q.stride[0], p.q_row_stride = a.q.stride[1], p.q_head_stride = a.q.stride[2];
-  p.k_batch_stride = a.k_cache.stride[0], p.k_row_stride = a.k_cache.stride[1], p.k_head_stride = a.k_cache.stride[2];
-  p.v_batch_stride = a.v_cache.stride[0], p.v_row_stride = a.v_cache.stride[1], p.v_head_stride = a.v_cache.stride[2];
-  p.o_batch_stride = a.o.stride[0], p.o_row_stride = a.o.stride[1], p.o_head_stride = a.o.stride[2];
-  p.scale = scale;
-  p.scale_log2 = static_cast<float>(scale * detail::kLog2e);
-  p.mask.causal = a.causal;
-  p.dtype = dtype;
   p.num_splits = a.num_splits;
   return p;
 }

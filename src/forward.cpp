@@ -26,65 +26,11 @@ using detail::fail;
 
 // Arguments that do not depend on the variant.
 FwdParams check_args(const ForwardArgs& a) {
-  check_view("q", a.q, 4);
-  check_view("k", a.k, 4);
-  check_view("v", a.v, 4);
-  check_view("o", a.o, 4);
-  const DType dtype = a.q.dtype;
-  check_same_dtype("k", a.k, dtype);
-  check_same_dtype("v", a.v, dtype);
-  check_same_dtype("o", a.o, dtype);
-
-  const std::int64_t batch = a.q.shape[0], seqlen_q = a.q.shape[1], heads_q = a.q.shape[2], head_dim = a.q.shape[3];
-  const std::int64_t seqlen_k = a.k.shape[1], heads_kv = a.k.shape[2];
-  if (heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + "; expected >= 1");
-  if (head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(head_dim) + "; expected >= 1");
-  check_dim("k", a.k, 0, "batch", batch, "q.shape[0]");
-  if (heads_kv < 1) fail("k.shape[2] (heads_kv) = " + std::to_string(heads_kv) + "; expected >= 1");
-  check_dim("k", a.k, 3, "head_dim", head_dim, "q.shape[3]");
-  for (int d = 0; d < 4; ++d) {
-    static const char* kWhat[] = {"batch", "seqlen_k", "heads_kv", "head_dim"};
-    check_dim("v", a.v, d, kWhat[d], a.k.shape[d], "k's shape");
-  }
-  for (int d = 0; d < 4; ++d) {
-    static const char* kWhat[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
-    check_dim("o", a.o, d, kWhat[d], a.q.shape[d], "q's shape");
-  }
-  if (heads_q % heads_kv != 0)
-    fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + " is not a multiple of k.shape[2] (heads_kv) = " +
-         std::to_string(heads_kv));
+  FwdParams p;
+  detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale, a.causal, p);
   check_no_self_overlap("o", a.o);
-
-  if (a.lse) detail::check_lse(*a.lse, batch, heads_q, seqlen_q);
-
-  const float scale = detail::softmax_scale(a.softmax_scale, static_cast<int>(head_dim));
   detail::check_no_overlap({{"q", &a.q}, {"k", &a.k}, {"v", &a.v}},
                            {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
-
-  FwdParams p;
-  p.q = a.q.data;
-  p.k = a.k.data;
-  p.v = a.v.data;
-  p.o = a.o.data;
-  p.q_batch_stride = a.q.stride[0], p.q_row_stride = a.q.stride[1], p.q_head_stride = a.q.stride[2];
-  p.k_batch_stride = a.k.stride[0], p.k_row_stride = a.k.stride[1], p.k_head_stride = a.k.stride[2];
-  p.v_batch_stride = a.v.stride[0], p.v_row_stride = a.v.stride[1], p.v_head_stride = a.v.stride[2];
-  p.o_batch_stride = a.o.stride[0], p.o_row_stride = a.o.stride[1], p.o_head_stride = a.o.stride[2];
-  if (a.lse) {
-    p.lse = static_cast<float*>(a.lse->data);
-    p.lse_batch_stride = a.lse->stride[0], p.lse_head_stride = a.lse->stride[1], p.lse_row_stride = a.lse->stride[2];
-  }
-  p.batch = static_cast<int>(batch);
-  p.seqlen_q = static_cast<int>(seqlen_q);
-  p.seqlen_k = static_cast<int>(seqlen_k);
-  p.heads_q = static_cast<int>(heads_q);
-  p.heads_kv = static_cast<int>(heads_kv);
-  p.head_dim = static_cast<int>(head_dim);
-  p.group_size = static_cast<int>(heads_q / heads_kv);
-  p.scale = scale;
-  p.scale_log2 = static_cast<float>(scale * detail::kLog2e);
-  p.mask.causal = a.causal;
-  p.dtype = dtype;
   return p;
 }
 

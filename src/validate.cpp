@@ -270,6 +270,62 @@ void check_lse(const TensorView& l, std::int64_t batch, std::int64_t heads_q, st
   check_no_self_overlap("lse", l);
 }
 
+void check_attention(const AttnTensors& t, const std::optional<float>& given_scale, bool causal, AttnParams& p) {
+  const std::string k_name(t.k_name), v_name(t.v_name);
+  check_view("q", t.q, 4);
+  check_view(t.k_name, t.k, 4);
+  check_view(t.v_name, t.v, 4);
+  check_view("o", t.o, 4);
+  const DType dtype = t.q.dtype;
+  check_same_dtype(t.k_name, t.k, dtype);
+  check_same_dtype(t.v_name, t.v, dtype);
+  check_same_dtype("o", t.o, dtype);
+
+  const std::int64_t batch = t.q.shape[0], seqlen_q = t.q.shape[1], heads_q = t.q.shape[2], head_dim = t.q.shape[3];
+  const std::int64_t seqlen_k = t.k.shape[1], heads_kv = t.k.shape[2];
+  if (heads_q < 1) fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + "; expected >= 1");
+  if (head_dim < 1) fail("q.shape[3] (head_dim) = " + std::to_string(head_dim) + "; expected >= 1");
+  if (t.k_batch_is_batch) check_dim(t.k_name, t.k, 0, "batch", batch, "q.shape[0]");
+  if (heads_kv < 1) fail(k_name + ".shape[2] (heads_kv) = " + std::to_string(heads_kv) + "; expected >= 1");
+  check_dim(t.k_name, t.k, 3, "head_dim", head_dim, "q.shape[3]");
+  const std::string k_shape = k_name + "'s shape";
+  for (int d = 0; d < 4; ++d) {
+    static const char* kWhat[] = {"batch", "seqlen_k", "heads_kv", "head_dim"};
+    static const char* kCacheWhat[] = {"batch or pages", "capacity or page_size", "heads_kv", "head_dim"};
+    check_dim(t.v_name, t.v, d, t.k_batch_is_batch ? kWhat[d] : kCacheWhat[d], t.k.shape[d], k_shape.c_str());
+  }
+  for (int d = 0; d < 4; ++d) {
+    static const char* kWhat[] = {"batch", "seqlen_q", "heads_q", "head_dim"};
+    check_dim("o", t.o, d, kWhat[d], t.q.shape[d], "q's shape");
+  }
+  if (heads_q % heads_kv != 0)
+    fail("q.shape[2] (heads_q) = " + std::to_string(heads_q) + " is not a multiple of " + k_name +
+         ".shape[2] (heads_kv) = " + std::to_string(heads_kv));
+  if (t.lse != nullptr) check_lse(*t.lse, batch, heads_q, seqlen_q);
+  const float scale = softmax_scale(given_scale, static_cast<int>(head_dim));
+
+  p.batch = static_cast<int>(batch);
+  p.seqlen_q = static_cast<int>(seqlen_q);
+  p.seqlen_k = static_cast<int>(seqlen_k);
+  p.heads_q = static_cast<int>(heads_q);
+  p.heads_kv = static_cast<int>(heads_kv);
+  p.head_dim = static_cast<int>(head_dim);
+  p.group_size = static_cast<int>(heads_q / heads_kv);
+  p.scale = scale;
+  p.scale_log2 = static_cast<float>(scale * kLog2e);
+  p.mask.causal = causal;
+  p.dtype = dtype;
+  p.q = t.q.data, p.k = t.k.data, p.v = t.v.data, p.o = t.o.data;
+  p.q_batch_stride = t.q.stride[0], p.q_row_stride = t.q.stride[1], p.q_head_stride = t.q.stride[2];
+  p.k_batch_stride = t.k.stride[0], p.k_row_stride = t.k.stride[1], p.k_head_stride = t.k.stride[2];
+  p.v_batch_stride = t.v.stride[0], p.v_row_stride = t.v.stride[1], p.v_head_stride = t.v.stride[2];
+  p.o_batch_stride = t.o.stride[0], p.o_row_stride = t.o.stride[1], p.o_head_stride = t.o.stride[2];
+  if (t.lse != nullptr) {
+    p.lse = static_cast<float*>(t.lse->data);
+    p.lse_batch_stride = t.lse->stride[0], p.lse_head_stride = t.lse->stride[1], p.lse_row_stride = t.lse->stride[2];
+  }
+}
+
 float softmax_scale(const std::optional<float>& given, int head_dim) {
   const float scale = given ? *given : 1.0f / std::sqrt(static_cast<float>(head_dim));
   if (!std::isfinite(scale) || scale <= 0.0f)

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/params.h"
 #include "flash/error.h"
 #include "flash/tensor.h"
 
@@ -80,6 +81,26 @@ void check_dim(const char* name, const TensorView& t, int dim, const char* what,
 
 // An optional LSE output: fp32 [batch, heads_q, seqlen_q] with distinct elements.
 void check_lse(const TensorView& lse, std::int64_t batch, std::int64_t heads_q, std::int64_t seqlen_q);
+
+// The attention tensors every entry point takes, checked once for forward,
+// backward and decode: q and o [batch, seqlen_q, heads_q, head_dim]; k and v
+// [k_batch, seqlen_k, heads_kv, head_dim] with k_batch the batch (or, for a
+// paged cache, the pages: k_batch_is_batch false, the caller checks it);
+// the dtype of q everywhere; heads_q a multiple of heads_kv; the softmax
+// scale; the optional lse fp32 [batch, heads_q, seqlen_q]. Fills the params
+// core: the problem, the pointers and strides of q, k, v, o and lse.
+struct AttnTensors {
+  const TensorView& q;
+  const TensorView& k;
+  const TensorView& v;
+  const TensorView& o;
+  const TensorView* lse = nullptr;
+  const char* k_name = "k";
+  const char* v_name = "v";
+  bool k_batch_is_batch = true;
+};
+void check_attention(const AttnTensors& t, const std::optional<float>& softmax_scale, bool causal,
+                     AttnParams& p);
 
 // The softmax scale: the given one, or 1 / sqrt(head_dim); finite and > 0.
 float softmax_scale(const std::optional<float>& given, int head_dim);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <utility>
 #include <string>
 
 #include "common/mask.h"
@@ -106,6 +107,28 @@ TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {
     check_tiles<128, 80>(spec, sq, sk);
     check_tiles<16, 32>(spec, sq, sk);
   }
+}
+
+// The per-element rule on an m16n8 accumulator fragment, every lane: element
+// (mt, nt, e) holds row row0 + 16 mt + lane / 4 + 8 (e / 2), key n0 + 8 nt +
+// 2 (lane % 4) + e % 2.
+TEST(Mask, FragmentApplyMatchesTheRule) {
+  for (const MaskSpec spec : {MaskSpec{true, -1, -1}, MaskSpec{false, -1, -1}, MaskSpec{false, 5, 9}, MaskSpec{true, 20, -1}})
+    for (auto [sq, sk] : {std::pair{37, 90}, std::pair{90, 37}, std::pair{64, 64}})
+      for (int row0 = 0; row0 < sq; row0 += 16)
+        for (int n0 = 0; n0 < sk; n0 += 32)
+          for (int lane = 0; lane < 32; ++lane) {
+            const Mask mask(spec, sq, sk);
+            float s[2][4][4] = {};
+            mask.apply(s, row0, n0, lane);
+            for (int mt = 0; mt < 2; ++mt)
+              for (int nt = 0; nt < 4; ++nt)
+                for (int e = 0; e < 4; ++e) {
+                  const int row = row0 + 16 * mt + lane / 4 + 8 * (e / 2), key = n0 + 8 * nt + 2 * (lane % 4) + e % 2;
+                  ASSERT_EQ(s[mt][nt][e] == 0.0f, window_rule(spec, sq, sk, row, key))
+                      << "row " << row << " key " << key << " sq " << sq << " sk " << sk;
+                }
+          }
 }
 
 // A negative control: a window that the rule says hides keys must make some

@@ -1,5 +1,6 @@
 // The kernels every backward variant shares: the preprocess before the main
-// kernels, the dQ conversion after them, and the zero fill of empty calls.
+// kernels and the zero fill of empty calls (each variant converts its own dQ
+// accumulator, whose order is its own).
 // All are memory-bound and tiny next to the main kernels (O and dO are read
 // once; the main kernels read Q, dO, K and V once per tile).
 #include <algorithm>

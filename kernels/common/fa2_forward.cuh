@@ -82,11 +82,10 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
 
   // The key tiles this block sees (Mask): tiles outside are never loaded.
   // The loop below counts them j = 0 .. n_blocks - 1 from tile n_begin.
-  const Mask mask = p.mask_for();
-  const RowBlockKeys keys = mask.row_block(m0, kBlockM);
-  const TileRange tiles = keys.key_tiles<kBlockN>();
+  // (Mask and ScoreMod are built where they are used, from the params in
+  // the constant bank: held across the loop they would take registers.)
+  const TileRange tiles = p.mask_for().key_tiles<kBlockN>(m0, kBlockM);
   const int n_begin = tiles.begin, n_blocks = tiles.count();
-  const ScoreMod scores(p);
 
   auto load_kv = [&](int j) {
     const int stage = j % kStages, n0 = (n_begin + j) * kBlockN;
@@ -211,8 +210,9 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
   // only on the tiles that hold such keys for some row of the block).
   auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
     const int n0 = (n_begin + j) * kBlockN;
-    scores.apply(acc_s, m0 + warp_row0, n0, lane);
-    if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
+    ScoreMod(p).apply(acc_s, m0 + warp_row0, n0, lane);
+    const Mask mask = p.mask_for();
+    if (Cfg::kMaskOnlyWhereNeeded && !mask.row_block(m0, kBlockM).needs_mask(n0, kBlockN)) return;
     mask.apply(acc_s, m0 + warp_row0, n0, lane);
   };
 
@@ -261,7 +261,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
     float acc_s[kMTiles][kNTilesS][4];
     compute_s(j, acc_s);
     mask_s(j, acc_s);
-    softmax.update(acc_s, acc_o, scores.exp2_scale());
+    softmax.update(acc_s, acc_o, ScoreMod(p).exp2_scale());
     accumulate_pv(j, acc_s);
     __syncthreads();  // every warp is done reading this stage before a later load overwrites it
   }
@@ -271,7 +271,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
   }
 
   float lse[2 * kMTiles];
-  softmax.finalize(acc_o, scores.lse_scale(), lse);
+  softmax.finalize(acc_o, ScoreMod(p).lse_scale(), lse);
 
   T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
   if constexpr (Cfg::kVectorEpilogue) {

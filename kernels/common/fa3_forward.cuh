@@ -294,9 +294,6 @@ template <class T, class Cfg> struct Fa3Mainloop {
     int wg, warp, lane;                    // consumer warpgroup index, warp within it, lane
     int row0;                              // first row of this warp (global query index)
     int n_last, n_blocks;                  // K/V tiles n_last, n_last - 1, ... (n_blocks of them)
-    const Mask& mask;
-    RowBlockKeys keys;                     // of this warpgroup's 64 rows
-    ScoreMod scores;
 
     // Pingpong: warpgroup wg issues its GEMMs after the previous one has.
     __device__ void sched_sync() const {
@@ -357,11 +354,14 @@ template <class T, class Cfg> struct Fa3Mainloop {
     }
 
     // The score rule, then -inf for the keys the Mask hides; only tiles that
-    // hold such keys for some row of this warpgroup pay for the mask.
+    // hold such keys for some row of this warpgroup pay for the mask. Mask
+    // and ScoreMod are built here from the params (constant bank): held in
+    // the consumer they would take registers for the whole tile.
     __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
       const int n0 = n_block * kBlockN;
-      scores.apply(s, row0, n0, lane);
-      if (keys.needs_mask(n0, kBlockN)) mask.apply(s, row0, n0, lane);
+      ScoreMod(p).apply(s, row0, n0, lane);
+      const Mask mask = p.mask_for();
+      if (mask.row_block(row0 - 16 * warp, 64).needs_mask(n0, kBlockN)) mask.apply(s, row0, n0, lane);
     }
 
     __device__ static void to_p(const float (&s)[1][kNTilesS][4], std::uint32_t (&pr)[kBlockN / 16][4]) {
@@ -393,7 +393,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
           fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
           pipe.consumer_release(Buf::kK, stage, lane);
           mask_scores(n_block, s);
-          softmax.update(s, o, scores.exp2_scale());
+          softmax.update(s, o, ScoreMod(p).exp2_scale());
           to_p(s, pr);
           pipe.consumer_wait(Buf::kV, i, stage);
           sched_sync();
@@ -413,7 +413,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
         fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
         pipe.consumer_release(Buf::kK, 0, lane);
         mask_scores(n_last, s);
-        softmax.update(s, o, scores.exp2_scale());  // O is still zero: rescaling it is harmless
+        softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
         to_p(s, pr);
         // Tile i: S(i) and O += P(i-1) V(i-1) in flight together; softmax(i)
         // runs while PV finishes; O is rescaled once PV is done. Unrolled by
@@ -435,7 +435,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
               pipe.consumer_release(Buf::kK, stage, lane);
               mask_scores(n_last - i, s);
               float rescale[2];
-              softmax.probs(s, scores.exp2_scale(), rescale);
+              softmax.probs(s, ScoreMod(p).exp2_scale(), rescale);
               wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
@@ -477,11 +477,10 @@ template <class T, class Cfg> struct Fa3Epilogue {
   // which its last S = Q K^T has finished reading, then one TMA store per
   // 64-column block; LSE straight from registers.
   __device__ static void store(const Fa3Params& prm, std::uint8_t* smem, float (&o)[1][kNTilesO][4],
-                               OnlineSoftmax<1>& softmax, const ScoreMod& scores, int wg, int tid, int m0, int h,
-                               int b) {
+                               OnlineSoftmax<1>& softmax, int wg, int tid, int m0, int h, int b) {
     const FwdParams& p = prm.p;
     float lse[2];
-    softmax.finalize(o, scores.lse_scale(), lse);
+    softmax.finalize(o, ScoreMod(p).lse_scale(), lse);
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
@@ -532,7 +531,6 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
   if (threadIdx.x == 0) pipe.init();
   __syncthreads();  // the barriers are initialised before any role uses them
 
-  const Mask mask = p.mask_for();
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
@@ -540,7 +538,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
-        const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+        const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
         Mainloop::produce(prm, smem, pipe, m0, tile.head, tile.batch, tiles.end - 1, tiles.count());
       }
     }
@@ -548,11 +546,10 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
     setmaxnreg_inc<Cfg::kConsumerRegs>();
     const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
-    const ScoreMod scores(p);
     for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
       const Fa3Tile tile = sched.tile(p);
       const int m0 = tile.m_block * Smem::kBlockM;
-      const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+      const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
       const typename Mainloop::Consumer consumer{p,
                                                  pipe,
                                                  base + Smem::kQ + 64 * c * 128,
@@ -563,10 +560,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
                                                  tid % 32,
                                                  m0 + 64 * c + 16 * (tid / 32),
                                                  tiles.end - 1,
-                                                 tiles.count(),
-                                                 mask,
-                                                 mask.row_block(m0 + 64 * c, 64),
-                                                 scores};
+                                                 tiles.count()};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
         if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)
@@ -579,7 +573,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
         for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
       OnlineSoftmax<1> softmax;
       consumer.run(o, softmax);
-      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, scores, c, tid, m0, tile.head, tile.batch);
+      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
     }
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the last store has read shared memory

@@ -106,20 +106,23 @@ struct Mask {
   // -inf for the hidden elements of an m16n8 accumulator fragment (the
   // layout of mma.sync and of wgmma's register accumulators): element e of
   // n-tile nt in m-tile mt holds row row_of(mt, e / 2), key n0 + 8 nt + 2 t +
-  // e % 2 (t = lane % 4). row_of maps a fragment row to its query row.
+  // e % 2 (t = lane % 4). row_of maps a fragment row to its query row. Each
+  // row's key range [key_begin, key_end) is taken once, relative to the
+  // lane's first key, so each element costs two compares with constants.
   template <int kMTiles, int kNTiles, class RowOf>
   FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of) const {
-    const int t = lane % 4;
+    const int base = n0 + 2 * (lane % 4);
 FLASH_UNROLL
     for (int mt = 0; mt < kMTiles; ++mt)
 FLASH_UNROLL
       for (int half = 0; half < 2; ++half) {
         const int row = row_of(mt, half);
+        const int lo = key_begin(row) - base, hi = key_end(row) - base;
 FLASH_UNROLL
         for (int nt = 0; nt < kNTiles; ++nt)
 FLASH_UNROLL
           for (int e = 0; e < 2; ++e)
-            if (!visible(row, n0 + nt * 8 + 2 * t + e)) s[mt][nt][2 * half + e] = -INFINITY;
+            if (nt * 8 + e < lo || nt * 8 + e >= hi) s[mt][nt][2 * half + e] = -INFINITY;
       }
   }
   // The common case: a warp's rows start at row0, 16 per m-tile, and the

@@ -12,14 +12,16 @@
 
 namespace flash::detail {
 
+// A view of the params: kernels construct it where they use it, so its
+// values stay operands in the kernel's constant bank instead of registers
+// that live across the key loop.
 struct ScoreMod {
-  float scale_log2;  // softmax scale * log2(e)
-  float scale;       // softmax scale
+  const AttnProblem& p;
 
-  FLASH_HOST_DEVICE explicit ScoreMod(const AttnProblem& p) : scale_log2(p.scale_log2), scale(p.scale) {}
+  FLASH_HOST_DEVICE explicit ScoreMod(const AttnProblem& params) : p(params) {}
 
-  FLASH_HOST_DEVICE float exp2_scale() const { return scale_log2; }
-  FLASH_HOST_DEVICE float lse_scale() const { return scale; }
+  FLASH_HOST_DEVICE float exp2_scale() const { return p.scale_log2; }  // softmax scale * log2(e)
+  FLASH_HOST_DEVICE float lse_scale() const { return p.scale; }        // softmax scale
 
   // One raw score of row `row` and key `key`, for kernels that handle scores
   // one at a time (fwd_01_naive).
