@@ -82,9 +82,12 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
 
   // The key tiles this block sees (Mask): tiles outside are never loaded.
   // The loop below counts them j = 0 .. n_blocks - 1 from tile n_begin.
-  // (Mask and ScoreMod are built where they are used, from the params in
-  // the constant bank: held across the loop they would take registers.)
-  const TileRange tiles = p.mask_for().key_tiles<kBlockN>(m0, kBlockM);
+  // keys.all_begin / all_end bound the keys every row sees: tiles inside
+  // need no mask, a test of two compares per tile. (The Mask itself and
+  // ScoreMod are built where they are used, from the params in the constant
+  // bank: held across the loop they would take registers.)
+  const RowBlockKeys keys = p.mask_for().row_block(m0, kBlockM);
+  const TileRange tiles = keys.key_tiles<kBlockN>();
   const int n_begin = tiles.begin, n_blocks = tiles.count();
 
   auto load_kv = [&](int j) {
@@ -211,9 +214,8 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
   auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
     const int n0 = (n_begin + j) * kBlockN;
     ScoreMod(p).apply(acc_s, m0 + warp_row0, n0, lane);
-    const Mask mask = p.mask_for();
-    if (Cfg::kMaskOnlyWhereNeeded && !mask.row_block(m0, kBlockM).needs_mask(n0, kBlockN)) return;
-    mask.apply(acc_s, m0 + warp_row0, n0, lane);
+    if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
+    p.mask_for().apply(acc_s, m0 + warp_row0, n0, lane);
   };
 
   // O += P V for tile j, P converted from the S accumulators in registers.

@@ -18,8 +18,8 @@
 //       TMA store (rows past seqlen_q are clipped); LSE from registers.
 // K/V tiles are visited last to first over the range Mask gives, so the
 // tiles at its right edge (the ragged tail, the causal diagonal) come first.
-// The pieces are objects: a tile scheduler (Fa3SingleTileScheduler, or
-// Fa3PersistentScheduler with a longest-first order for causal calls), the
+// The pieces are objects: a tile scheduler (Fa3SingleTileScheduler or
+// Fa3PersistentScheduler, one interface, chosen per call), the
 // Q buffer and K/V ring as a pipeline (Fa3Pipeline: barriers and phases),
 // named barriers from one enum (Fa3Barrier).
 //
@@ -35,8 +35,10 @@
 //   kPersistent       (optional, needs kIntraWGOverlap) one CTA per SM loops
 //                     over the tiles; the producer loads the next tile's Q and
 //                     K/V while the consumers finish and store the current one.
-//                     Causal calls walk the tiles longest first, in a snake
-//                     order over the CTAs, so every CTA gets a similar load.
+//                     Causal calls run the same kernel code with the
+//                     single-tile schedule: the hardware's block scheduler
+//                     balances their uneven tiles better than a static
+//                     longest-first order did (docs/NOTES.md: -3 to -8%).
 #pragma once
 
 #include <cuda.h>
@@ -142,38 +144,24 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
   __device__ void advance() { valid = false; }
 };
 
-// Persistent: min(tiles, SMs) CTAs; in round k, CTA i takes tile rank
-// k * gridDim.x + i. Non-causal ranks put the query block fastest, so CTAs
-// running together share a head's K/V in L2. Causal ranks go longest first
-// (query block from the last, heads and batches inner) and the rounds snake
-// (odd rounds right to left), so each CTA's total work stays close to the
-// others' (what the hardware's block scheduler does for one CTA per tile).
+// Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
+// numbered with the query block fastest, so CTAs running together share a
+// head's K/V in L2. For uniform (non-causal) tiles.
 template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   static dim3 grid(const FwdParams& p) {
     return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3PersistentScheduler::num_tiles(p), p.sm_count)));
   }
-  int total, round = 0;  // tiles in the launch; rounds this CTA has advanced
-  __device__ explicit Fa3PersistentScheduler(const FwdParams& p)
-      : total(Fa3PersistentScheduler::num_m_blocks(p) * p.heads_q * p.batch) {}
-  __device__ int rank(const FwdParams& p) const {
-    const int pos = p.mask.causal && (round & 1) ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    return round * gridDim.x + pos;
+  int idx;
+  __device__ explicit Fa3PersistentScheduler(const FwdParams&) : idx(blockIdx.x) {}
+  __device__ bool is_valid(const FwdParams& p) const {
+    return idx < Fa3PersistentScheduler::num_m_blocks(p) * p.heads_q * p.batch;
   }
-  __device__ bool is_valid(const FwdParams& p) const { return rank(p) < total; }
   __device__ Fa3Tile tile(const FwdParams& p) const {
-    const int r = rank(p), num_m = Fa3PersistentScheduler::num_m_blocks(p);
-    if (p.mask.causal) {
-      const int per_block = p.heads_q * p.batch;
-      return {num_m - 1 - r / per_block, (r % per_block) % p.heads_q, (r % per_block) / p.heads_q};
-    }
-    return {r % num_m, (r / num_m) % p.heads_q, r / num_m / p.heads_q};
+    const int num_m = Fa3PersistentScheduler::num_m_blocks(p);
+    return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
   }
-  __device__ void advance() { ++round; }
+  __device__ void advance() { idx += gridDim.x; }
 };
-
-template <class Cfg>
-using Fa3Scheduler =
-    std::conditional_t<kFa3Persistent<Cfg>, Fa3PersistentScheduler<Cfg>, Fa3SingleTileScheduler<Cfg>>;
 
 template <class T, class Cfg> struct Fa3Mainloop {
   using Smem = Fa3Smem<Cfg>;
@@ -294,6 +282,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
     int wg, warp, lane;                    // consumer warpgroup index, warp within it, lane
     int row0;                              // first row of this warp (global query index)
     int n_last, n_blocks;                  // K/V tiles n_last, n_last - 1, ... (n_blocks of them)
+    int full_begin, full_end;              // keys every row of this warpgroup sees (Mask::row_block)
 
     // Pingpong: warpgroup wg issues its GEMMs after the previous one has.
     __device__ void sched_sync() const {
@@ -354,14 +343,13 @@ template <class T, class Cfg> struct Fa3Mainloop {
     }
 
     // The score rule, then -inf for the keys the Mask hides; only tiles that
-    // hold such keys for some row of this warpgroup pay for the mask. Mask
-    // and ScoreMod are built here from the params (constant bank): held in
-    // the consumer they would take registers for the whole tile.
+    // hold such keys for some row of this warpgroup pay for the mask (two
+    // compares decide). Mask and ScoreMod are built here from the params
+    // (constant bank): held in the consumer they would take registers.
     __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
       const int n0 = n_block * kBlockN;
       ScoreMod(p).apply(s, row0, n0, lane);
-      const Mask mask = p.mask_for();
-      if (mask.row_block(row0 - 16 * warp, 64).needs_mask(n0, kBlockN)) mask.apply(s, row0, n0, lane);
+      if (n0 < full_begin || n0 + kBlockN > full_end) p.mask_for().apply(s, row0, n0, lane);
     }
 
     __device__ static void to_p(const float (&s)[1][kNTilesS][4], std::uint32_t (&pr)[kBlockN / 16][4]) {
@@ -515,12 +503,12 @@ template <class T, class Cfg> struct Fa3Epilogue {
   }
 };
 
-// The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it.
-template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
+// The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it
+// with the scheduler the launcher picked.
+template <class T, class Cfg, class Scheduler> __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 #if FLASH_SM90A_DEVICE
   using Mainloop = Fa3Mainloop<T, Cfg>;
   using Smem = Fa3Smem<Cfg>;
-  using Scheduler = Fa3Scheduler<Cfg>;
   extern __shared__ std::uint8_t smem_raw[];
   // Align the base to 1024 bytes in the shared window.
   const std::uint32_t raw_addr = smem_addr(smem_raw);
@@ -550,6 +538,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
       const Fa3Tile tile = sched.tile(p);
       const int m0 = tile.m_block * Smem::kBlockM;
       const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+      const RowBlockKeys keys = p.mask_for().row_block(m0 + 64 * c, 64);
       const typename Mainloop::Consumer consumer{p,
                                                  pipe,
                                                  base + Smem::kQ + 64 * c * 128,
@@ -560,7 +549,9 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
                                                  tid % 32,
                                                  m0 + 64 * c + 16 * (tid / 32),
                                                  tiles.end - 1,
-                                                 tiles.count()};
+                                                 tiles.count(),
+                                                 keys.all_begin,
+                                                 keys.all_end};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
         if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)
@@ -583,15 +574,18 @@ template <class T, class Cfg> __device__ __forceinline__ void fa3_forward(const 
 }
 
 // A rung's kernel, named after the rung, and `name##_rung`, which hands it to
-// the launcher: Rung::kernel<T, Cfg>() is the __global__ of that T and Config.
+// the launcher: Rung::kernel<T, Cfg, Scheduler>() is the __global__ of that
+// element type, Config and tile scheduler.
 #define FLASH_FA3_RUNG_KERNEL(name)                                                                  \
-  template <class T, class Cfg>                                                                      \
+  template <class T, class Cfg, class Scheduler>                                                     \
   __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), 1)                  \
       name##_kernel(const __grid_constant__ Fa3Params prm) {                                         \
-    fa3_forward<T, Cfg>(prm);                                                                        \
+    fa3_forward<T, Cfg, Scheduler>(prm);                                                             \
   }                                                                                                  \
   struct name##_rung {                                                                               \
-    template <class T, class Cfg> static auto kernel() { return name##_kernel<T, Cfg>; }           \
+    template <class T, class Cfg, class Scheduler> static auto kernel() {                           \
+      return name##_kernel<T, Cfg, Scheduler>;                                                       \
+    }                                                                                                \
   }
 
 // The head dims of the Hopper kernels: multiples of 64 (TMA's 128-byte boxes).
@@ -636,17 +630,27 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
 
   static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
-    const auto launch = [&](auto tag, auto hd) {
+    const auto launch_with = [&](auto tag, auto cfg, auto sched) {
       using T = typename decltype(tag)::type;
-      using Cfg = ConfigFor<decltype(hd)::value>;
+      using Cfg = typename decltype(cfg)::type;
+      using Scheduler = typename decltype(sched)::type;
       Fa3Params prm;
       if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
-      auto kernel = Rung::template kernel<T, Cfg>();
+      auto kernel = Rung::template kernel<T, Cfg, Scheduler>();
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
-      kernel<<<Fa3Scheduler<Cfg>::grid(p), kWarpgroupThreads * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
+      kernel<<<Scheduler::grid(p), kWarpgroupThreads * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
       err = cudaGetLastError();
+    };
+    // The persistent schedule where the Config has it and the tiles are
+    // uniform; causal calls take one CTA per tile (longest first).
+    const auto launch = [&](auto tag, auto hd) {
+      using Cfg = ConfigFor<decltype(hd)::value>;
+      if constexpr (kFa3Persistent<Cfg>) {
+        if (!p.mask.causal) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{});
+      }
+      launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3SingleTileScheduler<Cfg>>{});
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
     else dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
