@@ -1,4 +1,4 @@
-// fwd_09_wgmma_persistent: fwd_08 + a persistent tile scheduler (non-causal).
+// fwd_09_wgmma_persistent: fwd_08 + a persistent tile scheduler.
 //
 // What changed from fwd_08_wgmma_pingpong (kPersistent in
 // kernels/common/fa3_forward.cuh): one CTA per SM loops over the tiles
@@ -7,9 +7,14 @@
 // while the consumers still finish and store the current one, so a tile's
 // start no longer waits for a CTA launch, a Q load from memory and an empty
 // pipeline. Q and O need separate buffers for that; at hdim 256 (64 KB each
-// beside 160 KB of K/V) they do not fit, so hdim 256 keeps fwd_08's schedule,
-// and so do causal calls (static round-robin gives each CTA a random mix of
-// long and short causal tiles; the hardware's block scheduler balances them).
+// beside 160 KB of K/V) they do not fit, so hdim 256 keeps fwd_08's schedule.
+// Causal calls run this kernel's code with the single-tile scheduler
+// (Fa3SingleTileScheduler, longest query blocks launched first): static
+// round-robin gives each CTA a random mix of long and short causal tiles, and
+// a static longest-first order (2026-11-23) kept the CTAs balanced but put
+// different heads side by side, losing the K/V sharing in L2: 3-8% slower
+// than the hardware's block scheduler. A dynamic scheduler (an atomic tile
+// counter) is the step that would let causal calls persist too.
 // The first try was slower (docs/NOTES.md): its stage arithmetic moved the
 // wgmma descriptors off the uniform datapath. Here each tile restarts the
 // K/V ring at stage 0 and the loop is unrolled by the stage count, so every
@@ -28,8 +33,9 @@
 //   hdim 256: 608.0 / 562.1 (85% / 87%), causal 527.2 / 444.2 (90% / 90%)
 // So the start and end of a tile cost ~13% at seq 512 and 1-2% past 4096:
 // at long sequences the mainloop itself (tensor pipe 71% busy) bounds.
-// Causal and hdim 256 run fwd_08's code (differences there are run noise,
-// +-2%).
+// Causal and hdim 256 run fwd_08's schedule (differences there are run
+// noise, +-2%; 2026-11-23, causal hdim 128 at seq 1k / 4k / 16k: 351 / 503 /
+// 593 TFLOPS against fwd_08's 347 / 504 / 595, same call).
 // Registers (setmaxnreg): producer 24 / consumers 240 (hdim 64: 32 / 160), no
 // spills; shared memory 144 / 192 KB (hdim 64 / 128: Q, O and the K/V ring);
 // SASS: HGMMA, UTMALDG / UTMASTG, no local memory.
