@@ -51,7 +51,7 @@ for step in $STEPS; do
       rm -f "$OUT"/part_*.json ;;
     ncu)
       timeout 300 ncu --clock-control none --section SpeedOfLight --section Occupancy --section WarpStateStats \
-        --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:${NCU_KERNEL:-fa3_forward_kernel} \
+        --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis -k regex:${NCU_KERNEL:-fwd_08_wgmma_pingpong_kernel} \
         --launch-skip 3 --launch-count 1 $BIN/bench ${NCU_ARGS:---seq 4096 --dhead 128 --kernel ${NCU_VARIANT:-wgmma_pingpong}} \
         --benchmark_min_time=0.01 > "$OUT/ncu.txt" 2>&1
       echo "ncu rc=$?"; grep -E "Duration|Throughput|Achieved Occupancy|Registers|Issue Slots Busy|Stall|Pipe" "$OUT/ncu.txt" | head -30 ;;

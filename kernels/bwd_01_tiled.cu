@@ -77,7 +77,7 @@ __device__ __forceinline__ float tile_ds(const Mask& mask, const ScoreMod& score
 }
 
 template <class T, int kHeadDim>
-__global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_constant__ BwdParams p) {
+__global__ void __launch_bounds__(kThreads) bwd_01_tiled_dkv_kernel(const __grid_constant__ BwdParams p) {
   using Cfg = TiledBwd<kHeadDim>;
   constexpr int kStride = Cfg::kStride;
   extern __shared__ float4 smem_f4[];
@@ -141,7 +141,7 @@ __global__ void __launch_bounds__(kThreads) bwd_tiled_dkv_kernel(const __grid_co
 }
 
 template <class T, int kHeadDim>
-__global__ void __launch_bounds__(kThreads) bwd_tiled_dq_kernel(const __grid_constant__ BwdParams p) {
+__global__ void __launch_bounds__(kThreads) bwd_01_tiled_dq_kernel(const __grid_constant__ BwdParams p) {
   using Cfg = TiledBwd<kHeadDim>;
   constexpr int kStride = Cfg::kStride;
   extern __shared__ float4 smem_f4[];
@@ -204,10 +204,10 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
     using T = typename decltype(tag)::type;
     constexpr int kHeadDim = decltype(hd)::value;
     constexpr std::size_t smem = TiledBwd<kHeadDim>::kSmemBytes;
-    err = bwd_launch(bwd_tiled_dkv_kernel<T, kHeadDim>,
+    err = bwd_launch(bwd_01_tiled_dkv_kernel<T, kHeadDim>,
                      dim3((p.seqlen_k + kBlock - 1) / kBlock, p.heads_kv, p.batch), kThreads, smem, p, stream);
     if (err == cudaSuccess)
-      err = bwd_launch(bwd_tiled_dq_kernel<T, kHeadDim>, dim3((p.seqlen_q + kBlock - 1) / kBlock, p.heads_q, p.batch),
+      err = bwd_launch(bwd_01_tiled_dq_kernel<T, kHeadDim>, dim3((p.seqlen_q + kBlock - 1) / kBlock, p.heads_q, p.batch),
                        kThreads, smem, p, stream);
   };
   if (p.dtype == DType::f16) dispatch_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });

@@ -120,7 +120,7 @@ template <int kHeadDim_> struct MmaBwdDqConfig {
 // tile), warp w's fragments form block w of Cfg::kDqWarpFloats floats, in
 // which lane l's float4 for fragment (mt, nt) sits at ((mt * kDqNT + nt) * 32
 // + l) * 4. A lane's four values are then contiguous (one 16-byte vector) and a
-// warp's whole tile is one contiguous block; bwd_mma_convert_dq_kernel maps
+// warp's whole tile is one contiguous block; bwd_02_mma_convert_dq_kernel maps
 // the order back to rows.
 //   kNone    deterministic mode: the dq kernel computes dQ instead.
 //   kAtomic  one float4 atomic per lane and fragment (four scalar ones
@@ -176,7 +176,7 @@ __device__ __forceinline__ void dq_stage_drain(int lane) {
 }
 
 template <class T, class Cfg, DqMode kDq>
-__global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
+__global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   using Layout = typename Cfg::Layout;
   using PLayout = typename Cfg::PLayout;
@@ -406,7 +406,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_mma_dkv_kernel(const __grid_c
 // double-buffered. dS stays in registers and feeds dS K as its A operand
 // (the accumulator layout of S is the A layout, as P is in the forward).
 template <class T, class Cfg>
-__global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __grid_constant__ BwdParams p) {
+__global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kThreadsQ = Cfg::kWarpsQ * 32;
   constexpr int kNT = kBlockN / 8, kDT = kHeadDim / 8;
@@ -515,7 +515,7 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_mma_dq_kernel(const __g
 // order (DqMode) back to rows, one thread per float4 (two dQ pairs, rows g
 // and g + 8 of a fragment).
 template <class T, class Cfg>
-__global__ void __launch_bounds__(256) bwd_mma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
+__global__ void __launch_bounds__(256) bwd_02_mma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
   const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
   const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
@@ -563,17 +563,17 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
       bool bulk = false;  // kBulk is instantiated only where its staging fits
       if constexpr (Cfg::kCanStageDq) bulk = Cfg::stage_dq(p.compute_capability);
       if constexpr (Cfg::kCanStageDq)
-        if (bulk) err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, DqMode::kBulk>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
+        if (bulk) err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kBulk>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
       if (!bulk)
-        err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, DqMode::kAtomic>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+        err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
       if (err != cudaSuccess) return;
       const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-      bwd_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+      bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
       err = cudaGetLastError();
     } else {
-      err = bwd_launch(bwd_mma_dkv_kernel<T, Cfg, DqMode::kNone>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+      err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kNone>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
       if (err == cudaSuccess)
-        err = bwd_launch(bwd_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
+        err = bwd_launch(bwd_02_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
                      DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
     }
   };

@@ -82,7 +82,7 @@ template <class Cfg> struct SplitKvSmem {
 };
 
 template <class T, class Cfg>
-__global__ void __launch_bounds__(Cfg::kWarps * 32) splitkv_kernel(const __grid_constant__ DecodeParams p) {
+__global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kWarps * 32;
   constexpr int kNTilesS = Cfg::kKeysPerWarp / 8;  // 8-key n-tiles of this warp's S
@@ -392,7 +392,7 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   const auto launch = [&](auto tag, auto hd) {
     using T = typename decltype(tag)::type;
     using Cfg = SplitKvConfig<decltype(hd)::value>;
-    auto kernel = splitkv_kernel<T, Cfg>;
+    auto kernel = dec_01_splitkv_kernel<T, Cfg>;
     constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) return;

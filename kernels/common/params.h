@@ -57,8 +57,8 @@ struct AttnParams : AttnProblem {
   FLASH_HOST_DEVICE Mask mask_for() const { return Mask(mask, seqlen_q, seqlen_k); }
 };
 
-struct FwdParams : AttnParams {
-  void* workspace = nullptr;  // variant-owned scratch, workspace_bytes() long
-};
+// The forward needs nothing beyond the core (its workspace, if any, is run()'s
+// argument).
+struct FwdParams : AttnParams {};
 
 }  // namespace flash::detail
