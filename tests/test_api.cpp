@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu_test.h"
 #include "flash/flash.h"
 #include "testing/testing.h"
 #include "validate.h"
@@ -27,19 +28,7 @@ constexpr std::uint16_t kPattern = 0x7e57;
 // reads): far apart, so they overlap nothing.
 void* fake_address(std::uintptr_t i) { return reinterpret_cast<void*>((i + 1) << 44); }
 
-// A call that validation accepts: it returns, or, without a GPU, stops at
-// the device query, which comes after every argument check. Only plan_*
-// calls and calls that launch nothing are passed here, so host memory is
-// safe on a GPU machine too.
-void expect_valid(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const flash::Error& e) {
-    std::string why;
-    if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
-    else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
-  }
-}
+using flash::cpu_test::expect_valid;
 
 struct Buffers {
   alignas(256) std::uint16_t q[kB * kS * kH * kD];

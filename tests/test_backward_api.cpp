@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "cpu_test.h"
 #include "flash/flash.h"
 #include "testing/testing.h"
 
@@ -156,18 +157,7 @@ TEST_F(BackwardApiErrors, UnknownKernelAndBadScale) {
   }
 }
 
-// A call that validation accepts: it returns, or, without a GPU, stops at
-// the device query, which comes after every argument check. Only plan_* and
-// calls that launch nothing are passed here (host memory stands in).
-void expect_valid(const std::function<void()>& call) {
-  try {
-    call();
-  } catch (const flash::Error& e) {
-    std::string why;
-    if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
-    else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
-  }
-}
+using flash::cpu_test::expect_valid;
 
 // batch 0 passes validation and launches nothing; seqlen_q 0 and seqlen_k 0
 // pass too (on a GPU they write zero gradients, so they are only planned).
