@@ -38,6 +38,8 @@
 // combine, FlashAttention's 85% split rule) ran 167 / 146 / 267 us; the steps
 // between are in docs/NOTES.md. Registers (sm_90a): 96 / 168 / 255 at head
 // dims 64 / 128 / 256, no spills; shared memory 98 / 100 / 200 KB.
+// 2026-11-23 (masks through common/mask.h): within 2% of e24b379 in the same
+// call on the three shapes above.
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 

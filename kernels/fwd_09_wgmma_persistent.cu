@@ -39,6 +39,8 @@
 // Registers (setmaxnreg): producer 24 / consumers 240 (hdim 64: 32 / 160), no
 // spills; shared memory 144 / 192 KB (hdim 64 / 128: Q, O and the K/V ring);
 // SASS: HGMMA, UTMALDG / UTMASTG, no local memory.
+// 2026-11-23: within 2% of e24b379 in the same call except hdim 128 full at
+// 4k and 16k (597.6 -> 581.3, 621.2 -> 605.3).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
