@@ -23,10 +23,7 @@ using detail::check_same_dtype;
 using detail::check_view;
 using detail::fail;
 
-struct Named {
-  const char* name;
-  const TensorView* view;
-};
+using Named = detail::NamedView;
 
 BwdParams check_args(const BackwardArgs& a) {
   // The workspace pads each row array to whole 128-row tiles in int
@@ -74,28 +71,15 @@ BwdParams check_args(const BackwardArgs& a) {
 std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const BackwardArgs& a) {
   const BwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
-  if (!(v->dtype_mask & detail::dtype_bit(p.dtype)))
-    return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
-  bool hdim_ok = false;
-  std::string dims;
-  for (int i = 0; i < v->num_head_dims; ++i) {
-    hdim_ok = hdim_ok || v->head_dims[i] == p.head_dim;
-    dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
-  }
-  if (!hdim_ok) return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
-  const Named views[] = {{"q", &a.q},       {"k", &a.k},   {"v", &a.v},   {"o", &a.o}, {"dout", &a.dout},
-                         {"dq", &a.dq},     {"dk", &a.dk}, {"dv", &a.dv}};
-  if (v->alignment > 0) {
-    for (const auto& [name, t] : views) {
-      const std::string why = detail::alignment_reason(name, *t, v->alignment);
-      if (!why.empty()) return why;
-    }
-  }
-  for (const auto& [name, t] : views) {
-    const std::string why = detail::offset_reason(name, *t, v->max_offset);
-    if (!why.empty()) return why;
-  }
-  return {};
+  return detail::variant_reason(*v, p.dtype, p.head_dim,
+                                {{"q", &a.q},
+                                 {"k", &a.k},
+                                 {"v", &a.v},
+                                 {"o", &a.o},
+                                 {"dout", &a.dout},
+                                 {"dq", &a.dq},
+                                 {"dk", &a.dk},
+                                 {"dv", &a.dv}});
 }
 
 struct Resolved {

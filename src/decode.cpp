@@ -138,22 +138,13 @@ DecodeParams check_args(const DecodeArgs& a) {
 std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p, const DecodeArgs& a) {
   const detail::DecodeVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
-  if (!(v->dtype_mask & detail::dtype_bit(p.dtype))) return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
-  bool hdim_ok = false;
-  std::string dims;
-  for (int i = 0; i < v->num_head_dims; ++i) {
-    hdim_ok = hdim_ok || v->head_dims[i] == p.head_dim;
-    dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
-  }
-  if (!hdim_ok) return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
-  const struct { const char* name; const TensorView* t; } views[] = {
-      {"q", &a.q}, {"k_cache", &a.k_cache}, {"v_cache", &a.v_cache}, {"o", &a.o},
-      {"k_new", a.k_new ? &*a.k_new : nullptr}, {"v_new", a.v_new ? &*a.v_new : nullptr}};
-  for (const auto& [name, t] : views) {
-    const std::string why = t != nullptr ? detail::alignment_reason(name, *t, v->alignment) : std::string();
-    if (!why.empty()) return why;
-  }
-  return {};
+  return detail::variant_reason(*v, p.dtype, p.head_dim,
+                                {{"q", &a.q},
+                                 {"k_cache", &a.k_cache},
+                                 {"v_cache", &a.v_cache},
+                                 {"o", &a.o},
+                                 {"k_new", detail::view_or_null(a.k_new)},
+                                 {"v_new", detail::view_or_null(a.v_new)}});
 }
 
 struct Resolved {

@@ -38,7 +38,6 @@ FwdParams check_args(const ForwardArgs& a) {
 std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const ForwardArgs& a) {
   const FwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
-  if (!(v->dtype_mask & detail::dtype_bit(p.dtype))) return "dtype " + std::string(dtype_name(p.dtype)) + " is not supported";
   const struct { unsigned bit; bool used; const char* what; } features[] = {
       {kFeatureCausal, p.mask.causal, "the causal mask"},
       {kFeatureGqa, p.group_size > 1, "heads_q != heads_kv (GQA/MQA)"},
@@ -47,32 +46,7 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   };
   for (const auto& f : features)
     if (f.used && !(v->features & f.bit)) return std::string(f.what) + " is not supported";
-  bool hdim_ok = p.head_dim <= v->max_head_dim;
-  if (hdim_ok && v->num_head_dims > 0) {
-    hdim_ok = false;
-    for (int i = 0; i < v->num_head_dims; ++i) hdim_ok = hdim_ok || v->head_dims[i] == p.head_dim;
-  }
-  if (!hdim_ok) {
-    std::string dims;
-    for (int i = 0; i < v->num_head_dims; ++i) dims += (i ? ", " : "") + std::to_string(v->head_dims[i]);
-    if (dims.empty()) dims = "1 to " + std::to_string(v->max_head_dim);
-    return "head_dim " + std::to_string(p.head_dim) + " is not supported (built: " + dims + ")";
-  }
-  if (v->alignment > 0) {
-    const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
-    for (const auto& [name, t] : views) {
-      const std::string why = detail::alignment_reason(name, *t, v->alignment);
-      if (!why.empty()) return why;
-    }
-    if ((p.head_dim * dtype_size(p.dtype)) % v->alignment != 0)
-      return "head_dim * element size is not a multiple of " + std::to_string(v->alignment) + " bytes";
-  }
-  const struct { const char* name; const TensorView* t; } views[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
-  for (const auto& [name, t] : views) {
-    const std::string why = detail::offset_reason(name, *t, v->max_offset);
-    if (!why.empty()) return why;
-  }
-  return {};
+  return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}});
 }
 
 struct Resolved {

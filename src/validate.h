@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/params.h"
+#include "common/variant.h"
 #include "flash/error.h"
 #include "flash/tensor.h"
 
@@ -116,6 +117,37 @@ std::string alignment_reason(const char* name, const TensorView& t, int alignmen
 // Empty when t's largest element offset is at most max_offset (a variant's
 // index limit), else why not.
 std::string offset_reason(const char* name, const TensorView& t, std::int64_t max_offset);
+
+// Why variant v (built) cannot take a call of this dtype and head dim over
+// these tensors, short of device checks (empty: it can): its dtypes, its
+// head dims, its alignment of pointers, strides and rows, its index limit.
+// Optional tensors not given have a null view. Shared by forward, backward
+// and decode; each adds what is its own (the forward's feature bits).
+template <class Params>
+std::string variant_reason(const Variant<Params>& v, DType dtype, int head_dim, std::initializer_list<NamedView> views) {
+  if (!(v.dtype_mask & dtype_bit(dtype))) return "dtype " + std::string(dtype_name(dtype)) + " is not supported";
+  bool hdim_ok = v.num_head_dims == 0 && head_dim <= v.max_head_dim;
+  std::string dims;
+  for (int i = 0; i < v.num_head_dims; ++i) {
+    hdim_ok = hdim_ok || v.head_dims[i] == head_dim;
+    dims += (i ? ", " : "") + std::to_string(v.head_dims[i]);
+  }
+  if (dims.empty()) dims = "1 to " + std::to_string(v.max_head_dim);
+  if (!hdim_ok) return "head_dim " + std::to_string(head_dim) + " is not supported (built: " + dims + ")";
+  if (v.alignment > 0) {
+    for (const auto& [name, t] : views) {
+      const std::string why = t != nullptr ? alignment_reason(name, *t, v.alignment) : std::string();
+      if (!why.empty()) return why;
+    }
+    if ((head_dim * static_cast<int>(dtype_size(dtype))) % v.alignment != 0)
+      return "head_dim * element size is not a multiple of " + std::to_string(v.alignment) + " bytes";
+  }
+  for (const auto& [name, t] : views) {
+    const std::string why = t != nullptr ? offset_reason(name, *t, v.max_offset) : std::string();
+    if (!why.empty()) return why;
+  }
+  return {};
+}
 
 // The variant named `kernel`, or for "auto" the last one in `registry` that
 // takes the call. unsupported(r) and on_device(r) say why r cannot take it

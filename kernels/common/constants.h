@@ -21,9 +21,7 @@ namespace flash::detail {
 // log2(e): exp(x) = exp2(x * log2(e)), so the softmax runs on exp2.
 inline constexpr double kLog2e = 1.4426950408889634;
 
-inline constexpr int kWarpSize = 32;
 inline constexpr int kWarpgroupThreads = 128;  // Hopper: four warps issue one wgmma together
-inline constexpr int kMaxGridX = 2147483647;   // CUDA's limit on gridDim.x
 inline constexpr int kMaxGridYZ = 65535;       // CUDA's limit on gridDim.y and gridDim.z
 inline constexpr int kSmemReservedPerCta = 1024;  // shared memory the runtime keeps per CTA (sm_80, sm_90)
 
