@@ -85,6 +85,7 @@ DecodeParams check_args(const DecodeArgs& a) {
   if (capacity > INT32_MAX)
     fail("the cache capacity (" + std::to_string(capacity) + " keys per sequence) exceeds 2^31 - 1");
   p.seqlen_k = static_cast<int>(capacity);
+  p.derive_mask();  // per sequence in the kernel (mask_for(seqlen_q, keys)); kept consistent
 
   if (a.k_new.has_value() != a.v_new.has_value())
     fail(std::string(a.k_new ? "k_new is set but v_new is not" : "v_new is set but k_new is not") +

@@ -314,6 +314,7 @@ void check_attention(const AttnTensors& t, const std::optional<float>& given_sca
   p.scale = scale;
   p.scale_log2 = static_cast<float>(scale * kLog2e);
   p.mask.causal = causal;
+  p.derive_mask();
   p.dtype = dtype;
   p.q = t.q.data, p.k = t.k.data, p.v = t.v.data, p.o = t.o.data;
   p.q_batch_stride = t.q.stride[0], p.q_row_stride = t.q.stride[1], p.q_head_stride = t.q.stride[2];

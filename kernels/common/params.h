@@ -27,7 +27,14 @@ struct AttnProblem {
   float scale = 1.0f;       // softmax scale
   float scale_log2 = 1.0f;  // scale * log2(e): softmax in exp2
   MaskSpec mask;
+  // Mask(mask, seqlen_q, seqlen_k), derived on the host by derive_mask() once
+  // the sizes and the spec are final. Kernels read its fields as constant-bank
+  // operands; deriving it in the kernel kept its sides, flags and diagonal in
+  // registers across the key loop (bwd_02 at hdim 256: -5%, docs/NOTES.md).
+  Mask call_mask;
   DType dtype = DType::bf16;
+
+  void derive_mask() { call_mask = Mask(mask, seqlen_q, seqlen_k); }
 };
 
 // The attention tensors. Strides in elements; the head_dim stride is 1.
@@ -52,9 +59,10 @@ struct AttnParams : AttnProblem {
   FLASH_HOST_DEVICE std::int64_t lse_offset(int b, int h, int row) const {
     return b * lse_batch_stride + h * lse_head_stride + row * lse_row_stride;
   }
-  // The mask of a sequence with seqlen_q queries and seqlen_k keys.
+  // The mask of a sequence with seqlen_q queries and seqlen_k keys (decode and
+  // variable-length calls: one per sequence), and the one of the whole call.
   FLASH_HOST_DEVICE Mask mask_for(int seqlen_q_, int seqlen_k_) const { return Mask(mask, seqlen_q_, seqlen_k_); }
-  FLASH_HOST_DEVICE Mask mask_for() const { return Mask(mask, seqlen_q, seqlen_k); }
+  FLASH_HOST_DEVICE const Mask& mask_for() const { return call_mask; }
 };
 
 // The forward needs nothing beyond the core (its workspace, if any, is run()'s
