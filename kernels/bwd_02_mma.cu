@@ -238,10 +238,13 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
   };
   // Steps walk the query tiles of each head of the group in turn.
   int h = h_kv * p.group_size, m0 = m_begin * kBlockM;
-  const int m_stop = min(p.seqlen_q, q_tiles.end * kBlockM);  // past the last query tile
   auto next_tile = [&](int& hh, int& mm) {
     mm += kBlockM;
-    if (mm >= m_stop) mm = m_begin * kBlockM, ++hh;
+    // Past the last query tile: seqlen_q, or earlier under a window's left
+    // side (recomputed from the params there: a live register less here).
+    const bool past = mm >= p.seqlen_q ||
+                      (p.mask_for().has_left && mm >= p.mask_for().query_tiles<kBlockM>(n0, kBlockN).end * kBlockM);
+    if (past) mm = m_begin * kBlockM, ++hh;
   };
   if (steps > 0) load_step(h, m0, 0);
   cp_async_commit();  // K, V and the first step

@@ -77,27 +77,30 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
   const int warp_row0 = warp * 16 * kMTiles;  // first row of this warp within the block
 
   const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
-  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
-  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
-
   // The key tiles this block sees (Mask): tiles outside are never loaded.
-  // The loop below counts them j = 0 .. n_blocks - 1 from tile n_begin.
-  // keys.all_begin / all_end bound the keys every row sees: tiles inside
-  // need no mask, a test of two compares per tile. (The Mask itself and
-  // ScoreMod are built where they are used, from the params in the constant
-  // bank: held across the loop they would take registers.)
-  const RowBlockKeys keys = p.mask_for().row_block(m0, kBlockM);
+  // The loop below counts them j = 0 .. n_blocks - 1 from key key0, where
+  // gK and gV start. keys.all_begin / all_end bound the keys every row sees:
+  // tiles inside need no mask, a test of two compares per tile. Loop
+  // arithmetic is relative to key0, as it was from key 0 before the Mask
+  // (an absolute tile index cost 2-3% at every head dim); the Mask itself
+  // and ScoreMod are built where they are used, from the constant bank.
+  RowBlockKeys keys = p.mask_for().row_block(m0, kBlockM);
   const TileRange tiles = keys.key_tiles<kBlockN>();
-  const int n_begin = tiles.begin, n_blocks = tiles.count();
+  const int key0 = tiles.begin * kBlockN, n_blocks = tiles.count();
+  keys.all_begin -= key0, keys.all_end -= key0;
+  const int keys_left = p.seqlen_k - key0;  // keys from gK on
+
+  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + key0 * p.k_row_stride;
+  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + key0 * p.v_row_stride;
 
   auto load_kv = [&](int j) {
-    const int stage = j % kStages, n0 = (n_begin + j) * kBlockN;
+    const int stage = j % kStages, n0 = j * kBlockN;  // relative to key0
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sK + stage * Smem::kKVElems,
                                                                          gK + n0 * p.k_row_stride, p.k_row_stride,
-                                                                         p.seqlen_k - n0);
+                                                                         keys_left - n0);
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sV + stage * Smem::kKVElems,
                                                                          gV + n0 * p.v_row_stride, p.v_row_stride,
-                                                                         p.seqlen_k - n0);
+                                                                         keys_left - n0);
     if constexpr (Cfg::kAsyncCopy) cp_async_commit();
   };
 
@@ -212,10 +215,10 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
   // The score rule, then -inf for the keys the Mask hides (kMaskOnlyWhereNeeded:
   // only on the tiles that hold such keys for some row of the block).
   auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
-    const int n0 = (n_begin + j) * kBlockN;
-    ScoreMod(p).apply(acc_s, m0 + warp_row0, n0, lane);
+    const int n0 = j * kBlockN;  // relative to key0
+    ScoreMod(p).apply(acc_s, m0 + warp_row0, key0 + n0, lane);
     if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
-    p.mask_for().apply(acc_s, m0 + warp_row0, n0, lane);
+    p.mask_for().apply(acc_s, m0 + warp_row0, key0 + n0, lane);
   };
 
   // O += P V for tile j, P converted from the S accumulators in registers.
