@@ -9,7 +9,8 @@ Only the shared library is built (no tests, runner or bench). Environment:
   CMAKE_BUILD_PARALLEL_LEVEL  parallel compile jobs (CMake's own variable)
   FLASH_LADDER_BUILD_DIR    an existing CMake build of this checkout to take
                             libflash_c.so from (its flash_c target is brought
-                            up to date; nothing is configured)
+                            up to date; nothing is configured); a relative
+                            path is taken from the checkout's root
 Each distinct setting gets its own build folder under python/build/, so a
 rebuild with the same settings only recompiles what changed.
 """
@@ -22,7 +23,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 
 try:
@@ -55,7 +56,7 @@ def build_library():
     env = cmake_env()
     given = os.environ.get("FLASH_LADDER_BUILD_DIR")
     if given:
-        build_dir = Path(given).resolve()
+        build_dir = (ROOT / given).resolve()  # an absolute `given` stays as it is
         run([cmake, "--build", build_dir, "--target", "flash_c"], env)
         return build_dir / "lib" / LIBRARY
 
@@ -94,16 +95,19 @@ class BuildPyWithLibrary(build_py):
         shutil.copy2(library, target / LIBRARY)
 
 
+class BinaryDistribution(Distribution):
+    """Has a binary (the shared library), so the wheel is platform-specific."""
+
+    def has_ext_modules(self):
+        return True
+
+
 class PlatformWheel(bdist_wheel):
     """One wheel per platform, for any Python 3 and any torch: the package is
     pure Python around a shared library with a C ABI (py3-none-<platform>)."""
-
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
 
     def get_tag(self):
         return ("py3", "none") + tuple(super().get_tag()[2:])
 
 
-setup(cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel})
+setup(distclass=BinaryDistribution, cmdclass={"build_py": BuildPyWithLibrary, "bdist_wheel": PlatformWheel})
