@@ -108,13 +108,13 @@ def _run(entry, buf, address, device):
     (the graph's memory pool), so that capture works on any stream and the
     graph owns its scratch memory; otherwise the library's cached buffer."""
     workspace = None
-    if torch._C._cuda_isCurrentStreamCapturing():
+    if _capturing():
         _, nbytes, _ = entry.plan(address)
         if nbytes:
             workspace = torch.empty(nbytes + _WORKSPACE_ALIGNMENT, dtype=torch.uint8, device=f"cuda:{device}")
             pointer = -(-workspace.data_ptr() // _WORKSPACE_ALIGNMENT) * _WORKSPACE_ALIGNMENT
             entry.set_workspace(buf, pointer, nbytes)
-    if torch._C._cuda_getDevice() == device:
+    if _current_device() == device:
         status = entry.run(address)
     else:
         with torch.cuda.device(device):
@@ -123,8 +123,21 @@ def _run(entry, buf, address, device):
         _raise(status)
 
 
+# torch's C entry points behind torch.cuda.current_stream(device).cuda_stream,
+# torch.cuda.current_device() and torch.cuda.is_current_stream_capturing(),
+# without the Python wrappers (a call here is on the hot path); the public
+# functions where a torch build lacks them.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+    lambda device: torch.cuda.current_stream(device).cuda_stream
+)
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or (lambda: torch.cuda.current_device())
+_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None) or (
+    lambda: torch.cuda.is_current_stream_capturing()
+)
+
+
 def _stream(device):
-    return torch._C._cuda_getCurrentRawStream(device) if device >= 0 else 0
+    return _raw_stream(device) if device >= 0 else 0
 
 
 # ------------------------------------------------------------------ the calls
@@ -197,7 +210,7 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
                "page_table": page_table}
     if device < 0 or any(t is not None and t.get_device() != device for t in tensors.values()):
         _wrong_device(entry, address, "flash_attn_with_kvcache", tensors)
-    if sync_check and torch._C._cuda_isCurrentStreamCapturing():
+    if sync_check and _capturing():
         raise ValueError("flash_attn_with_kvcache: sync_check=True waits for the stream, which a CUDA graph "
                          "capture forbids; capture with sync_check=False")
     _run(entry, buf, address, device)
@@ -217,7 +230,7 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False):
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_ABSENT,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 0,
     )  # fmt: skip
-    if device >= 0 and torch._C._cuda_getDevice() != device:
+    if device >= 0 and _current_device() != device:
         with torch.cuda.device(device):
             kernel, nbytes, _ = entry.plan(address)
     else:
