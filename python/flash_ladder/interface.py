@@ -90,6 +90,16 @@ def _raise(status):
     raise _capi.error(status, _capi.last_error(), out_of_memory=torch.cuda.OutOfMemoryError)
 
 
+def _all_on(device, *tensors):
+    """device is a CUDA device (q's) and every tensor given is on it."""
+    if device < 0:
+        return False
+    for t in tensors:
+        if t is not None and t.get_device() != device:
+            return False
+    return True
+
+
 def _wrong_device(entry, address, function, tensors):
     """Raised when the tensors are not all on one CUDA device. The library
     checks the arguments first (a plan launches nothing, and host pointers
@@ -165,7 +175,7 @@ def _forward(q, k, v, softmax_scale, causal, with_lse):
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 0,
     )  # fmt: skip
-    if device < 0 or k.get_device() != device or v.get_device() != device:
+    if not _all_on(device, k, v):
         _wrong_device(entry, address, "flash_attn_func", {"q": q, "k": k, "v": v})
     _run(entry, buf, address, device)
     return o, lse
@@ -183,9 +193,9 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
         *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 1 if deterministic else 0,
     )  # fmt: skip
-    tensors = {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout}
-    if device < 0 or any(t.get_device() != device for t in tensors.values()):
-        _wrong_device(entry, address, "flash_attn_func backward", tensors)
+    if not _all_on(device, k, v, o, lse, dout):
+        _wrong_device(entry, address, "flash_attn_func backward",
+                      {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout})
     _run(entry, buf, address, device)
     return dq, dk, dv
 
@@ -206,10 +216,10 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0,
         int(num_splits), 1 if sync_check else 0, 0,
     )  # fmt: skip
-    tensors = {"q": q, "k_cache": k_cache, "v_cache": v_cache, "k": k, "v": v, "cache_seqlens": cache_seqlens,
-               "page_table": page_table}
-    if device < 0 or any(t is not None and t.get_device() != device for t in tensors.values()):
-        _wrong_device(entry, address, "flash_attn_with_kvcache", tensors)
+    if not _all_on(device, k_cache, v_cache, k, v, cache_seqlens, page_table):
+        _wrong_device(entry, address, "flash_attn_with_kvcache",
+                      {"q": q, "k_cache": k_cache, "v_cache": v_cache, "k": k, "v": v, "cache_seqlens": cache_seqlens,
+                       "page_table": page_table})
     if sync_check and _capturing():
         raise ValueError("flash_attn_with_kvcache: sync_check=True waits for the stream, which a CUDA graph "
                          "capture forbids; capture with sync_check=False")
