@@ -5,7 +5,7 @@ Two ways into the same calls:
 
 - Eager (plain tensors, not under torch.compile): the public functions call
   the library directly, through a torch.autograd.Function when a gradient is
-  needed. This is the lean path whose overhead examples/overhead.py measures.
+  needed. This is the lean path whose overhead benchmarks/overhead.py measures.
 - Traced (torch.compile, torch.export, fake tensors, dispatch modes): the
   custom ops flash_ladder::fwd, ::bwd and ::fwd_kvcache, registered with
   torch.library.custom_op, with fake implementations that only allocate the
@@ -113,10 +113,14 @@ def _wrong_device(entry, address, function, tensors):
 
 
 def _run(entry, buf, address, device):
-    """Runs the packed call on `device`. While the current stream is being
-    captured into a CUDA graph, the workspace comes from torch's allocator
-    (the graph's memory pool), so that capture works on any stream and the
-    graph owns its scratch memory; otherwise the library's cached buffer."""
+    """Runs the packed call on `device` (the library calls on the current
+    one). While the current stream is being captured into a CUDA graph, the
+    workspace comes from torch's allocator (the graph's memory pool), so that
+    capture works on any stream and the graph owns its scratch memory;
+    otherwise the library's cached buffer serves."""
+    if _current_device() != device:
+        with torch.cuda.device(device):
+            return _run(entry, buf, address, device)
     workspace = None
     if _capturing():
         _, nbytes, _ = entry.plan(address)
@@ -124,11 +128,8 @@ def _run(entry, buf, address, device):
             workspace = torch.empty(nbytes + _WORKSPACE_ALIGNMENT, dtype=torch.uint8, device=f"cuda:{device}")
             pointer = -(-workspace.data_ptr() // _WORKSPACE_ALIGNMENT) * _WORKSPACE_ALIGNMENT
             entry.set_workspace(buf, pointer, nbytes)
-    if _current_device() == device:
-        status = entry.run(address)
-    else:
-        with torch.cuda.device(device):
-            status = entry.run(address)
+    status = entry.run(address)
+    del workspace  # enqueued: torch may hand the block out again, after this call in stream order
     if status:
         _raise(status)
 
