@@ -2,14 +2,21 @@
 # the build at BUILD_DIR (FLASH_LADDER_BUILD_DIR: the flash_c target is
 # brought up to date, nothing is recompiled), installs it into a scratch
 # folder and imports it from there, outside the checkout. Skipped (ctest
-# SKIP_REGULAR_EXPRESSION) when Python lacks pip or setuptools.
+# SKIP_REGULAR_EXPRESSION) when Python lacks pip or setuptools (no network
+# is used: --no-build-isolation, --no-index).
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
-execute_process(COMMAND ${PYTHON} -c "import setuptools" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+# setuptools >= 70.1 builds wheels itself; older ones need the wheel package.
+execute_process(COMMAND ${PYTHON} -c "import setuptools
+try:
+    import setuptools.command.bdist_wheel
+except ImportError:
+    import wheel.bdist_wheel" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 execute_process(COMMAND ${PYTHON} -m pip --version RESULT_VARIABLE rc_pip OUTPUT_QUIET ERROR_VARIABLE err_pip)
 string(APPEND err "${err_pip}")
 if(NOT rc EQUAL 0 OR NOT rc_pip EQUAL 0)
-  message("python_package skipped: ${PYTHON} has no pip or setuptools (${err})")
+  message("python_package skipped: ${PYTHON} cannot build wheels without build isolation: it needs pip and "
+          "setuptools >= 70.1 (or setuptools and wheel) (${err})")
   return()
 endif()
 function(run)
