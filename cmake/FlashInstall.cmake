@@ -12,3 +12,9 @@ configure_package_config_file(cmake/flashConfig.cmake.in ${CMAKE_CURRENT_BINARY_
 write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/flashConfigVersion.cmake COMPATIBILITY SameMinorVersion)
 install(FILES ${CMAKE_CURRENT_BINARY_DIR}/flashConfig.cmake ${CMAKE_CURRENT_BINARY_DIR}/flashConfigVersion.cmake
         DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/flash)
+
+# The C ABI's shared library, beside the static one and in the same package
+# (find_package(flash), then flash::flash_c).
+install(TARGETS flash_c EXPORT flashTargets
+        LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
+        INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})

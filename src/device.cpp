@@ -9,7 +9,7 @@ namespace flash::detail {
 
 void check_cuda(cudaError_t err, std::string_view what) {
   if (err != cudaSuccess) {
-    throw Error(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")");
+    throw CudaError(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")", err);
   }
 }
 
@@ -23,7 +23,7 @@ const DeviceInfo& current_device() {
   const cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) {
     cudaGetLastError();  // clear the sticky-free error so later calls start clean
-    throw Error(std::string("no usable CUDA device: ") + cudaGetErrorString(err));
+    throw CudaError(std::string("no usable CUDA device: ") + cudaGetErrorString(err), err);
   }
   if (device < 0 || device >= kMaxDevices) throw Error("CUDA device index " + std::to_string(device) + " is out of range");
 

@@ -80,7 +80,19 @@ std::string device_reason(const Registered& r, const Params& p, const DeviceInfo
   return why;
 }
 
-// Throws flash::Error("<what>: <CUDA's error string>") when err is not cudaSuccess.
+// A failed CUDA call (check_cuda, the device query, a workspace
+// allocation): a flash::Error that keeps CUDA's code, so that the C API
+// (c_api.cpp) reports it apart from invalid arguments.
+class CudaError : public Error {
+ public:
+  CudaError(const std::string& what, cudaError_t code) : Error(what), code_(code) {}
+  cudaError_t code() const { return code_; }
+
+ private:
+  cudaError_t code_;
+};
+
+// Throws CudaError("<what>: <CUDA's error string>") when err is not cudaSuccess.
 void check_cuda(cudaError_t err, std::string_view what);
 
 }  // namespace flash::detail

@@ -82,7 +82,7 @@ void grow(StreamWorkspace& ws, cudaStream_t stream, std::size_t bytes) {
   cudaError_t err = allocate(&ptr, size);
   if (err == cudaErrorMemoryAllocation && size > bytes) err = allocate(&ptr, size = bytes);  // no room to double
   if (err != cudaSuccess)
-    throw Error("workspace: cannot allocate " + std::to_string(size) + " bytes: " + cudaGetErrorString(err));
+    throw CudaError("workspace: cannot allocate " + std::to_string(size) + " bytes: " + cudaGetErrorString(err), err);
   ws.ptr = ptr;  // the old buffer stays allocated (see the top of this file)
   ws.bytes = size;
 }

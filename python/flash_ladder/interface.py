@@ -1,0 +1,435 @@
+"""FlashAttention's Python API over flash's C ABI: flash_attn_func and
+flash_attn_with_kvcache on torch tensors.
+
+Two ways into the same calls:
+
+- Eager (plain tensors, not under torch.compile): the public functions call
+  the library directly, through a torch.autograd.Function when a gradient is
+  needed. This is the lean path whose overhead benchmarks/overhead.py measures.
+- Traced (torch.compile, torch.export, fake tensors, dispatch modes): the
+  custom ops flash_ladder::fwd, ::bwd and ::fwd_kvcache, registered with
+  torch.library.custom_op, with fake implementations that only allocate the
+  outputs and with fwd's autograd formula calling bwd, so that
+  torch.compile(fullgraph=True) traces them without a graph break.
+
+Every call runs on the current CUDA stream of its tensors' device. The library
+checks every argument (shapes, dtypes, strides, overlap) and its errors come
+back as ValueError with its message; this module only checks what the library
+cannot see: that the tensors are on one CUDA device and have dtypes it knows.
+"""
+
+from typing import Optional, Tuple
+
+import torch
+
+from . import _capi
+
+__all__ = ["flash_attn_func", "flash_attn_with_kvcache", "plan_forward"]
+
+_DTYPES = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16, torch.int32: _capi.I32}
+# The eleven packed fields of an absent optional flash_tensor (rank 0).
+_ABSENT = (0,) * 11
+# A caller's workspace must be 256-byte aligned (flash/forward.h).
+_WORKSPACE_ALIGNMENT = 256
+
+_lib = None
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        _lib = _capi.library()
+    return _lib
+
+
+def library_path():
+    """The path of the libflash_c.so in use (see FLASH_LADDER_LIBRARY)."""
+    return str(_library().path)
+
+
+# ---------------------------------------------------------------- marshalling
+
+
+def _fields(t, name):
+    """The eleven fields of a flash_tensor for tensor t: pointer, dtype, rank,
+    shape[4], strides[4] (in elements, as torch gives them)."""
+    code = _DTYPES.get(t.dtype)
+    if code is None:
+        raise ValueError(
+            f"{name}.dtype is {t.dtype}; flash takes float16, bfloat16 and float32 tensors, and int32 "
+            "cache_seqlens and page_table"
+        )
+    shape = t.shape
+    if len(shape) == 4:
+        return (t.data_ptr(), code, 4, *shape, *t.stride())
+    rank = len(shape)
+    if rank == 0:  # rank 0 means "absent" in the C ABI
+        raise ValueError(f"{name}: expected a tensor of rank >= 1, got a 0-dim tensor")
+    pad = (0,) * max(0, 4 - rank)
+    return (t.data_ptr(), code, rank, *shape[:4], *pad, *t.stride()[:4], *pad)
+
+
+def _optional(t, name):
+    return _ABSENT if t is None else _fields(t, name)
+
+
+def _scale(softmax_scale):
+    return (0.0, 0) if softmax_scale is None else (float(softmax_scale), 1)
+
+
+def _last_dim_contiguous(x):
+    """x, or a copy whose last dimension is contiguous (the library needs
+    stride 1 there; any other strides pass through), as FlashAttention does."""
+    try:
+        return x if x.stride(-1) == 1 else x.contiguous()
+    except IndexError:  # a 0-dim tensor: let the library name it
+        return x
+
+
+def _raise(status):
+    raise _capi.error(status, _capi.last_error(), out_of_memory=torch.cuda.OutOfMemoryError)
+
+
+def _all_on(device, *tensors):
+    """device is a CUDA device (q's) and every tensor given is on it."""
+    if device < 0:
+        return False
+    for t in tensors:
+        if t is not None and t.get_device() != device:
+            return False
+    return True
+
+
+def _wrong_device(entry, address, function, tensors):
+    """Raised when the tensors are not all on one CUDA device. The library
+    checks the arguments first (a plan launches nothing, and host pointers
+    are fine there), so a CPU tensor of a bad shape gets the library's message."""
+    try:
+        entry.plan(address)
+    except _capi.FlashError:
+        pass  # no usable device: the arguments themselves passed
+    where = ", ".join(f"{name} on {t.device}" for name, t in tensors.items() if t is not None)
+    raise ValueError(f"{function}: expected every tensor on one CUDA device; got {where}")
+
+
+def _run(entry, buf, address, device):
+    """Runs the packed call on `device` (the library calls on the current
+    one). While the current stream is being captured into a CUDA graph, the
+    workspace comes from torch's allocator (the graph's memory pool), so that
+    capture works on any stream and the graph owns its scratch memory;
+    otherwise the library's cached buffer serves."""
+    if _current_device() != device:
+        with torch.cuda.device(device):
+            return _run(entry, buf, address, device)
+    workspace = None
+    if _capturing():
+        _, nbytes, _ = entry.plan(address)
+        if nbytes:
+            workspace = torch.empty(nbytes + _WORKSPACE_ALIGNMENT, dtype=torch.uint8, device=f"cuda:{device}")
+            pointer = -(-workspace.data_ptr() // _WORKSPACE_ALIGNMENT) * _WORKSPACE_ALIGNMENT
+            entry.set_workspace(buf, pointer, nbytes)
+    status = entry.run(address)
+    del workspace  # enqueued: torch may hand the block out again, after this call in stream order
+    if status:
+        _raise(status)
+
+
+# torch's C entry points behind torch.cuda.current_stream(device).cuda_stream,
+# torch.cuda.current_device() and torch.cuda.is_current_stream_capturing(),
+# without the Python wrappers (a call here is on the hot path); the public
+# functions where a torch build lacks them.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None) or (
+    lambda device: torch.cuda.current_stream(device).cuda_stream
+)
+_current_device = getattr(torch._C, "_cuda_getDevice", None) or (lambda: torch.cuda.current_device())
+_capturing = getattr(torch._C, "_cuda_isCurrentStreamCapturing", None) or (
+    lambda: torch.cuda.is_current_stream_capturing()
+)
+
+
+def _stream(device):
+    return _raw_stream(device) if device >= 0 else 0
+
+
+# ------------------------------------------------------------------ the calls
+# q, k, v and dout arrive with a contiguous last dimension (the public
+# functions see to it); o, lse and the gradients are allocated here.
+
+
+def _out_like(t):
+    return torch.empty_like(t)  # t's strides when t is dense (a transposed view stays transposed), else contiguous
+
+
+def _lse_for(q):
+    return q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
+
+
+def _forward(q, k, v, softmax_scale, causal, with_lse):
+    """(o, lse or None)."""
+    device = q.get_device()
+    o = _out_like(q)
+    lse = _lse_for(q) if with_lse and q.dim() == 4 else None
+    entry = _library().forward
+    buf, address = entry.buffer()
+    entry.pack_into(
+        buf, 0, entry.size,
+        *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 0,
+    )  # fmt: skip
+    if not _all_on(device, k, v):
+        _wrong_device(entry, address, "flash_attn_func", {"q": q, "k": k, "v": v})
+    _run(entry, buf, address, device)
+    return o, lse
+
+
+def _backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
+    """(dq, dk, dv)."""
+    device = q.get_device()
+    dq, dk, dv = _out_like(q), _out_like(k), _out_like(v)
+    entry = _library().backward
+    buf, address = entry.buffer()
+    entry.pack_into(
+        buf, 0, entry.size,
+        *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_fields(lse, "lse"),
+        *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 1 if deterministic else 0,
+    )  # fmt: skip
+    if not _all_on(device, k, v, o, lse, dout):
+        _wrong_device(entry, address, "flash_attn_func backward",
+                      {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout})
+    _run(entry, buf, address, device)
+    return dq, dk, dv
+
+
+def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits, with_lse,
+            sync_check):
+    """(o, lse or None); appends k and v to the caches first."""
+    device = q.get_device()
+    o = _out_like(q)
+    lse = _lse_for(q) if with_lse and q.dim() == 4 else None
+    entry = _library().decode
+    buf, address = entry.buffer()
+    entry.pack_into(
+        buf, 0, entry.size,
+        *_fields(q, "q"), *_fields(k_cache, "k_cache"), *_fields(v_cache, "v_cache"),
+        *_optional(page_table, "page_table"), *_fields(cache_seqlens, "cache_seqlens"),
+        *_optional(k, "k"), *_optional(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"), *_ABSENT,
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0,
+        int(num_splits), 1 if sync_check else 0, 0,
+    )  # fmt: skip
+    if not _all_on(device, k_cache, v_cache, k, v, cache_seqlens, page_table):
+        _wrong_device(entry, address, "flash_attn_with_kvcache",
+                      {"q": q, "k_cache": k_cache, "v_cache": v_cache, "k": k, "v": v, "cache_seqlens": cache_seqlens,
+                       "page_table": page_table})
+    if sync_check and _capturing():
+        raise ValueError("flash_attn_with_kvcache: sync_check=True waits for the stream, which a CUDA graph "
+                         "capture forbids; capture with sync_check=False")
+    _run(entry, buf, address, device)
+    return o, lse
+
+
+def plan_forward(q, k, v, softmax_scale=None, causal=False):
+    """What flash_attn_func(q, k, v, ...) would run, without running it:
+    {"kernel": variant name, "workspace_bytes": n}. Raises as the call would."""
+    q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
+    entry = _library().forward
+    buf, address = entry.buffer()
+    o = _out_like(q)
+    device = q.get_device()
+    entry.pack_into(
+        buf, 0, entry.size,
+        *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_ABSENT,
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 0,
+    )  # fmt: skip
+    if device >= 0 and _current_device() != device:
+        with torch.cuda.device(device):
+            kernel, nbytes, _ = entry.plan(address)
+    else:
+        kernel, nbytes, _ = entry.plan(address)
+    return {"kernel": kernel, "workspace_bytes": nbytes}
+
+
+# ------------------------------------------------------------ eager autograd
+
+
+class _FlashAttnFunction(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, q, k, v, softmax_scale, causal, deterministic):
+        o, lse = _forward(q, k, v, softmax_scale, causal, True)
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.softmax_scale, ctx.causal, ctx.deterministic = softmax_scale, causal, deterministic
+        ctx.mark_non_differentiable(lse)
+        return o, lse
+
+    @staticmethod
+    def backward(ctx, dout, _dlse):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = _backward(_last_dim_contiguous(dout), q, k, v, o, lse, ctx.softmax_scale, ctx.causal,
+                               ctx.deterministic)
+        return dq, dk, dv, None, None, None
+
+
+# ---------------------------------------------------------------- custom ops
+
+_HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")  # torch >= 2.4
+
+if _HAS_CUSTOM_OP:
+
+    @torch.library.custom_op("flash_ladder::fwd", mutates_args=())
+    def _fwd_op(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: Optional[float], causal: bool,
+        deterministic: bool,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        return _forward(q, k, v, softmax_scale, causal, True)
+
+    @_fwd_op.register_fake
+    def _fwd_fake(q, k, v, softmax_scale, causal, deterministic):
+        return _out_like(q), _lse_for(q)
+
+    @torch.library.custom_op("flash_ladder::bwd", mutates_args=())
+    def _bwd_op(
+        dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+        softmax_scale: Optional[float], causal: bool, deterministic: bool,
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        return _backward(_last_dim_contiguous(dout), q, k, v, o, lse, softmax_scale, causal, deterministic)
+
+    @_bwd_op.register_fake
+    def _bwd_fake(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
+        return _out_like(q), _out_like(k), _out_like(v)
+
+    def _fwd_setup_context(ctx, inputs, output):
+        q, k, v, softmax_scale, causal, deterministic = inputs
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.softmax_scale, ctx.causal, ctx.deterministic = softmax_scale, causal, deterministic
+        ctx.mark_non_differentiable(lse)
+
+    def _fwd_backward(ctx, dout, _dlse):
+        q, k, v, o, lse = ctx.saved_tensors
+        dq, dk, dv = _bwd_op(dout, q, k, v, o, lse, ctx.softmax_scale, ctx.causal, ctx.deterministic)
+        return dq, dk, dv, None, None, None
+
+    _fwd_op.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
+
+    @torch.library.custom_op("flash_ladder::fwd_kvcache", mutates_args=("k_cache", "v_cache"))
+    def _fwd_kvcache_op(
+        q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, k: Optional[torch.Tensor],
+        v: Optional[torch.Tensor], cache_seqlens: torch.Tensor, page_table: Optional[torch.Tensor],
+        softmax_scale: Optional[float], causal: bool, num_splits: int, sync_check: bool,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        return _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits, True,
+                       sync_check)
+
+    @_fwd_kvcache_op.register_fake
+    def _fwd_kvcache_fake(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits,
+                          sync_check):
+        return _out_like(q), _lse_for(q)
+
+
+# ------------------------------------------------------------- the public API
+
+def _is_compiling_function():
+    function = getattr(getattr(torch, "compiler", None), "is_compiling", None)  # torch >= 2.3
+    if function is None:
+        from torch import _dynamo
+
+        function = _dynamo.is_compiling
+    return function
+
+
+_is_compiling = _is_compiling_function()
+_dispatch_modes = getattr(torch._C, "_len_torch_dispatch_stack", lambda: 0)
+
+
+def _eager(a, b, c):
+    """True for plain tensors outside any tracing: the direct path. Anything
+    else (torch.compile, export, fake tensors, subclasses, dispatch modes)
+    goes through the custom ops, which tracers understand."""
+    return (
+        type(a) is torch.Tensor
+        and type(b) is torch.Tensor
+        and type(c) is torch.Tensor
+        and not _is_compiling()
+        and not _dispatch_modes()
+    ) or not _HAS_CUSTOM_OP
+
+
+def flash_attn_func(q, k, v, softmax_scale=None, causal=False, deterministic=False, return_lse=False):
+    """Exact attention, FlashAttention's flash_attn_func.
+
+    q: (batch, seqlen_q, heads_q, head_dim); k, v: (batch, seqlen_k, heads_kv,
+    head_dim), heads_q a multiple of heads_kv (GQA/MQA); float16 or bfloat16
+    (float32 too, on the slower variants). Any strides with a contiguous last
+    dimension are used as they are (a transpose of a (batch, heads, seqlen,
+    head_dim) tensor costs no copy); a tensor whose last dimension is strided
+    is copied first, as FlashAttention does.
+
+    softmax_scale: default 1 / sqrt(head_dim). causal: the mask aligned to the
+    bottom-right corner (query i sees key j iff j <= i + seqlen_k - seqlen_q).
+    deterministic: the backward gives bit-identical gradients from run to run.
+    Returns out (batch, seqlen_q, heads_q, head_dim), and with return_lse
+    also the log-sum-exp (batch, heads_q, seqlen_q), float32, natural log.
+    Differentiable in q, k and v (not through the LSE).
+    """
+    q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
+    if _eager(q, k, v):
+        if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
+            o, lse = _FlashAttnFunction.apply(q, k, v, softmax_scale, causal, deterministic)
+        else:
+            o, lse = _forward(q, k, v, softmax_scale, causal, return_lse)
+    else:
+        o, lse = _fwd_op(q, k, v, softmax_scale, causal, deterministic)
+    return (o, lse) if return_lse else o
+
+
+def _seqlens_tensor(cache_seqlens, q, k_cache, page_table, k):
+    if isinstance(cache_seqlens, torch.Tensor):
+        return cache_seqlens
+    if cache_seqlens is None:
+        if k is not None:
+            raise ValueError("flash_attn_with_kvcache: k and v are appended at cache_seqlens, so cache_seqlens "
+                             "must be given")
+        # The whole cache: its capacity per sequence.
+        cache_seqlens = page_table.shape[1] * k_cache.shape[1] if page_table is not None else k_cache.shape[1]
+    return torch.full((q.shape[0],), int(cache_seqlens), dtype=torch.int32, device=q.device)
+
+
+def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None, page_table=None,
+                            softmax_scale=None, causal=False, num_splits=0, return_softmax_lse=False,
+                            sync_check=False):
+    """Attention of a few new queries to a KV cache (decoding), FlashAttention's
+    flash_attn_with_kvcache.
+
+    q: (batch, seqlen_q, heads_q, head_dim), seqlen_q from 1 to a few.
+    k_cache, v_cache: (batch, capacity, heads_kv, head_dim), or with page_table
+    pages (num_pages, page_size, heads_kv, head_dim), page_size a power of two;
+    page_table (FlashAttention's block_table): int32 (batch, max_pages_per_seq).
+    k, v: optional new keys and values (batch, seqlen_new, heads_kv, head_dim),
+    written into the caches in place at cache_seqlens before the attention,
+    which then sees cache_seqlens + seqlen_new keys per sequence.
+    cache_seqlens: an int, or an int32 tensor (batch,) on the device: the keys
+    already in each sequence's cache (not changed by the call). None: the
+    whole cache (without k and v only).
+    causal: bottom-right aligned over each sequence's keys. num_splits: 0 lets
+    a heuristic split the keys (flash-decoding), 1 to 256 forces that many.
+    sync_check: also wait for the device-side check of cache_seqlens and
+    page_table and raise ValueError naming a bad entry; by default the call
+    is asynchronous (as FlashAttention's) and bad metadata is found but only
+    makes the call write nothing.
+    Returns out like q, and with return_softmax_lse also the LSE (batch,
+    heads_q, seqlen_q), float32. Not differentiable.
+    """
+    q = _last_dim_contiguous(q)
+    if k is not None:
+        k = _last_dim_contiguous(k)
+    if v is not None:
+        v = _last_dim_contiguous(v)
+    cache_seqlens = _seqlens_tensor(cache_seqlens, q, k_cache, page_table, k)
+    if _eager(q, k_cache, v_cache):
+        o, lse = _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits,
+                         return_softmax_lse, sync_check)
+    else:
+        o, lse = _fwd_kvcache_op(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal,
+                                 num_splits, sync_check)
+    return (o, lse) if return_softmax_lse else o
+

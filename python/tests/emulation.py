@@ -1,0 +1,69 @@
+"""Stand-ins for the library's three calls, in plain PyTorch, with the same
+signatures and output layouts as flash_ladder.interface's _forward, _backward
+and _decode. With them patched in, everything above the library (autograd,
+the custom ops, their fake implementations, torch.compile) runs on the CPU."""
+
+import math
+
+import torch
+
+from flash_ladder import interface
+
+import reference
+
+
+def forward(q, k, v, softmax_scale, causal, with_lse):
+    out, lse = reference.attention(q, k, v, softmax_scale, causal, dtype=torch.float32)
+    o = interface._out_like(q)
+    o.copy_(out)
+    if not with_lse:
+        return o, None
+    lse_out = interface._lse_for(q)
+    lse_out.copy_(lse)
+    return o, lse_out
+
+
+def backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
+    grads = reference.attention_backward(dout, q, k, v, softmax_scale, causal, dtype=torch.float32)
+    outs = (interface._out_like(q), interface._out_like(k), interface._out_like(v))
+    for out, g in zip(outs, grads):
+        out.copy_(g)
+    return outs
+
+
+def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits, with_lse,
+           sync_check):
+    batch, seqlen_q, heads_q, head_dim = q.shape
+    o, lse = interface._out_like(q), interface._lse_for(q)
+    page_size = k_cache.shape[1]
+    for b in range(batch):
+        start = int(cache_seqlens[b])
+        new = 0 if k is None else k.shape[1]
+
+        def slot(pos):  # (page or sequence, row) of key `pos` of sequence b
+            if page_table is None:
+                return b, pos
+            return int(page_table[b, pos // page_size]), pos % page_size
+
+        for i in range(new):  # the append
+            p, r = slot(start + i)
+            k_cache[p, r] = k[b, i]
+            v_cache[p, r] = v[b, i]
+        length = start + new
+        keys = torch.stack([k_cache[slot(j)] for j in range(length)]) if length else k_cache[0, :0]
+        values = torch.stack([v_cache[slot(j)] for j in range(length)]) if length else v_cache[0, :0]
+        out, row_lse = reference.attention(q[b : b + 1], keys[None], values[None], softmax_scale, causal,
+                                           dtype=torch.float32)
+        o[b] = out[0]
+        lse[b] = row_lse[0]
+    return o, (lse if with_lse else None)
+
+
+def install(monkeypatch):
+    monkeypatch.setattr(interface, "_forward", forward)
+    monkeypatch.setattr(interface, "_backward", backward)
+    monkeypatch.setattr(interface, "_decode", decode)
+
+
+def default_scale(head_dim):
+    return 1.0 / math.sqrt(head_dim)

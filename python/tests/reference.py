@@ -1,0 +1,90 @@
+"""Plain attention for the tests: forward and backward written out with the
+mask, in any dtype, plus FlashAttention's error rule. Boring on purpose."""
+
+import math
+
+import torch
+
+
+def visible(seqlen_q, seqlen_k, causal, device):
+    """(seqlen_q, seqlen_k) bool: query i sees key j (bottom-right causal)."""
+    rows = torch.arange(seqlen_q, device=device)[:, None]
+    cols = torch.arange(seqlen_k, device=device)[None, :]
+    if not causal:
+        return torch.ones(seqlen_q, seqlen_k, dtype=torch.bool, device=device)
+    return cols <= rows + (seqlen_k - seqlen_q)
+
+
+def _heads(q, k, v):
+    """(batch, heads, seqlen, head_dim) views with K/V repeated over each GQA group."""
+    group = q.shape[2] // k.shape[2]
+    return (q.transpose(1, 2), k.transpose(1, 2).repeat_interleave(group, dim=1),
+            v.transpose(1, 2).repeat_interleave(group, dim=1))
+
+
+def attention(q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lowp=False):
+    """(out (batch, seqlen_q, heads_q, head_dim), lse (batch, heads_q, seqlen_q)).
+
+    With lowp=False everything is computed in `dtype` (float64: the exact
+    reference). With lowp=True the math is that of a kernel in the inputs'
+    own dtype: S = QK^T rounded to it, the softmax in float32, P rounded to
+    it, O = PV rounded to it (FlashAttention's `upcast=False` reference).
+    Rows that see no key get out = 0 and lse = -inf."""
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    work = q.dtype if lowp else dtype
+    Q, K, V = (t.to(work) for t in _heads(q, k, v))
+    mask = visible(q.shape[1], k.shape[1], causal, q.device)
+    S = (Q @ K.transpose(-1, -2)).float() if lowp else Q @ K.transpose(-1, -2)
+    S = (S * scale).masked_fill(~mask, -math.inf)
+    lse = torch.logsumexp(S, dim=-1)
+    P = torch.exp(S - torch.where(torch.isinf(lse), 0.0, lse)[..., None]).masked_fill(~mask, 0.0)
+    O = P.to(work) @ V
+    out_dtype = q.dtype if lowp else dtype
+    return O.transpose(1, 2).to(out_dtype), lse.float() if lowp else lse
+
+
+def attention_backward(dout, q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lowp=False):
+    """(dq, dk, dv) of attention(q, k, v), written out: P from the scores,
+    dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)), dQ = scale dS K,
+    dK = scale dS^T Q, with dK and dV summed over each GQA group. lowp as in
+    attention(): the matmuls' inputs rounded to the inputs' dtype."""
+    scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
+    work = q.dtype if lowp else dtype
+    group = q.shape[2] // k.shape[2]
+    Q, K, V = (t.to(work) for t in _heads(q, k, v))
+    dO = dout.transpose(1, 2).to(work)
+    mask = visible(q.shape[1], k.shape[1], causal, q.device)
+    acc = torch.float32 if lowp else dtype  # what a kernel accumulates in
+    S = ((Q @ K.transpose(-1, -2)).to(acc) * scale).masked_fill(~mask, -math.inf)
+    lse = torch.logsumexp(S, dim=-1)
+    P = torch.exp(S - torch.where(torch.isinf(lse), 0.0, lse)[..., None]).masked_fill(~mask, 0.0)
+    O = P.to(work) @ V
+    dV = P.to(work).transpose(-1, -2) @ dO
+    dP = (dO @ V.transpose(-1, -2)).to(acc)
+    D = (dO.to(acc) * O.to(acc)).sum(dim=-1, keepdim=True)
+    dS = P * (dP - D)
+    dQ = (dS.to(work) @ K) * scale
+    dK = (dS.to(work).transpose(-1, -2) @ Q) * scale
+
+    def per_kv_head(g):  # (batch, heads_q, seqlen_k, d) -> (batch, seqlen_k, heads_kv, d)
+        b, h, s, d = g.shape
+        return g.to(acc).reshape(b, h // group, group, s, d).sum(dim=2).transpose(1, 2)
+
+    out_dtype = q.dtype if lowp else dtype
+    return dQ.transpose(1, 2).to(out_dtype), per_kv_head(dK).to(out_dtype), per_kv_head(dV).to(out_dtype)
+
+
+# FlashAttention's rule, as src/testing/testing.cpp applies it: the error of
+# a result against the exact reference may be `factor` times the error of
+# the same math done in the input dtype, plus a rounding floor relative to
+# the reference's magnitude.
+ROUNDING_FLOOR = {torch.float32: 2.0**-20, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+
+
+def error_bound(exact, lowp, dtype, factor, absolute=0.0):
+    lowp_err = (lowp.double() - exact.double()).abs().max().item()
+    return factor * lowp_err + ROUNDING_FLOOR[dtype] * exact.double().abs().max().item() + absolute
+
+
+def max_error(got, exact):
+    return (got.double() - exact.double()).abs().max().item()

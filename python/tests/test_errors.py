@@ -1,0 +1,168 @@
+"""Each class of bad argument raises ValueError carrying the library's message.
+
+These run on the CPU: the library checks every argument before it looks for a
+device, and the package asks it to (a plan, which launches nothing) before
+saying that CPU tensors cannot run. So the tensors here are CPU tensors, and
+a call whose arguments are fine ends in "expected every tensor on one CUDA
+device" instead."""
+
+import math
+import re
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="the torch-dependent tests need torch (pip install torch)")
+
+from flash_ladder import flash_attn_func, flash_attn_with_kvcache, interface  # noqa: E402
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
+
+B, SQ, SK, HQ, HKV, D = 2, 16, 32, 4, 2, 64
+BF16 = torch.bfloat16
+
+
+def qkv(sq=SQ, sk=SK, hq=HQ, hkv=HKV, d=D, dtype=BF16):
+    return (torch.randn(B, sq, hq, d, dtype=dtype), torch.randn(B, sk, hkv, d, dtype=dtype),
+            torch.randn(B, sk, hkv, d, dtype=dtype))
+
+
+def raises(message):
+    return pytest.raises(ValueError, match=re.escape(message))
+
+
+NOT_ON_GPU = "expected every tensor on one CUDA device"
+
+
+def test_valid_arguments_reach_the_device_check():
+    q, k, v = qkv()
+    with raises(NOT_ON_GPU):
+        flash_attn_func(q, k, v)
+    with raises(NOT_ON_GPU):
+        flash_attn_func(q, k, v, causal=True, return_lse=True)
+    with raises(NOT_ON_GPU):
+        flash_attn_func(q.transpose(1, 2).contiguous().transpose(1, 2), k, v)  # BHSD memory, BSHD view
+    with raises(NOT_ON_GPU):
+        flash_attn_func(q.requires_grad_(), k, v)  # the autograd path
+
+
+@pytest.mark.parametrize(
+    "make, message",
+    [
+        (lambda q, k, v: (q[0], k, v), "q: expected a rank-4 view, got rank 3"),
+        (lambda q, k, v: (q, k[..., :32], v), "k.shape[3] (head_dim) = 32; expected 64 (q.shape[3])"),
+        (lambda q, k, v: (q, k, v[:, :20]), "v.shape[1] (seqlen_k) = 20; expected 32 (k's shape)"),
+        (lambda q, k, v: (q, k[:1], v[:1]), "k.shape[0] (batch) = 1; expected 2 (q.shape[0])"),
+        (lambda q, k, v: (q[:, :, :3], k, v), "q.shape[2] (heads_q) = 3 is not a multiple of k.shape[2] (heads_kv) = 2"),
+        (lambda q, k, v: (q, k.half(), v), "k.dtype is f16; expected bf16 (the dtype of q)"),
+        (lambda q, k, v: (q, k, v.float()), "v.dtype is f32; expected bf16 (the dtype of q)"),
+        (lambda q, k, v: (q.double(), k, v), "q.dtype is torch.float64; flash takes float16, bfloat16 and float32"),
+        (lambda q, k, v: (q, k.to(torch.int32), v), "k.dtype is i32; expected bf16"),
+        (lambda q, k, v: (q[:, :, :0], k, v), "q.shape[2] (heads_q) = 0; expected >= 1"),
+        (lambda q, k, v: (torch.tensor(1.0, dtype=BF16), k, v), "q: expected a tensor of rank >= 1, got a 0-dim tensor"),
+        (lambda q, k, v: (q.unsqueeze(0), k, v), "q.rank = 5; expected 1 to 4"),
+    ],
+)
+def test_forward_shape_and_dtype(make, message):
+    with raises(message):
+        flash_attn_func(*make(*qkv()))
+
+
+def test_forward_unsupported_head_dim():
+    with raises("head_dim 600 is not supported"):
+        flash_attn_func(*qkv(d=600))
+
+
+@pytest.mark.parametrize("scale", [0.0, -1.0, math.nan, math.inf])
+def test_forward_softmax_scale(scale):
+    with raises("expected a finite value > 0"):
+        flash_attn_func(*qkv(), softmax_scale=scale)
+
+
+def test_forward_last_dim_strided_is_copied_not_rejected():
+    # The library needs a contiguous last dimension; like FlashAttention, the
+    # package copies such a tensor, so the call gets as far as the device.
+    q, k, v = qkv()
+    q_strided = torch.randn(B, SQ, HQ, 2 * D, dtype=BF16)[..., ::2]
+    assert q_strided.stride(-1) == 2
+    with raises(NOT_ON_GPU):
+        flash_attn_func(q_strided, k, v)
+
+
+def test_backward_arguments():
+    q, k, v = qkv()
+    o = torch.randn_like(q)
+    lse = torch.randn(B, HQ, SQ)
+    dout = torch.randn_like(q)
+    with raises("dout.shape[1] (seqlen_q) = 8; expected 16 (q's shape)"):
+        interface._backward(dout[:, :8], q, k, v, o, lse, None, False, False)
+    with raises("lse.dtype is bf16; expected f32"):
+        interface._backward(dout, q, k, v, o, lse.to(BF16), None, False, False)
+    with raises("lse.shape[2] (seqlen_q) = 15; expected 16 (q.shape[1])"):
+        interface._backward(dout, q, k, v, o, lse[..., 1:], None, False, False)
+    with raises("softmax_scale"):
+        interface._backward(dout, q, k, v, o, lse, -1.0, False, False)
+    with raises(NOT_ON_GPU):
+        interface._backward(dout, q, k, v, o, lse, None, True, True)
+
+
+CAPACITY = 64
+
+
+def cache(pages=None, page_size=16, dtype=BF16):
+    shape = (pages, page_size, HKV, D) if pages else (B, CAPACITY, HKV, D)
+    return torch.zeros(shape, dtype=dtype), torch.zeros(shape, dtype=dtype)
+
+
+def test_kvcache_valid_arguments_reach_the_device_check():
+    q = torch.randn(B, 1, HQ, D, dtype=BF16)
+    k_cache, v_cache = cache()
+    k_new, v_new = torch.randn(B, 1, HKV, D, dtype=BF16), torch.randn(B, 1, HKV, D, dtype=BF16)
+    with raises(NOT_ON_GPU):
+        flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=5)
+    with raises(NOT_ON_GPU):
+        flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, cache_seqlens=torch.tensor([3, 4], dtype=torch.int32))
+    with raises(NOT_ON_GPU):
+        flash_attn_with_kvcache(q, k_cache, v_cache)  # the whole cache
+    pages_k, pages_v = cache(pages=8)
+    page_table = torch.arange(8, dtype=torch.int32).reshape(B, 4)
+    with raises(NOT_ON_GPU):
+        flash_attn_with_kvcache(q, pages_k, pages_v, cache_seqlens=10, page_table=page_table, causal=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs, message",
+    [
+        ({"cache_seqlens": 1, "num_splits": 300}, "num_splits = 300; expected 0 (choose) to 256"),
+        ({"cache_seqlens": 1, "num_splits": -1}, "num_splits = -1"),
+        ({"cache_seqlens": torch.tensor([1, 2])}, "cache_seqlens.dtype is torch.int64"),
+        ({"cache_seqlens": torch.tensor([1, 2, 3], dtype=torch.int32)}, "cache_seqlens.shape[0] (batch) = 3; expected 2"),
+        ({"k": "new", "cache_seqlens": 1}, "k_new is set but v_new is not; an append needs both"),
+        ({"k": "new"}, "k and v are appended at cache_seqlens, so cache_seqlens must be given"),
+        ({"cache_seqlens": 1, "softmax_scale": -0.5}, "softmax_scale = -0.500000; expected a finite value > 0"),
+        ({"cache_seqlens": 1, "page_table": torch.zeros(B, 4, dtype=torch.int64)}, "page_table.dtype is torch.int64"),
+        ({"cache_seqlens": 1, "page_table": torch.zeros(B, 4, dtype=torch.int32), "pages": 12},
+         "k_cache.shape[1] (page_size) = 12; expected a power of two"),
+        ({"cache_seqlens": 1, "v_dtype": torch.float16}, "v_cache.dtype is f16; expected bf16 (the dtype of q)"),
+    ],
+)
+def test_kvcache_arguments(kwargs, message):
+    kwargs = dict(kwargs)
+    q = torch.randn(B, 1, HQ, D, dtype=BF16)
+    page_size = kwargs.pop("pages", None)
+    k_cache, v_cache = cache(pages=8, page_size=page_size) if page_size else cache()
+    v_dtype = kwargs.pop("v_dtype", None)
+    if v_dtype is not None:
+        v_cache = v_cache.to(v_dtype)
+    if kwargs.get("k") == "new":
+        kwargs["k"] = torch.randn(B, 1, HKV, D, dtype=BF16)
+    with raises(message):
+        flash_attn_with_kvcache(q, k_cache, v_cache, **kwargs)
+
+
+def test_kvcache_outputs_may_not_overlap_inputs():
+    # The append writes k_cache, so no input may share its memory.
+    k_cache, v_cache = cache()
+    q = k_cache[:, :1, :, :].expand(B, 1, HKV, D).repeat_interleave(HQ // HKV, dim=2)
+    k_new = k_cache[:, 5:6]  # the new keys are part of the cache they are written to
+    with raises("k_cache overlaps k_new"):
+        flash_attn_with_kvcache(q, k_cache, v_cache, k_new, torch.zeros_like(k_new), cache_seqlens=1)

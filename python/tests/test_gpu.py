@@ -1,0 +1,447 @@
+"""The package on a GPU: forward, backward and decode against a float64
+reference by FlashAttention's rule (the error may be 2x, for gradients 3x, that
+of the same math in the input dtype, plus a rounding floor), GQA/MQA, causal,
+unequal lengths, strided views, autograd against SDPA's gradients,
+torch.compile(fullgraph=True), CUDA graphs and streams.
+
+Marked gpu: skipped, saying why, without a CUDA device (conftest.py)."""
+
+import math
+
+import pytest
+
+torch = pytest.importorskip("torch", reason="no CUDA device to test with: torch is not installed")
+
+import flash_ladder  # noqa: E402
+from flash_ladder import flash_attn_func, flash_attn_with_kvcache, interface  # noqa: E402
+
+import reference  # noqa: E402
+from reference import error_bound, max_error  # noqa: E402
+
+pytestmark = pytest.mark.gpu
+
+DTYPES = [torch.float16, torch.bfloat16]
+SHAPES = [
+    # batch, seqlen_q, seqlen_k, heads_q, heads_kv, head_dim
+    (2, 128, 128, 4, 4, 64),
+    (1, 113, 203, 8, 2, 128),  # GQA, seqlen_q < seqlen_k
+    (2, 257, 129, 6, 1, 64),  # MQA, seqlen_q > seqlen_k: causal rows that see no key
+    (1, 1024, 1024, 4, 4, 128),
+    (1, 64, 300, 2, 2, 256),
+]
+LSE_FLOOR = 2.0**-16  # relative to max(1, max|lse|), as src/testing/testing.cpp
+
+
+def shape_id(s):
+    return "b{}_sq{}_sk{}_h{}-{}_d{}".format(*s)
+
+
+def dtype_id(d):
+    return str(d).replace("torch.", "")
+
+
+def make(shape, dtype, requires_grad=False, seed=0):
+    b, sq, sk, hq, hkv, d = shape
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    return [torch.randn(b, s, h, d, device="cuda", dtype=dtype, generator=g).requires_grad_(requires_grad)
+            for s, h in ((sq, hq), (sk, hkv), (sk, hkv))]
+
+
+def check_forward(out, lse, q, k, v, causal, softmax_scale=None):
+    exact, exact_lse = reference.attention(q, k, v, softmax_scale, causal)
+    lowp, _ = reference.attention(q, k, v, softmax_scale, causal, lowp=True)
+    err, bound = max_error(out, exact), error_bound(exact, lowp, q.dtype, 2)
+    assert err <= bound, f"max |out - ref| = {err:.3g} > bound {bound:.3g}"
+    if lse is not None:
+        seen = torch.isfinite(exact_lse)
+        assert torch.all(lse[~seen] == -math.inf), "rows that see no key must have lse = -inf"
+        lse_err = max_error(lse[seen], exact_lse[seen])
+        lse_bound = LSE_FLOOR * max(1.0, exact_lse[seen].abs().max().item() if seen.any() else 1.0)
+        assert lse_err <= lse_bound, f"max |lse - ref| = {lse_err:.3g} > {lse_bound:.3g}"
+
+
+# ------------------------------------------------------------------- forward
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", SHAPES, ids=shape_id)
+def test_forward(shape, dtype, causal):
+    q, k, v = make(shape, dtype)
+    out, lse = flash_attn_func(q, k, v, causal=causal, return_lse=True)
+    assert out.shape == q.shape and out.dtype == dtype and lse.shape == (q.shape[0], q.shape[2], q.shape[1])
+    check_forward(out, lse, q, k, v, causal)
+    check_forward(flash_attn_func(q, k, v, causal=causal), None, q, k, v, causal)  # no LSE: maybe another variant
+
+
+def test_forward_softmax_scale_and_float32():
+    q, k, v = make((2, 77, 91, 4, 2, 64), torch.bfloat16)
+    check_forward(flash_attn_func(q, k, v, softmax_scale=0.3), None, q, k, v, False, 0.3)
+    # float32 runs on the CUDA-core rungs; its "same math in the input dtype"
+    # is nearly exact, so a plain tolerance instead of the 2x rule.
+    q, k, v = make((1, 65, 80, 2, 1, 64), torch.float32)
+    out, lse = flash_attn_func(q, k, v, causal=True, return_lse=True)
+    exact, exact_lse = reference.attention(q, k, v, causal=True)
+    assert max_error(out, exact) <= 2e-5 and max_error(lse, exact_lse) <= 2e-5
+
+
+def test_forward_empty():
+    q, k, v = make((2, 16, 0, 4, 2, 64), torch.float16)
+    out, lse = flash_attn_func(q, k, v, return_lse=True)
+    assert torch.all(out == 0) and torch.all(lse == -math.inf)
+    q, k, v = make((0, 16, 16, 4, 2, 64), torch.float16)
+    assert flash_attn_func(q, k, v).shape == q.shape
+
+
+def test_plan_forward_names_a_kernel():
+    q, k, v = make((1, 256, 256, 8, 8, 128), torch.bfloat16)
+    plan = flash_ladder.plan_forward(q, k, v, causal=True)
+    assert plan["kernel"] and plan["workspace_bytes"] >= 0
+
+
+# -------------------------------------------------------------- strided views
+
+
+def test_strided_views_need_no_copy():
+    # (batch, heads, seqlen, head_dim) memory seen as (batch, seqlen, heads, head_dim)
+    b, s, h, d = 2, 200, 4, 64
+    qh, kh, vh = (torch.randn(b, h, s, d, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    q, k, v = qh.transpose(1, 2), kh.transpose(1, 2), vh.transpose(1, 2)
+    out = flash_attn_func(q, k, v, causal=True)
+    assert out.stride() == q.stride(), "the output follows the input's layout"
+    check_forward(out, None, q, k, v, True)
+
+    # q, k and v as interleaved parts of one packed (batch, seqlen, 3, heads, head_dim) buffer
+    qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.float16)
+    q, k, v = qkv.unbind(2)
+    check_forward(flash_attn_func(q, k, v), None, q, k, v, False)
+
+    # a strided last dimension is copied first (the library needs stride 1 there)
+    q = torch.randn(b, s, h, 2 * d, device="cuda", dtype=torch.float16)[..., ::2]
+    k, v = (torch.randn(b, s, h, d, device="cuda", dtype=torch.float16) for _ in range(2))
+    check_forward(flash_attn_func(q, k, v), None, q, k, v, False)
+
+
+# ------------------------------------------------------------------ backward
+
+
+def check_gradients(grads, q, k, v, dout, causal, factor=3):
+    exact = reference.attention_backward(dout, q, k, v, causal=causal)
+    leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    lowp_out, _ = reference.attention(*leaves, causal=causal, lowp=True)
+    lowp = torch.autograd.grad(lowp_out, leaves, dout)
+    for name, g, e, lo in zip(("dq", "dk", "dv"), grads, exact, lowp):
+        assert g.shape == e.shape and g.dtype == q.dtype
+        err, bound = max_error(g, e), error_bound(e, lo, q.dtype, factor, absolute=2.0**-16)
+        assert err <= bound, f"{name}: max |g - ref| = {err:.3g} > bound {bound:.3g}"
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", SHAPES[:4], ids=shape_id)
+def test_backward(shape, dtype, causal):
+    q, k, v = make(shape, dtype, requires_grad=True)
+    out = flash_attn_func(q, k, v, causal=causal)
+    dout = torch.randn_like(out)
+    grads = torch.autograd.grad(out, (q, k, v), dout)
+    check_gradients(grads, q.detach(), k.detach(), v.detach(), dout, causal)
+
+
+def test_backward_deterministic_is_bit_identical():
+    q, k, v = make((2, 300, 300, 8, 2, 128), torch.bfloat16, requires_grad=True)
+    dout = torch.randn(q.shape, device="cuda", dtype=q.dtype)
+    runs = []
+    for _ in range(2):
+        out = flash_attn_func(q, k, v, causal=True, deterministic=True)
+        runs.append(torch.autograd.grad(out, (q, k, v), dout))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    check_gradients(runs[0], q.detach(), k.detach(), v.detach(), dout, True)
+
+
+def test_backward_through_strided_views_and_expanded_grad():
+    b, s, h, d = 2, 150, 4, 64
+    qkv = torch.randn(b, s, 3, h, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    q, k, v = qkv.unbind(2)
+    out = flash_attn_func(q, k, v, causal=True)
+    out.sum().backward()  # dO is a stride-0 expanded tensor: copied before the library sees it
+    dout = torch.ones_like(out)
+    expected = torch.stack(reference.attention_backward(dout, q.detach(), k.detach(), v.detach(), causal=True), 2)
+    lowp_leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
+    lowp = torch.stack(torch.autograd.grad(reference.attention(*lowp_leaves, causal=True, lowp=True)[0],
+                                           lowp_leaves, dout), 2)
+    bound = error_bound(expected, lowp, torch.bfloat16, 3, absolute=2.0**-16)
+    assert max_error(qkv.grad, expected) <= bound
+
+
+def sdpa(q, k, v, causal):
+    """SDPA on (batch, seqlen, heads, head_dim), GQA by repeating K and V."""
+    group = q.shape[2] // k.shape[2]
+    Q = q.transpose(1, 2)
+    K, V = (t.transpose(1, 2).repeat_interleave(group, dim=1) for t in (k, v))
+    return torch.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=causal).transpose(1, 2)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", [(2, 512, 512, 8, 8, 64), (1, 1024, 1024, 16, 4, 128)], ids=shape_id)
+def test_autograd_against_sdpa(shape, dtype, causal):
+    # seqlen_q == seqlen_k, so SDPA's top-left causal mask is the same mask.
+    q, k, v = make(shape, dtype, requires_grad=True, seed=1)
+    dout = torch.randn(q.shape, device="cuda", dtype=dtype)
+    out = flash_attn_func(q, k, v, causal=causal)
+    grads = torch.autograd.grad(out, (q, k, v), dout)
+    ref_out = sdpa(q, k, v, causal)
+    ref_grads = torch.autograd.grad(ref_out, (q, k, v), dout)
+    exact_out, _ = reference.attention(q.detach(), k.detach(), v.detach(), causal=causal)
+    exact = reference.attention_backward(dout, q.detach(), k.detach(), v.detach(), causal=causal)
+    floor = reference.ROUNDING_FLOOR[dtype]
+    assert max_error(out, exact_out) <= 2 * max_error(ref_out, exact_out) + floor * exact_out.abs().max().item()
+    for name, g, r, e in zip(("dq", "dk", "dv"), grads, ref_grads, exact):
+        err, sdpa_err = max_error(g, e), max_error(r, e)
+        bound = 3 * sdpa_err + floor * e.abs().max().item() + 2.0**-16
+        assert err <= bound, f"{name}: flash {err:.3g}, SDPA {sdpa_err:.3g} (bound {bound:.3g})"
+
+
+# -------------------------------------------------------------------- decode
+
+
+def decode_reference(q, k_cache, v_cache, lens, page_table, causal):
+    """(exact, lowp) outputs and the exact LSE, one sequence at a time over its
+    cache_seqlens[b] (+ appended) keys; the caches already hold the append."""
+    page_size = k_cache.shape[1]
+    exact, lowp, lse = torch.empty_like(q, dtype=torch.float64), torch.empty_like(q), []
+    for b in range(q.shape[0]):
+        length = int(lens[b])
+        if page_table is None:
+            keys, values = k_cache[b, :length], v_cache[b, :length]
+        else:
+            pages = page_table[b, : (length + page_size - 1) // page_size].long()
+            keys = k_cache[pages].flatten(0, 1)[:length]
+            values = v_cache[pages].flatten(0, 1)[:length]
+        e, l = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal)
+        lo, _ = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, lowp=True)
+        exact[b], lowp[b] = e[0], lo[0]
+        lse.append(l[0])
+    return exact, lowp, torch.stack(lse)
+
+
+DECODE_CASES = [
+    # batch, seqlen_q, heads_q, heads_kv, head_dim, page_size (0: contiguous), appended tokens
+    (4, 1, 8, 2, 128, 0, 1),
+    (3, 4, 8, 8, 64, 16, 4),  # a speculative step of four tokens
+    (2, 1, 16, 2, 128, 256, 0),
+    (5, 2, 4, 1, 256, 0, 2),
+]
+
+
+@pytest.mark.parametrize("num_splits", [0, 1, 3])
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("case", DECODE_CASES, ids=lambda c: "b{}_sq{}_h{}-{}_d{}_page{}_new{}".format(*c))
+def test_decode(case, dtype, causal, num_splits):
+    batch, sq, hq, hkv, d, page_size, new = case
+    capacity = 1024  # keys per sequence: a whole number of pages
+    g = torch.Generator(device="cuda").manual_seed(2)
+    rand = lambda *shape: torch.randn(*shape, device="cuda", dtype=dtype, generator=g)  # noqa: E731
+    q = rand(batch, sq, hq, d)
+    lens = torch.randint(0, capacity - new + 1, (batch,), device="cuda", generator=g, dtype=torch.int32)
+    lens[0] = capacity - new  # one sequence full to the end
+    if page_size:
+        pages_per_seq = capacity // page_size
+        k_cache, v_cache = rand(batch * pages_per_seq + 3, page_size, hkv, d), rand(batch * pages_per_seq + 3, page_size, hkv, d)
+        page_table = torch.randperm(batch * pages_per_seq + 3, device="cuda", generator=g)[: batch * pages_per_seq]
+        page_table = page_table.to(torch.int32).reshape(batch, pages_per_seq)
+    else:
+        k_cache, v_cache, page_table = rand(batch, capacity, hkv, d), rand(batch, capacity, hkv, d), None
+    k_new, v_new = (rand(batch, new, hkv, d), rand(batch, new, hkv, d)) if new else (None, None)
+    k_before, v_before = k_cache.clone(), v_cache.clone()
+
+    out, lse = flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, cache_seqlens=lens, page_table=page_table,
+                                       causal=causal, num_splits=num_splits, return_softmax_lse=True)
+
+    # The append: exactly the new keys at cache_seqlens, nothing else changed.
+    expected_k, expected_v = k_before, v_before
+    for b in range(batch):
+        for i in range(new):
+            pos = int(lens[b]) + i
+            slot = (b, pos) if page_table is None else (int(page_table[b, pos // page_size]), pos % page_size)
+            expected_k[slot], expected_v[slot] = k_new[b, i], v_new[b, i]
+    assert torch.equal(k_cache, expected_k) and torch.equal(v_cache, expected_v)
+
+    exact, lowp, exact_lse = decode_reference(q, k_cache, v_cache, lens + new, page_table, causal)
+    err, bound = max_error(out, exact), error_bound(exact, lowp, dtype, 2)
+    assert err <= bound, f"max |out - ref| = {err:.3g} > {bound:.3g}"
+    seen = torch.isfinite(exact_lse)
+    assert max_error(lse[seen], exact_lse[seen]) <= LSE_FLOOR * max(1.0, exact_lse[seen].abs().max().item())
+
+
+def test_decode_int_lengths_and_whole_cache():
+    q = torch.randn(2, 1, 8, 128, device="cuda", dtype=torch.bfloat16)
+    k_cache, v_cache = (torch.randn(2, 100, 2, 128, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    out = flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=37)
+    exact, lowp, _ = decode_reference(q, k_cache, v_cache, [37, 37], None, False)
+    assert max_error(out, exact) <= error_bound(exact, lowp, torch.bfloat16, 2)
+    out = flash_attn_with_kvcache(q, k_cache, v_cache)  # cache_seqlens=None: the whole cache
+    exact, lowp, _ = decode_reference(q, k_cache, v_cache, [100, 100], None, False)
+    assert max_error(out, exact) <= error_bound(exact, lowp, torch.bfloat16, 2)
+
+
+def test_decode_sync_check_names_the_bad_entry():
+    q = torch.randn(2, 1, 4, 64, device="cuda", dtype=torch.float16)
+    k_cache, v_cache = (torch.zeros(2, 64, 2, 64, device="cuda", dtype=torch.float16) for _ in range(2))
+    lens = torch.tensor([3, 70], device="cuda", dtype=torch.int32)
+    with pytest.raises(ValueError, match=r"cache_seqlens\[1\] = 70 exceeds the cache capacity"):
+        flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens, sync_check=True)
+    flash_attn_with_kvcache(q, k_cache, v_cache, cache_seqlens=lens)  # asynchronous: writes nothing, raises nothing
+    torch.cuda.synchronize()
+
+
+# ------------------------------------------------- graphs, streams, compile
+
+
+def test_decode_in_a_cuda_graph():
+    batch, hq, hkv, d, capacity = 4, 16, 4, 128, 512
+    dtype = torch.bfloat16
+    q = torch.randn(batch, 1, hq, d, device="cuda", dtype=dtype)
+    k_new, v_new = (torch.randn(batch, 1, hkv, d, device="cuda", dtype=dtype) for _ in range(2))
+    k_cache, v_cache = (torch.randn(batch, capacity, hkv, d, device="cuda", dtype=dtype) for _ in range(2))
+    lens = torch.tensor([5, 100, 300, 511], device="cuda", dtype=torch.int32)
+    # One eager call first (the library's lazy setup), on the default stream:
+    # the capture stream's workspace is still cold, and comes from the graph's pool.
+    flash_attn_with_kvcache(q, k_cache.clone(), v_cache.clone(), k_new, v_new, cache_seqlens=lens)
+    torch.cuda.synchronize()
+
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, cache_seqlens=lens, causal=True)
+
+    for step in range(3):
+        q.copy_(torch.randn_like(q))
+        k_new.copy_(torch.randn_like(k_new))
+        v_new.copy_(torch.randn_like(v_new))
+        lens.copy_(torch.tensor([step, 50 + step, 200 + 7 * step, 300 + step], device="cuda", dtype=torch.int32))
+        k_eager, v_eager = k_cache.clone(), v_cache.clone()
+        expected = flash_attn_with_kvcache(q, k_eager, v_eager, k_new, v_new, cache_seqlens=lens, causal=True)
+        graph.replay()
+        torch.cuda.synchronize()
+        torch.testing.assert_close(out, expected, atol=0, rtol=0)
+        assert torch.equal(k_cache, k_eager) and torch.equal(v_cache, v_eager)
+        exact, lowp, _ = decode_reference(q, k_cache, v_cache, lens + 1, None, True)
+        assert max_error(out, exact) <= error_bound(exact, lowp, dtype, 2)
+
+
+def test_forward_in_a_cuda_graph():
+    q, k, v = make((2, 256, 256, 8, 8, 64), torch.float16)
+    flash_attn_func(q, k, v)
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = flash_attn_func(q, k, v, causal=True)
+    q.copy_(torch.randn_like(q))
+    graph.replay()
+    torch.cuda.synchronize()
+    check_forward(out, None, q, k, v, True)
+
+
+def test_runs_on_the_current_stream():
+    q, k, v = make((2, 512, 512, 8, 8, 128), torch.bfloat16)
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        torch.cuda._sleep(20_000_000)  # keeps `side` busy for a while
+        q_late = q * 1  # written on `side` only after the sleep
+        out = flash_attn_func(q_late, k, v)  # must wait for it: same stream
+        out_ref = out.clone()
+    side.synchronize()
+    check_forward(out_ref, None, q, k, v, False)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_tensors_on_another_device_than_the_current_one():
+    with torch.cuda.device(1):
+        q, k, v = (t.to("cuda:1") for t in make((1, 128, 128, 4, 4, 64), torch.float16))
+    assert torch.cuda.current_device() == 0
+    out = flash_attn_func(q, k, v)
+    assert out.device == q.device
+    check_forward(out, None, q, k, v, False)
+
+
+def test_errors_on_the_gpu():
+    q, k, v = make((2, 64, 64, 4, 2, 64), torch.float16)
+    with pytest.raises(ValueError, match=r"k.shape\[3\] \(head_dim\) = 32; expected 64"):
+        flash_attn_func(q, k[..., :32], v)
+    with pytest.raises(ValueError, match="expected every tensor on one CUDA device"):
+        flash_attn_func(q, k.cpu(), v)
+    with pytest.raises(ValueError, match=r"k.dtype is bf16; expected f16"):
+        flash_attn_func(q, k.bfloat16(), v)
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, dim=256, heads=8, heads_kv=2, head_dim=64):
+        super().__init__()
+        self.heads, self.heads_kv, self.head_dim = heads, heads_kv, head_dim
+        self.wq = torch.nn.Linear(dim, heads * head_dim)
+        self.wkv = torch.nn.Linear(dim, 2 * heads_kv * head_dim)
+        self.wo = torch.nn.Linear(heads * head_dim, dim)
+
+    def forward(self, x):
+        b, s, _ = x.shape
+        q = self.wq(x).view(b, s, self.heads, self.head_dim)
+        k, v = self.wkv(x).view(b, s, 2, self.heads_kv, self.head_dim).unbind(2)
+        return self.wo(flash_attn_func(q, k, v, causal=True).reshape(b, s, -1))
+
+
+def test_compile_fullgraph():
+    if not interface._HAS_CUSTOM_OP:
+        pytest.skip("torch.compile support needs torch >= 2.4")
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Attention().cuda().to(torch.bfloat16)
+    x = torch.randn(2, 384, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    compiled = torch.compile(model, fullgraph=True)  # raises on any graph break
+    out = compiled(x)
+    ref = model(x)
+    torch.testing.assert_close(out, ref, atol=2e-2, rtol=2e-2)
+    grad = torch.randn_like(out)
+    got = torch.autograd.grad(out, [x, *model.parameters()], grad)
+    expected = torch.autograd.grad(ref, [x, *model.parameters()], grad)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, atol=5e-2, rtol=5e-2)
+    explanation = torch._dynamo.explain(model)(x)
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_compile_fullgraph_decode_step():
+    if not interface._HAS_CUSTOM_OP:
+        pytest.skip("torch.compile support needs torch >= 2.4")
+    torch._dynamo.reset()
+
+    def step(q, k_cache, v_cache, k, v, lens):
+        return flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True).float().sum(-1)
+
+    q = torch.randn(2, 1, 8, 128, device="cuda", dtype=torch.float16)
+    k, v = (torch.randn(2, 1, 2, 128, device="cuda", dtype=torch.float16) for _ in range(2))
+    caches = [torch.randn(2, 256, 2, 128, device="cuda", dtype=torch.float16) for _ in range(2)]
+    eager_caches = [c.clone() for c in caches]
+    lens = torch.tensor([10, 200], device="cuda", dtype=torch.int32)
+    out = torch.compile(step, fullgraph=True)(q, *caches, k, v, lens)
+    ref = step(q, *eager_caches, k, v, lens)
+    torch.testing.assert_close(out, ref, atol=1e-2, rtol=1e-3)
+    assert torch.equal(caches[0], eager_caches[0]) and torch.equal(caches[1], eager_caches[1])
+
+
+def test_opcheck():
+    if not interface._HAS_CUSTOM_OP:
+        pytest.skip("custom ops need torch >= 2.4")
+    q, k, v = make((2, 96, 160, 4, 2, 64), torch.bfloat16, requires_grad=True)
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, False))
+    o, lse = torch.ops.flash_ladder.fwd(q.detach(), k.detach(), v.detach(), None, True, False)
+    torch.library.opcheck(torch.ops.flash_ladder.bwd.default,
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, True, True))
+    qd = torch.randn(2, 1, 4, 64, device="cuda", dtype=torch.bfloat16)
+    caches = [torch.randn(2, 128, 2, 64, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
+    kn, vn = (torch.randn(2, 1, 2, 64, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    lens = torch.tensor([4, 100], device="cuda", dtype=torch.int32)
+    torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
+                          (qd, *caches, kn, vn, lens, None, None, False, 0, False))

@@ -1,0 +1,156 @@
+"""The package and its ctypes layer, without torch: it imports, finds and loads
+libflash_c.so, and its struct layouts are the C header's (every field of every
+args struct reaches the library under its own name)."""
+
+import ctypes
+import struct
+
+import pytest
+
+import flash_ladder
+from flash_ladder import _capi
+
+
+def test_imports_without_torch_or_library():
+    assert flash_ladder.__version__
+    assert issubclass(flash_ladder.FlashError, RuntimeError)
+
+
+def test_library_loads():
+    lib = _capi.library()
+    assert lib.path.name == _capi.LIBRARY_NAME
+    assert lib.cdll.flash_c_abi_version() == _capi.ABI_VERSION
+
+
+@pytest.mark.parametrize(
+    "cls, size", [(_capi.ForwardArgs, 456), (_capi.BackwardArgs, 776), (_capi.DecodeArgs, 864), (_capi.Plan, 80)]
+)
+def test_struct_sizes_match_the_header(cls, size):
+    # flash_c.h's structs on 64-bit Linux; the library itself rejects a call
+    # whose struct_size differs (test_struct_size_is_checked).
+    assert ctypes.sizeof(cls) == size
+    if cls is not _capi.Plan:
+        assert struct.calcsize(_capi.struct_format(cls)) == size
+
+
+def _call(entry, **fields):
+    """Calls entry with an args struct zeroed but for struct_size and `fields`
+    (name -> value, tensors as dicts); returns (status, message). Only for
+    calls that the argument checks reject: the addresses are made up."""
+    args = entry.args_cls()
+    args.struct_size = entry.size
+    for name, value in fields.items():
+        if isinstance(value, dict):
+            tensor = getattr(args, name)
+            for key, v in value.items():
+                if key in ("shape", "strides"):
+                    getattr(tensor, key)[:] = v
+                else:
+                    setattr(tensor, key, v)
+        else:
+            setattr(args, name, value)
+    status = entry.run(ctypes.addressof(args))
+    return status, _capi.last_error()
+
+
+def test_struct_size_is_checked():
+    entry = _capi.library().forward
+    args = _capi.ForwardArgs()
+    args.struct_size = entry.size - 8
+    assert entry.run(ctypes.addressof(args)) == _capi.ERROR_INVALID_ARGUMENT
+    assert "struct_size" in _capi.last_error()
+
+
+@pytest.mark.parametrize(
+    "entry_name, tensor_names",
+    [
+        ("forward", ["q", "k", "v", "o", "lse"]),
+        ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv"]),
+        ("decode", ["q", "k_cache", "v_cache", "page_table", "cache_seqlens", "k_new", "v_new", "o", "lse", "status"]),
+    ],
+)
+def test_each_tensor_field_reaches_the_library_under_its_name(entry_name, tensor_names):
+    # The C layer reads every flash_tensor before the C++ checks run, so a
+    # bad dtype is named whatever the other (zeroed) fields hold.
+    entry = getattr(_capi.library(), entry_name)
+    for name in tensor_names:
+        status, message = _call(entry, **{name: {"dtype": 7, "rank": 4}})
+        assert status == _capi.ERROR_INVALID_ARGUMENT
+        assert message == f"{name}.dtype = 7 is not a flash_dtype"
+
+
+def _bshd(address, seqlen, heads, head_dim=64, batch=2, dtype=_capi.BF16):
+    """A contiguous (batch, seqlen, heads, head_dim) view at a made-up address."""
+    return {"data": address, "dtype": dtype, "rank": 4, "shape": [batch, seqlen, heads, head_dim],
+            "strides": [seqlen * heads * head_dim, heads * head_dim, head_dim, 1]}
+
+
+def _valid_forward():
+    return {"q": _bshd(1 << 28, 16, 4), "k": _bshd(2 << 28, 32, 2), "v": _bshd(3 << 28, 32, 2),
+            "o": _bshd(4 << 28, 16, 4)}
+
+
+def test_scalar_fields_reach_the_library():
+    forward = _capi.library().forward
+    _, message = _call(forward, kernel=b"nonexistent_variant", **_valid_forward())
+    assert "unknown variant 'nonexistent_variant'" in message
+    _, message = _call(forward, has_softmax_scale=1, softmax_scale=-2.0, **_valid_forward())
+    assert "softmax_scale = -2.000000" in message
+    decode = _capi.library().decode
+    cache_seqlens = {"data": 5 << 28, "dtype": _capi.I32, "rank": 1, "shape": [2, 0, 0, 0], "strides": [1, 0, 0, 0]}
+    decode_args = {"q": _bshd(1 << 28, 1, 4), "k_cache": _bshd(2 << 28, 64, 2), "v_cache": _bshd(3 << 28, 64, 2),
+                   "cache_seqlens": cache_seqlens, "o": _bshd(4 << 28, 1, 4)}
+    status, message = _call(decode, num_splits=300, **decode_args)
+    assert status == _capi.ERROR_INVALID_ARGUMENT and "num_splits = 300" in message
+    backward = _capi.library().backward
+    lse = {"data": 5 << 28, "dtype": _capi.F32, "rank": 3, "shape": [2, 4, 16, 0], "strides": [64, 16, 1, 0]}
+    backward_args = {"q": _bshd(1 << 28, 16, 4), "k": _bshd(2 << 28, 32, 2), "v": _bshd(3 << 28, 32, 2),
+                     "o": _bshd(4 << 28, 16, 4), "lse": lse, "dout": _bshd(6 << 28, 16, 4),
+                     "dq": _bshd(7 << 28, 16, 4), "dk": _bshd(8 << 28, 32, 2), "dv": _bshd(9 << 28, 32, 2)}
+    _, message = _call(backward, kernel=b"nonexistent_variant", **backward_args)
+    assert "unknown backward variant 'nonexistent_variant'" in message
+
+
+def test_valid_plan_without_a_device_says_so():
+    # A plan launches nothing, so made-up addresses are safe on a GPU too.
+    entry = _capi.library().forward
+    args = entry.args_cls()
+    args.struct_size = entry.size
+    for name, value in _valid_forward().items():
+        tensor = getattr(args, name)
+        for key, v in value.items():
+            if key in ("shape", "strides"):
+                getattr(tensor, key)[:] = v
+            else:
+                setattr(tensor, key, v)
+    try:
+        kernel, _, _ = entry.plan(ctypes.addressof(args))
+        assert kernel
+    except _capi.FlashError as e:
+        assert e.status == _capi.ERROR_NO_DEVICE and "no usable CUDA device" in str(e)
+
+
+def test_errors_map_to_exceptions():
+    assert isinstance(_capi.error(_capi.ERROR_INVALID_ARGUMENT, "m"), ValueError)
+    assert isinstance(_capi.error(_capi.ERROR_OUT_OF_MEMORY, "m"), MemoryError)
+    for status in (_capi.ERROR_NO_DEVICE, _capi.ERROR_CUDA, _capi.ERROR_INTERNAL):
+        e = _capi.error(status, "message")
+        assert isinstance(e, _capi.FlashError) and e.status == status and str(e) == "message"
+
+
+def test_describe_decode_status():
+    assert _capi.describe_decode_status([0, 0, -1, 0]) == ""
+    assert "page_table[1][0] = 1000 is not a page of k_cache" in _capi.describe_decode_status([4, 1, 0, 1000])
+
+
+def test_library_env_var(monkeypatch, tmp_path):
+    monkeypatch.setenv(_capi.LIBRARY_ENV, str(tmp_path))
+    with pytest.raises(OSError, match="no libflash_c.so"):
+        _capi.find_library()
+    monkeypatch.setenv(_capi.LIBRARY_ENV, str(tmp_path / "missing.so"))
+    with pytest.raises(OSError, match="no such file"):
+        _capi.find_library()
+    (tmp_path / "lib").mkdir()
+    (tmp_path / "lib" / _capi.LIBRARY_NAME).write_bytes(b"")
+    monkeypatch.setenv(_capi.LIBRARY_ENV, str(tmp_path))
+    assert _capi.find_library() == tmp_path / "lib" / _capi.LIBRARY_NAME

@@ -1,0 +1,242 @@
+// The C ABI (include/flash/flash_c.h) over the C++ API: converts the plain
+// structs into ForwardArgs / BackwardArgs / DecodeArgs, calls the C++ entry
+// point, and turns every exception into a status and a thread-local message.
+// Nothing here allocates on the error path, so even std::bad_alloc is
+// reported rather than thrown across the ABI.
+#include "flash/flash_c.h"
+
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "flash/backward.h"
+#include "flash/decode.h"
+#include "flash/error.h"
+#include "flash/forward.h"
+#include "internal.h"
+
+namespace {
+
+// The last failure's message on this thread: a fixed buffer, so that
+// recording it cannot fail. Longer messages are cut.
+constexpr std::size_t kMessageSize = 4096;
+thread_local char last_error[kMessageSize] = "";
+
+int32_t set_error(flash_status status, const char* message) {
+  std::snprintf(last_error, kMessageSize, "%s", message);
+  return status;
+}
+
+// An argument the C layer itself rejects, before the C++ API sees the call.
+// Throws flash::Error, like the C++ API's own checks.
+[[noreturn]] void reject(const std::string& message) { throw flash::Error(message); }
+
+flash_status cuda_status(cudaError_t code) {
+  switch (code) {
+    case cudaErrorMemoryAllocation: return FLASH_ERROR_OUT_OF_MEMORY;
+    case cudaErrorNoDevice:
+    case cudaErrorInsufficientDriver:
+    case cudaErrorDevicesUnavailable:
+    case cudaErrorSystemDriverMismatch:
+    case cudaErrorCompatNotSupportedOnDevice: return FLASH_ERROR_NO_DEVICE;
+    default: return FLASH_ERROR_CUDA;
+  }
+}
+
+// Runs call() and maps what it throws to a status; the only place where
+// exceptions stop.
+template <class Call>
+int32_t guarded(Call&& call) noexcept {
+  try {
+    call();
+    return FLASH_OK;
+  } catch (const flash::detail::CudaError& e) {
+    return set_error(cuda_status(e.code()), e.what());
+  } catch (const flash::Error& e) {
+    return set_error(FLASH_ERROR_INVALID_ARGUMENT, e.what());
+  } catch (const std::bad_alloc&) {
+    return set_error(FLASH_ERROR_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception& e) {
+    return set_error(FLASH_ERROR_INTERNAL, e.what());
+  } catch (...) {
+    return set_error(FLASH_ERROR_INTERNAL, "an unknown exception");
+  }
+}
+
+template <class Args>
+void check_struct(const char* name, const Args* args) {
+  if (args == nullptr) reject(std::string(name) + " is null");
+  if (args->struct_size != sizeof(Args))
+    reject(std::string(name) + "->struct_size = " + std::to_string(args->struct_size) + "; this library's " + name +
+           " has " + std::to_string(sizeof(Args)) + " bytes (initialise it with " + name +
+           "_init; or flash_c.h and the library are of different versions)");
+}
+
+flash::TensorView to_view(const char* name, const flash_tensor& t) {
+  if (t.dtype < FLASH_F32 || t.dtype > FLASH_I32)
+    reject(std::string(name) + ".dtype = " + std::to_string(t.dtype) + " is not a flash_dtype");
+  if (t.rank < 0 || t.rank > FLASH_C_MAX_RANK)
+    reject(std::string(name) + ".rank = " + std::to_string(t.rank) + "; expected 1 to " +
+           std::to_string(FLASH_C_MAX_RANK));
+  flash::TensorView v;
+  v.data = t.data;
+  v.dtype = static_cast<flash::DType>(t.dtype);
+  v.rank = t.rank;
+  for (int i = 0; i < t.rank; ++i) {
+    v.shape[i] = t.shape[i];
+    v.stride[i] = t.strides[i];
+  }
+  return v;
+}
+
+// An optional argument: absent when its rank is 0.
+std::optional<flash::TensorView> to_optional(const char* name, const flash_tensor& t) {
+  if (t.rank == 0) return std::nullopt;
+  return to_view(name, t);
+}
+
+std::optional<float> to_scale(int32_t has_scale, float scale) {
+  return has_scale ? std::optional<float>(scale) : std::nullopt;
+}
+
+flash::Stream to_stream(void* stream) { return static_cast<flash::Stream>(stream); }
+
+std::string to_kernel(const char* kernel) { return kernel != nullptr ? kernel : "auto"; }
+
+flash::ForwardArgs to_cpp(const flash_forward_args* a) {
+  check_struct("flash_forward_args", a);
+  flash::ForwardArgs f;
+  f.q = to_view("q", a->q);
+  f.k = to_view("k", a->k);
+  f.v = to_view("v", a->v);
+  f.o = to_view("o", a->o);
+  f.lse = to_optional("lse", a->lse);
+  f.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
+  f.causal = a->causal != 0;
+  f.stream = to_stream(a->stream);
+  f.kernel = to_kernel(a->kernel);
+  f.workspace = a->workspace;
+  f.workspace_bytes = a->workspace_bytes;
+  return f;
+}
+
+flash::BackwardArgs to_cpp(const flash_backward_args* a) {
+  check_struct("flash_backward_args", a);
+  flash::BackwardArgs b;
+  b.q = to_view("q", a->q);
+  b.k = to_view("k", a->k);
+  b.v = to_view("v", a->v);
+  b.o = to_view("o", a->o);
+  b.lse = to_view("lse", a->lse);
+  b.dout = to_view("dout", a->dout);
+  b.dq = to_view("dq", a->dq);
+  b.dk = to_view("dk", a->dk);
+  b.dv = to_view("dv", a->dv);
+  b.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
+  b.causal = a->causal != 0;
+  b.deterministic = a->deterministic != 0;
+  b.stream = to_stream(a->stream);
+  b.kernel = to_kernel(a->kernel);
+  b.workspace = a->workspace;
+  b.workspace_bytes = a->workspace_bytes;
+  return b;
+}
+
+flash::DecodeArgs to_cpp(const flash_decode_args* a) {
+  check_struct("flash_decode_args", a);
+  flash::DecodeArgs d;
+  d.q = to_view("q", a->q);
+  d.k_cache = to_view("k_cache", a->k_cache);
+  d.v_cache = to_view("v_cache", a->v_cache);
+  d.page_table = to_optional("page_table", a->page_table);
+  d.cache_seqlens = to_view("cache_seqlens", a->cache_seqlens);
+  d.k_new = to_optional("k_new", a->k_new);
+  d.v_new = to_optional("v_new", a->v_new);
+  d.o = to_view("o", a->o);
+  d.lse = to_optional("lse", a->lse);
+  d.status = to_optional("status", a->status);
+  d.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
+  d.causal = a->causal != 0;
+  d.num_splits = a->num_splits;
+  d.sync_check = a->sync_check != 0;
+  d.stream = to_stream(a->stream);
+  d.kernel = to_kernel(a->kernel);
+  d.workspace = a->workspace;
+  d.workspace_bytes = a->workspace_bytes;
+  return d;
+}
+
+void fill_plan(flash_plan* plan, const std::string& kernel, std::size_t workspace_bytes, int num_splits) {
+  if (kernel.size() >= FLASH_C_KERNEL_NAME_SIZE)
+    throw std::length_error("variant name '" + kernel + "' does not fit in flash_plan::kernel");
+  std::memset(plan, 0, sizeof(*plan));
+  std::memcpy(plan->kernel, kernel.c_str(), kernel.size() + 1);
+  plan->workspace_bytes = workspace_bytes;
+  plan->num_splits = num_splits;
+}
+
+void check_plan(const flash_plan* plan) {
+  if (plan == nullptr) reject("plan is null");
+}
+
+}  // namespace
+
+extern "C" {
+
+int32_t flash_c_abi_version(void) { return FLASH_C_ABI_VERSION; }
+
+const char* flash_last_error(void) { return last_error; }
+
+int32_t flash_attention_forward(const flash_forward_args* args) {
+  return guarded([&] { flash::attention_forward(to_cpp(args)); });
+}
+
+int32_t flash_attention_backward(const flash_backward_args* args) {
+  return guarded([&] { flash::attention_backward(to_cpp(args)); });
+}
+
+int32_t flash_attention_decode(const flash_decode_args* args) {
+  return guarded([&] { flash::attention_decode(to_cpp(args)); });
+}
+
+int32_t flash_plan_forward(const flash_forward_args* args, flash_plan* plan) {
+  return guarded([&] {
+    check_plan(plan);
+    const flash::ForwardPlan p = flash::plan_forward(to_cpp(args));
+    fill_plan(plan, p.kernel, p.workspace_bytes, 0);
+  });
+}
+
+int32_t flash_plan_backward(const flash_backward_args* args, flash_plan* plan) {
+  return guarded([&] {
+    check_plan(plan);
+    const flash::BackwardPlan p = flash::plan_backward(to_cpp(args));
+    fill_plan(plan, p.kernel, p.workspace_bytes, 0);
+  });
+}
+
+int32_t flash_plan_decode(const flash_decode_args* args, flash_plan* plan) {
+  return guarded([&] {
+    check_plan(plan);
+    const flash::DecodePlan p = flash::plan_decode(to_cpp(args));
+    fill_plan(plan, p.kernel, p.workspace_bytes, p.num_splits);
+  });
+}
+
+size_t flash_describe_decode_status(const int32_t status[4], char* buf, size_t size) {
+  std::size_t length = 0;
+  const int32_t result = guarded([&] {
+    if (status == nullptr) reject("status is null");
+    const int words[4] = {status[0], status[1], status[2], status[3]};
+    const std::string message = flash::describe_decode_status(words);
+    length = message.size();
+    if (buf != nullptr && size > 0) std::snprintf(buf, size, "%s", message.c_str());
+  });
+  if (result != FLASH_OK && buf != nullptr && size > 0) buf[0] = '\0';
+  return length;
+}
+
+}  // extern "C"

@@ -1,0 +1,309 @@
+/* The C ABI's error paths, compiled as C and run on the CPU (ctest c_api).
+ * Every call here either is rejected by the argument checks, which come
+ * before any device query, or is a plan_* call, which launches nothing: so
+ * the views point at made-up, well-separated addresses and no memory is
+ * touched, with or without a GPU. */
+#include <math.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "c_api_test.h"
+
+/* Distinct, 256-byte aligned addresses far enough apart that no two views
+ * of this file overlap. */
+#define ADDR(n) ((void*)(uintptr_t)(0x10000000ull * (n)))
+
+enum { kBatch = 2, kSeqQ = 16, kSeqK = 32, kHeadsQ = 4, kHeadsKv = 2, kHeadDim = 64 };
+
+/* A valid forward call: bf16, GQA, seqlen_q != seqlen_k, with the LSE. */
+static flash_forward_args forward_args(void) {
+  flash_forward_args a;
+  flash_forward_args_init(&a);
+  a.q = view(ADDR(1), FLASH_BF16, 4, kBatch, kSeqQ, kHeadsQ, kHeadDim);
+  a.k = view(ADDR(2), FLASH_BF16, 4, kBatch, kSeqK, kHeadsKv, kHeadDim);
+  a.v = view(ADDR(3), FLASH_BF16, 4, kBatch, kSeqK, kHeadsKv, kHeadDim);
+  a.o = view(ADDR(4), FLASH_BF16, 4, kBatch, kSeqQ, kHeadsQ, kHeadDim);
+  a.lse = view(ADDR(5), FLASH_F32, 3, kBatch, kHeadsQ, kSeqQ, 0);
+  return a;
+}
+
+static flash_backward_args backward_args(void) {
+  flash_backward_args a;
+  flash_backward_args_init(&a);
+  a.q = view(ADDR(1), FLASH_F16, 4, kBatch, kSeqQ, kHeadsQ, kHeadDim);
+  a.k = view(ADDR(2), FLASH_F16, 4, kBatch, kSeqK, kHeadsKv, kHeadDim);
+  a.v = view(ADDR(3), FLASH_F16, 4, kBatch, kSeqK, kHeadsKv, kHeadDim);
+  a.o = view(ADDR(4), FLASH_F16, 4, kBatch, kSeqQ, kHeadsQ, kHeadDim);
+  a.lse = view(ADDR(5), FLASH_F32, 3, kBatch, kHeadsQ, kSeqQ, 0);
+  a.dout = view(ADDR(6), FLASH_F16, 4, kBatch, kSeqQ, kHeadsQ, kHeadDim);
+  a.dq = view(ADDR(7), FLASH_F16, 4, kBatch, kSeqQ, kHeadsQ, kHeadDim);
+  a.dk = view(ADDR(8), FLASH_F16, 4, kBatch, kSeqK, kHeadsKv, kHeadDim);
+  a.dv = view(ADDR(9), FLASH_F16, 4, kBatch, kSeqK, kHeadsKv, kHeadDim);
+  return a;
+}
+
+/* A paged cache: 8 pages of 16 keys, 4 pages per sequence, one new token. */
+static flash_decode_args decode_args(void) {
+  flash_decode_args a;
+  flash_decode_args_init(&a);
+  a.q = view(ADDR(1), FLASH_BF16, 4, kBatch, 1, kHeadsQ, kHeadDim);
+  a.k_cache = view(ADDR(2), FLASH_BF16, 4, 8, 16, kHeadsKv, kHeadDim);
+  a.v_cache = view(ADDR(3), FLASH_BF16, 4, 8, 16, kHeadsKv, kHeadDim);
+  a.page_table = view(ADDR(4), FLASH_I32, 2, kBatch, 4, 0, 0);
+  a.cache_seqlens = view(ADDR(5), FLASH_I32, 1, kBatch, 0, 0, 0);
+  a.k_new = view(ADDR(6), FLASH_BF16, 4, kBatch, 1, kHeadsKv, kHeadDim);
+  a.v_new = view(ADDR(7), FLASH_BF16, 4, kBatch, 1, kHeadsKv, kHeadDim);
+  a.o = view(ADDR(8), FLASH_BF16, 4, kBatch, 1, kHeadsQ, kHeadDim);
+  a.sync_check = 0;
+  return a;
+}
+
+/* A call that the argument checks accept: it plans, or without a GPU it
+ * stops at the device query with FLASH_ERROR_NO_DEVICE. */
+static void expect_valid(const char* what, int32_t status, const flash_plan* plan, int line) {
+  ++c_test_checks;
+  if (status == FLASH_OK) {
+    if (plan != NULL && plan->kernel[0] == '\0') {
+      ++c_test_failures;
+      fprintf(stderr, "line %d: %s: planned without a kernel name\n", line, what);
+    }
+    return;
+  }
+  if (status != FLASH_ERROR_NO_DEVICE || strstr(flash_last_error(), "no usable CUDA device") == NULL) {
+    ++c_test_failures;
+    fprintf(stderr, "line %d: %s: status %d, \"%s\"\n", line, what, (int)status, flash_last_error());
+  }
+}
+#define EXPECT_VALID(call, plan) expect_valid(#call, (call), (plan), __LINE__)
+
+static void test_version_and_message(void) {
+  CHECK(flash_c_abi_version() == FLASH_C_ABI_VERSION);
+  CHECK(flash_last_error() != NULL);
+  CHECK(sizeof(flash_tensor) == 80);
+}
+
+static void test_null_and_struct_size(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  flash_backward_args b = backward_args();
+  flash_decode_args d = decode_args();
+  EXPECT_INVALID(flash_attention_forward(NULL), "flash_forward_args is null");
+  EXPECT_INVALID(flash_attention_backward(NULL), "flash_backward_args is null");
+  EXPECT_INVALID(flash_attention_decode(NULL), "flash_decode_args is null");
+  EXPECT_INVALID(flash_plan_forward(NULL, &plan), "flash_forward_args is null");
+  EXPECT_INVALID(flash_plan_forward(&f, NULL), "plan is null");
+  EXPECT_INVALID(flash_plan_backward(&b, NULL), "plan is null");
+  EXPECT_INVALID(flash_plan_decode(&d, NULL), "plan is null");
+  f.struct_size = sizeof f - 8;
+  EXPECT_INVALID(flash_attention_forward(&f), "struct_size");
+  b.struct_size = 0;
+  EXPECT_INVALID(flash_attention_backward(&b), "flash_backward_args_init");
+  d.struct_size = sizeof d + 8;
+  EXPECT_INVALID(flash_attention_decode(&d), "struct_size");
+}
+
+static void test_valid_calls_plan(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  flash_backward_args b = backward_args();
+  flash_decode_args d = decode_args();
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.causal = 1;
+  f.has_softmax_scale = 1;
+  f.softmax_scale = 0.5f;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.lse.rank = 0; /* absent */
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_VALID(flash_plan_decode(&d, &plan), &plan);
+  d.page_table.rank = 0; /* a contiguous cache [batch, capacity, ...] */
+  d.k_cache = view(ADDR(2), FLASH_BF16, 4, kBatch, 64, kHeadsKv, kHeadDim);
+  d.v_cache = view(ADDR(3), FLASH_BF16, 4, kBatch, 64, kHeadsKv, kHeadDim);
+  EXPECT_VALID(flash_plan_decode(&d, &plan), &plan);
+}
+
+static void test_tensor_fields(void) {
+  flash_forward_args f = forward_args();
+  f.q.dtype = 9;
+  EXPECT_INVALID(flash_attention_forward(&f), "q.dtype = 9 is not a flash_dtype");
+  f = forward_args();
+  f.k.dtype = -1;
+  EXPECT_INVALID(flash_attention_forward(&f), "k.dtype = -1 is not a flash_dtype");
+  f = forward_args();
+  f.v.rank = 5;
+  EXPECT_INVALID(flash_attention_forward(&f), "v.rank = 5; expected 1 to 4");
+  f = forward_args();
+  f.o.rank = -2;
+  EXPECT_INVALID(flash_attention_forward(&f), "o.rank = -2");
+  f = forward_args();
+  f.q = view(ADDR(1), FLASH_BF16, 3, kBatch, kSeqQ, kHeadsQ * kHeadDim, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "q: expected a rank-4 view, got rank 3");
+  f = forward_args();
+  f.k.rank = 0; /* a required tensor left out */
+  EXPECT_INVALID(flash_attention_forward(&f), "k: expected a rank-4 view, got rank 0");
+  f = forward_args();
+  f.q.data = NULL;
+  EXPECT_INVALID(flash_attention_forward(&f), "q.data is null");
+  f = forward_args();
+  f.q.shape[1] = -1;
+  EXPECT_INVALID(flash_attention_forward(&f), "q.shape[1] = -1");
+}
+
+static void test_forward_arguments(void) {
+  flash_forward_args f = forward_args();
+  f.k.dtype = FLASH_F16;
+  EXPECT_INVALID(flash_attention_forward(&f), "k.dtype is f16; expected bf16");
+  f = forward_args();
+  f.k.shape[3] = 128;
+  f.v.shape[3] = 128;
+  EXPECT_INVALID(flash_attention_forward(&f), "k.shape[3] (head_dim) = 128; expected 64");
+  f = forward_args();
+  f.v.shape[1] = kSeqK + 1;
+  EXPECT_INVALID(flash_attention_forward(&f), "v.shape[1] (seqlen_k)");
+  f = forward_args();
+  f.k.shape[2] = 3;
+  f.v.shape[2] = 3;
+  EXPECT_INVALID(flash_attention_forward(&f), "is not a multiple of k.shape[2] (heads_kv) = 3");
+  f = forward_args();
+  f.o.shape[0] = 1;
+  EXPECT_INVALID(flash_attention_forward(&f), "o.shape[0] (batch) = 1; expected 2");
+  f = forward_args();
+  f.q.strides[3] = 2;
+  EXPECT_INVALID(flash_attention_forward(&f), "the last dimension must be contiguous");
+  f = forward_args();
+  f.lse.dtype = FLASH_BF16;
+  EXPECT_INVALID(flash_attention_forward(&f), "lse.dtype is bf16; expected f32");
+  f = forward_args();
+  f.lse.shape[2] = kSeqK;
+  EXPECT_INVALID(flash_attention_forward(&f), "lse.shape[2] (seqlen_q)");
+
+  const float bad_scales[] = {0.0f, -1.0f, NAN, INFINITY};
+  for (int i = 0; i < 4; ++i) {
+    f = forward_args();
+    f.has_softmax_scale = 1;
+    f.softmax_scale = bad_scales[i];
+    EXPECT_INVALID(flash_attention_forward(&f), "softmax_scale");
+  }
+  f = forward_args();
+  f.kernel = "no_such_variant";
+  EXPECT_INVALID(flash_attention_forward(&f), "unknown variant 'no_such_variant'");
+  f = forward_args(); /* no variant has head_dim 600 */
+  f.q = view(ADDR(1), FLASH_BF16, 4, kBatch, kSeqQ, kHeadsQ, 600);
+  f.k = view(ADDR(2), FLASH_BF16, 4, kBatch, kSeqK, kHeadsKv, 600);
+  f.v = view(ADDR(3), FLASH_BF16, 4, kBatch, kSeqK, kHeadsKv, 600);
+  f.o = view(ADDR(4), FLASH_BF16, 4, kBatch, kSeqQ, kHeadsQ, 600);
+  EXPECT_INVALID(flash_attention_forward(&f), "head_dim 600 is not supported");
+}
+
+static void test_aliasing(void) {
+  flash_forward_args f = forward_args();
+  f.o.data = f.q.data;
+  EXPECT_INVALID(flash_attention_forward(&f), "o overlaps q");
+  f = forward_args();
+  f.lse.data = (char*)f.o.data + 64;
+  EXPECT_INVALID(flash_attention_forward(&f), "lse overlaps o");
+  f = forward_args();
+  f.o.strides[1] = 0; /* every row of o on the same memory */
+  EXPECT_INVALID(flash_attention_forward(&f), "o: its strides make elements overlap");
+
+  flash_backward_args b = backward_args();
+  b.dq.data = b.dout.data;
+  EXPECT_INVALID(flash_attention_backward(&b), "dq overlaps dout");
+  b = backward_args();
+  b.dv.data = b.dk.data;
+  EXPECT_INVALID(flash_attention_backward(&b), "dv overlaps dk");
+
+  flash_decode_args d = decode_args();
+  d.o.data = d.q.data;
+  EXPECT_INVALID(flash_attention_decode(&d), "o overlaps q");
+  d = decode_args();
+  d.k_new.data = d.k_cache.data; /* the append writes k_cache */
+  EXPECT_INVALID(flash_attention_decode(&d), "k_cache overlaps k_new");
+}
+
+static void test_backward_arguments(void) {
+  flash_backward_args b = backward_args();
+  b.lse.rank = 0;
+  EXPECT_INVALID(flash_attention_backward(&b), "lse: expected a rank-3 view, got rank 0");
+  b = backward_args();
+  b.dk.dtype = FLASH_BF16;
+  EXPECT_INVALID(flash_attention_backward(&b), "dk.dtype is bf16; expected f16");
+  b = backward_args();
+  b.dout.shape[1] = kSeqK;
+  EXPECT_INVALID(flash_attention_backward(&b), "dout.shape[1] (seqlen_q)");
+  b = backward_args();
+  b.dv.shape[2] = kHeadsQ;
+  EXPECT_INVALID(flash_attention_backward(&b), "dv.shape[2] (heads_kv)");
+}
+
+static void test_decode_arguments(void) {
+  flash_decode_args d = decode_args();
+  d.num_splits = 257;
+  EXPECT_INVALID(flash_attention_decode(&d), "num_splits = 257");
+  d = decode_args();
+  d.v_new.rank = 0;
+  EXPECT_INVALID(flash_attention_decode(&d), "k_new is set but v_new is not");
+  d = decode_args();
+  d.cache_seqlens.dtype = FLASH_F32;
+  EXPECT_INVALID(flash_attention_decode(&d), "cache_seqlens.dtype is f32; expected i32");
+  d = decode_args();
+  d.cache_seqlens.shape[0] = 3;
+  EXPECT_INVALID(flash_attention_decode(&d), "cache_seqlens.shape[0] (batch) = 3");
+  d = decode_args();
+  d.page_table.dtype = FLASH_F16;
+  EXPECT_INVALID(flash_attention_decode(&d), "page_table.dtype is f16; expected i32");
+  d = decode_args();
+  d.k_cache.shape[1] = d.v_cache.shape[1] = 12;
+  EXPECT_INVALID(flash_attention_decode(&d), "(page_size) = 12; expected a power of two");
+  d = decode_args();
+  d.status = view(ADDR(9), FLASH_I32, 1, 3, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_decode(&d), "status.shape[0] (size) = 3; expected 4");
+}
+
+static void test_describe_decode_status(void) {
+  const int32_t ok[4] = {0, 0, -1, 0};
+  const int32_t bad_page[4] = {4, 1, 0, 1000};
+  char buf[128];
+  char tiny[8];
+  CHECK(flash_describe_decode_status(ok, buf, sizeof buf) == 0 && buf[0] == '\0');
+  const size_t n = flash_describe_decode_status(bad_page, buf, sizeof buf);
+  CHECK(n == strlen(buf));
+  CHECK(strstr(buf, "page_table[1][0] = 1000 is not a page of k_cache") != NULL);
+  CHECK(flash_describe_decode_status(bad_page, tiny, sizeof tiny) == n && strlen(tiny) == sizeof tiny - 1);
+  CHECK(flash_describe_decode_status(NULL, buf, sizeof buf) == 0 && buf[0] == '\0');
+  CHECK(strstr(flash_last_error(), "status is null") != NULL);
+}
+
+/* The message is per thread: a failure on another thread leaves this
+ * thread's message alone. */
+static void* fail_on_other_thread(void* unused) {
+  (void)unused;
+  flash_attention_forward(NULL);
+  return NULL;
+}
+
+static void test_message_is_per_thread(void) {
+  flash_forward_args f = forward_args();
+  f.q.dtype = 7;
+  flash_attention_forward(&f);
+  pthread_t thread;
+  CHECK(pthread_create(&thread, NULL, fail_on_other_thread, NULL) == 0);
+  CHECK(pthread_join(thread, NULL) == 0);
+  CHECK(strstr(flash_last_error(), "q.dtype = 7") != NULL);
+}
+
+int main(void) {
+  test_version_and_message();
+  test_null_and_struct_size();
+  test_valid_calls_plan();
+  test_tensor_fields();
+  test_forward_arguments();
+  test_aliasing();
+  test_backward_arguments();
+  test_decode_arguments();
+  test_describe_decode_status();
+  test_message_is_per_thread();
+  return c_test_summary("test_c_api");
+}
