@@ -47,9 +47,10 @@
 // What did not help (docs/NOTES.md): two 4-warp CTAs per SM (-19%), M = 64
 // at hdim 64 (-6%), fragment double-buffering of A in the S/dP loop (0%),
 // issuing the next tile's copies after the P/dS barrier (-1 to -4%).
-// 2026-11-23 (masks through common/mask.h): within 2.4% of e24b379 in the
-// same call except hdim 256 (float4-atomic path): 270.1 -> 255.9 full,
-// 268.2 -> 255.3 causal at 8k; docs/NOTES.md.
+// 2026-11-23 (masks through common/mask.h, the call's Mask read from the
+// constant bank): within 1.4% of e24b379 in the same call at 8k: d128
+// 327.5 -> 326.5 full, 304.2 -> 300.0 causal; d256 270.1 -> 268.6, 268.1 ->
+// 267.4 (a Mask derived in the kernel had cost d256 5%; docs/NOTES.md).
 // Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
 #include <algorithm>
 #include <cmath>

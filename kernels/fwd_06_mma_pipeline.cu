@@ -25,8 +25,10 @@
 // hdim 128 (-5%), 4-warp CTAs at hdim 128 (-6%).
 // Registers: 237 / 225 / 244 (hdim 64 / 128 / 256), no spills; shared memory
 // 48 / 96 / 128 KB; SASS: HMMA.16816, LDSM, LDGSTS, no local memory.
-// 2026-11-23 (masks through common/mask.h): 1.0-3.1% below the figures above
-// in the same call as e24b379's binary (causal hdim 128 at 1k: 224.5 -> 217.6).
+// 2026-11-23 (masks through common/mask.h): the frame's loop counts keys from
+// the block's first visible key (an absolute tile index had cost 2-2.5% at
+// every head dim); against e24b379's binary in the same call: d128 full 2k
+// 297.7 -> 300.0, d256 causal 4k 236.2 -> 238.1, d64 causal 2k 262.7 -> 258.2.
 // Run it: ./runner --kernel mma_pipeline ; ./bench --kernel mma_pipeline --seq 4096 --dhead 128
 #include "fwd_06_mma_pipeline.h"
 
