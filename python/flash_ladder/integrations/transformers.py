@@ -61,9 +61,9 @@ _UNSUPPORTED = {
 
 def _refuse(what):
     raise ValueError(
-        f"flash_ladder attention: {what} cannot be expressed with flash yet (it computes plain causal or "
-        "full attention over unpadded sequences); refusing rather than returning wrong numbers. Use "
-        'attn_implementation="sdpa" for this model or input, or pass sequences without padding.'
+        f"flash_ladder attention cannot express {what} yet: it computes causal or full attention over "
+        "unpadded sequences, and refuses rather than return wrong numbers. Use attn_implementation='sdpa' "
+        "for this model or input, or pass sequences without padding (e.g. one at a time)."
     )
 
 
