@@ -152,7 +152,7 @@ def _padding_message(visible):
         counts = hidden_from_all.sum(dim=1)
         shown = ", ".join(f"row {r} has {int(counts[r])} of {visible.shape[-1]} keys padded" for r in rows[:4])
         side = "left" if bool(hidden_from_all[rows[0], 0]) else "right"
-        return f"a padded batch ({side} padding: {shown}; variable-length batches are not supported yet)"
+        return f"a padded batch ({side} padding: {shown})"
     return "this attention mask"
 
 
