@@ -39,8 +39,11 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from flash_ladder import flash_attn_func, flash_attn_with_kvcache  # noqa: E402
+try:
+    from flash_ladder import flash_attn_func, flash_attn_with_kvcache
+except ImportError:  # not installed: this checkout's package (FLASH_LADDER_LIBRARY names the library)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from flash_ladder import flash_attn_func, flash_attn_with_kvcache
 
 # A near-tie: the two top logits of the reference within this many units in
 # the last place of fp16 at the top logit's magnitude.

@@ -27,8 +27,11 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-from flash_ladder import flash_attn_func  # noqa: E402
+try:
+    from flash_ladder import flash_attn_func
+except ImportError:  # not installed: this checkout's package (FLASH_LADDER_LIBRARY names the library)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+    from flash_ladder import flash_attn_func
 
 
 class Attention(nn.Module):
