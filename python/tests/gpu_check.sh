@@ -16,9 +16,15 @@
 #             graphs and graph breaks, as torch._dynamo.explain reports them
 #   example   examples/compare_sdpa.py, non-causal and causal
 #   overhead  benchmarks/overhead.py against the C++ call
+#   models    real models (issue 15): pytest test_models.py (the transformers
+#             plug-in on tiny Llama/GPT-2/Qwen2, train.py and generate.py as
+#             tests), then examples/train.py (300 steps, PNG) and
+#             examples/generate.py at GPT-2 small's shape (TTFT/TBT/tokens/s)
 # Writes under $OUT (default ./out): env.txt, build.log, install.log,
 # c_api.log, pytest.log, pytest.xml, compile.txt, compare_sdpa.txt,
-# overhead.txt, overhead.json; and prints a summary of each step.
+# overhead.txt, overhead.json, models.log (pytest), train.txt, train_loss.png,
+# generate.txt, models_data.tar (train_loss.csv/.json, generate.json); and
+# prints a summary of each step.
 #
 # BUILD (default build-python-gpu), JOBS (default nproc),
 # CMAKE_CUDA_ARCHITECTURES (default 90a), FLASH_VARIANTS (default all),
@@ -28,7 +34,7 @@ cd "$(dirname "$0")/../.."
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
-STEPS=${STEPS:-"build install capi tests compile example overhead"}
+STEPS=${STEPS:-"build install capi tests compile example overhead models"}
 BUILD=$(pwd)/${BUILD:-build-python-gpu}
 JOBS=${JOBS:-$(nproc)}
 ARCHS=${CMAKE_CUDA_ARCHITECTURES:-90a}
@@ -135,6 +141,16 @@ EOF
     overhead)
       $PY benchmarks/overhead.py --cpp "$BUILD/overhead/overhead" --json "$OUT/overhead.json" > "$OUT/overhead.txt" 2>&1
       echo "overhead rc=$?"; cat "$OUT/overhead.txt" ;;
+    models)
+      $PY -m pytest -v -rs -p no:cacheprovider python/tests/test_models.py > "$OUT/models.log" 2>&1
+      echo "pytest test_models rc=$? in $((SECONDS - t0)) s"
+      grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/models.log" | tail -15
+      $PY examples/train.py --steps 300 --out "$OUT/train_loss" > "$OUT/train.txt" 2>&1
+      echo "train.py rc=$?"; tail -4 "$OUT/train.txt"
+      $PY examples/generate.py --check --json "$OUT/generate.json" > "$OUT/generate.txt" 2>&1
+      echo "generate.py rc=$? in $((SECONDS - t0)) s"; tail -12 "$OUT/generate.txt"
+      (cd "$OUT" && tar cf models_data.tar train_loss.csv train_loss.json generate.json 2>/dev/null &&
+        rm -f train_loss.csv train_loss.json generate.json) ;;
     *) echo "unknown step $step" ;;
   esac
 done
