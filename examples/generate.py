@@ -174,8 +174,10 @@ def sync(device):
 
 
 @torch.inference_mode()
-def generate_flash(model, prompts, args):
-    """(tokens (batch, new_tokens) on the CPU, {"ttft_s", "tbt_s", "total_s"})."""
+def generate_flash(model, prompts, args, profile=False):
+    """(tokens (batch, new_tokens) on the CPU, {"ttft_s", "tbt_s", "total_s"}).
+    profile: the decode steps run under torch.profiler, and the times gain
+    "decode_gpu" (decode_breakdown's split of the steps' GPU time)."""
     flash = FlashGPT2(model)
     cfg = model.config
     batch, new = len(prompts), args.new_tokens
@@ -215,6 +217,11 @@ def generate_flash(model, prompts, args):
     tokens.copy_(out[:, 0])
     sync(args.device)
     t1 = time.perf_counter()
+    prof = None
+    if profile:
+        prof = torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU,
+                                                  torch.profiler.ProfilerActivity.CUDA])
+        prof.__enter__()
     for step in range(1, new):
         # The step appends the token at position lengths[b] + step - 1; pages
         # are handed out when a sequence crosses into a new one (host-side
@@ -229,7 +236,33 @@ def generate_flash(model, prompts, args):
     sync(args.device)
     t2 = time.perf_counter()
     times = {"ttft_s": t1 - t0, "tbt_s": (t2 - t1) / max(1, new - 1), "total_s": t2 - t0}
+    if prof is not None:
+        prof.__exit__(None, None, None)
+        times["decode_gpu"] = decode_breakdown(prof, max(1, new - 1))
     return out.cpu(), times
+
+
+def decode_breakdown(prof, steps):
+    """Where a decode step's GPU time goes: the library's kernels (flash's
+    attention: the split-KV kernel, the K/V append, the metadata check; all in
+    namespace flash::detail) against the rest of the model (projections, MLP,
+    layer norms, LM head, argmax), in microseconds per step, from the kernels'
+    own device times (a CUDA graph's kernels are traced one by one)."""
+    attention, rest, kernels = 0.0, 0.0, {}
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0.0)
+        if us <= 0:
+            continue
+        if "flash::detail" in e.key:
+            attention += us
+        else:
+            rest += us
+        kernels[e.key[:90]] = kernels.get(e.key[:90], 0.0) + us
+    top = sorted(kernels.items(), key=lambda kv: -kv[1])[:8]
+    return {"attention_us": attention / steps, "rest_us": rest / steps,
+            "top_kernels_us": [(name, us / steps) for name, us in top]}
 
 
 @torch.inference_mode()
@@ -315,6 +348,8 @@ def main():
     p.add_argument("--no-graph", dest="graph", action="store_false", help="run the decode step eagerly")
     p.add_argument("--check", action="store_true",
                    help="exit 1 unless flash's tokens equal Hugging Face's (up to a first difference at a near-tie)")
+    p.add_argument("--profile", action="store_true",
+                   help="also split a decode step's GPU time into attention and the rest (torch.profiler, one more run)")
     p.add_argument("--json", help="write the results here")
     args = p.parse_args()
     if not args.device.startswith("cuda"):
@@ -355,9 +390,20 @@ def main():
               f"margin there is {d['margin']:.5f} at |logit| {d['top_logit']:.3f} "
               f"({'a near-tie in fp16' if d['near_tie'] else 'CLEAR: a real mismatch'})")
     print(f"Hugging Face batched (left padded) equals Hugging Face one prompt at a time: {batched_equal}")
+    breakdown = None
+    if args.profile:
+        _, profiled = generate_flash(model, prompts, args, profile=True)
+        breakdown = profiled["decode_gpu"]
+        gpu = breakdown["attention_us"] + breakdown["rest_us"]
+        print(f"\ndecode step, GPU time per step (torch.profiler, a separate run): {gpu:.1f} us = attention "
+              f"{breakdown['attention_us']:.1f} us ({100 * breakdown['attention_us'] / max(gpu, 1e-9):.0f}%) + rest of "
+              f"the model {breakdown['rest_us']:.1f} us; wall TBT of the timed run {flash_times['tbt_s'] * 1e6:.1f} us")
+        for name, us in breakdown["top_kernels_us"]:
+            print(f"  {us:8.1f} us  {name}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"flash": flash_times, "hf": hf_times, "compare": result, "batched_equal": batched_equal,
+            json.dump({"flash": flash_times, "hf": hf_times, "decode_gpu": breakdown, "compare": result,
+                       "batched_equal": batched_equal,
                        "prompt_lengths": [len(p) for p in prompts], "new_tokens": args.new_tokens}, f, indent=1)
     if args.check and result["clear_mismatch"]:
         sys.exit(1)

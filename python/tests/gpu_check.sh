@@ -147,7 +147,7 @@ EOF
       grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/models.log" | tail -15
       $PY examples/train.py --steps 300 --out "$OUT/train_loss" > "$OUT/train.txt" 2>&1
       echo "train.py rc=$?"; tail -4 "$OUT/train.txt"
-      $PY examples/generate.py --check --json "$OUT/generate.json" > "$OUT/generate.txt" 2>&1
+      $PY examples/generate.py --check --profile --json "$OUT/generate.json" > "$OUT/generate.txt" 2>&1
       echo "generate.py rc=$? in $((SECONDS - t0)) s"; tail -12 "$OUT/generate.txt"
       (cd "$OUT" && tar cf models_data.tar train_loss.csv train_loss.json generate.json 2>/dev/null &&
         rm -f train_loss.csv train_loss.json generate.json) ;;
