@@ -192,6 +192,7 @@ Cases attention_cases(const ProblemFlags& f) {
     s.batch = f.batch.value_or(2);
     s.heads_q = f.heads.value_or(8);
     s.heads_kv = f.heads_kv.value_or(s.heads_q);
+    s.window_left = f.window_left, s.window_right = f.window_right;
     c.shapes.push_back(s);
     c.dheads = {f.dhead.value_or(128)};
     c.causals = {f.causal};
@@ -204,10 +205,13 @@ Cases attention_cases(const ProblemFlags& f) {
     s.batch = f.batch.value_or(2);
     s.heads_q = f.heads.value_or(8);
     s.heads_kv = f.heads_kv.value_or(2);
+    s.window_left = f.window_left, s.window_right = f.window_right;
     c.shapes.push_back(s);
   }
   c.dheads = f.dhead ? std::vector<int>{*f.dhead} : std::vector<int>{64, 128, 256};
-  c.causals = f.causal ? std::vector<bool>{true} : std::vector<bool>{false, true};
+  // A window names its own mask: only the given causal flag then.
+  const bool window = f.window_left >= 0 || f.window_right >= 0;
+  c.causals = f.causal || window ? std::vector<bool>{f.causal} : std::vector<bool>{false, true};
   return c;
 }
 
@@ -250,6 +254,7 @@ int run_forward(const Options& opt, int cc) {
             flash::ForwardArgs args;
             args.q = prob.vq, args.k = prob.vk, args.v = prob.vv, args.o = prob.vo, args.lse = prob.vlse;
             args.causal = causal;
+            args.window_left = s.window_left, args.window_right = s.window_right;
             args.kernel = k;
             std::string name = k;
             try {
@@ -363,7 +368,8 @@ int run_decode(const Options& opt, int cc) {
   const bool one_shape = f.cache.has_value();
   const std::vector<int> dheads = f.dhead ? std::vector<int>{*f.dhead} : std::vector<int>{64, 128, 256};
   const std::vector<bool> causals =
-      one_shape || f.causal ? std::vector<bool>{f.causal} : std::vector<bool>{false, true};
+      one_shape || f.causal || f.window_left >= 0 || f.window_right >= 0 ? std::vector<bool>{f.causal}
+                                                                        : std::vector<bool>{false, true};
   const std::vector<int> pages = f.page_size ? std::vector<int>{*f.page_size} : std::vector<int>{0, 16, 256};
   fmt::print("seed {}\n", opt.seed);
   fmt::print("{:<21} {:>24} {:>4} {:>5} {:>7} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "decode",
@@ -388,6 +394,7 @@ int run_decode(const Options& opt, int cc) {
             spec.page_size = page;
             spec.seqlen_new = sh.append;
             spec.causal = causal;
+            spec.window_left = f.window_left, spec.window_right = f.window_right;
             spec.num_splits = f.splits.value_or(0);
             // A paged cache holds whole pages.
             const int keys = sh.full ? sh.cache + sh.append : sh.cache;

@@ -56,6 +56,11 @@ struct Options {
   Shape shape;  // forward and backward
 };
 
+// "_w<left>_<right>" for a sliding window in a benchmark's name; "" without one.
+std::string window_suffix(int left, int right) {
+  return left >= 0 || right >= 0 ? fmt::format("_w{}_{}", left, right) : std::string();
+}
+
 void print_help() {
   fmt::print(
       "usage: bench [flags] [Google Benchmark flags]\n"
@@ -91,6 +96,7 @@ Options parse(int& argc, char** argv) {
   s.head_dim = f.dhead.value_or(128);
   if (s.seqlen_q == 0 || s.head_dim == 0) throw UsageError("--seq and --dhead must be positive");
   s.seqlen_k = f.seq_k.value_or(s.seqlen_q);
+  s.window_left = f.window_left, s.window_right = f.window_right;
   s.batch = f.batch.value_or(std::max(1, 16384 / s.seqlen_q));
   s.heads_q = f.heads.value_or(std::max(1, 2048 / s.head_dim));
   s.heads_kv = f.heads_kv.value_or(s.heads_q);
@@ -154,6 +160,7 @@ Inputs make_inputs(const Options& o) {
   a.o = flash::make_contiguous(in.o.get(), o.dtype, {s.batch, s.seqlen_q, s.heads_q, s.head_dim});
   a.lse = flash::make_contiguous(in.lse.get(), DType::f32, {s.batch, s.heads_q, s.seqlen_q});
   a.causal = o.flags.causal;
+  a.window_left = s.window_left, a.window_right = s.window_right;
   // Random normal inputs (never zeros: they run faster than real data).
   std::mt19937_64 rng(42);
   flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), a.q);
@@ -170,6 +177,7 @@ Inputs make_inputs(const Options& o) {
     b.dk = flash::make_contiguous(in.dk.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
     b.dv = flash::make_contiguous(in.dv.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
     b.causal = o.flags.causal;
+    b.window_left = s.window_left, b.window_right = s.window_right;
     flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), b.dout);
     flash::attention_forward(a);  // the real O and LSE
     check(cudaDeviceSynchronize(), "forward for the backward inputs");
@@ -296,6 +304,7 @@ flash::testing::DecodeSpec decode_spec(const Options& o, const DecodeShape& sh) 
   s.seqlen_new = f.append.value_or(0);
   s.capacity = sh.cache + s.seqlen_new;  // room for the appended keys
   s.causal = f.causal;
+  s.window_left = f.window_left, s.window_right = f.window_right;
   s.num_splits = f.splits.value_or(0);
   s.lens.assign(sh.batch, sh.cache);  // every sequence's cache full
   return s;
@@ -341,6 +350,7 @@ void run_decode(benchmark::State& state, const Options& o, const DecodeShape& sh
     a.v_new = flash::make_contiguous(vn.get(), spec.dtype, {B, Snew, Hkv, D});
   }
   a.causal = spec.causal;
+  a.window_left = spec.window_left, a.window_right = spec.window_right;
   a.num_splits = spec.num_splits;
   a.kernel = kernel;
   a.sync_check = false;
@@ -378,10 +388,10 @@ int register_decode(const Options& o) {
     for (const DecodeShape& sh : decode_shapes(f)) {
       const flash::testing::DecodeSpec s = decode_spec(o, sh);
       const std::string name = fmt::format(
-          "decode/{}/b{}_cache{}_{}_hq{}_hkv{}_sq{}{}_d{}_{}{}", kernel, sh.batch, sh.cache,
+          "decode/{}/b{}_cache{}_{}_hq{}_hkv{}_sq{}{}_d{}_{}{}{}", kernel, sh.batch, sh.cache,
           sh.page_size ? fmt::format("page{}", sh.page_size) : std::string("contiguous"), s.heads_q, s.heads_kv,
           s.seqlen_q, s.seqlen_new ? fmt::format("_new{}", s.seqlen_new) : std::string(), s.head_dim,
-          flash::dtype_name(s.dtype), s.causal ? "_causal" : "");
+          flash::dtype_name(s.dtype), s.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right));
       benchmark::RegisterBenchmark(name.c_str(), [o, sh, kernel](benchmark::State& st) { run_decode(st, o, sh, kernel); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
@@ -427,9 +437,9 @@ int main(int argc, char** argv) {
     what = fmt::format("decode at dhead {} {}", f.dhead.value_or(128), flash::dtype_name(o.dtype));
   } else {
     const Shape& s = o.shape;
-    const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}", s.batch, s.heads_q, s.heads_kv,
+    const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}{}", s.batch, s.heads_q, s.heads_kv,
                                           s.seqlen_q, s.seqlen_k, s.head_dim, flash::dtype_name(o.dtype),
-                                          f.causal ? "_causal" : "");
+                                          f.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right));
     what = shape;
     if (f.bwd) {
       for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, s.head_dim))

@@ -34,7 +34,8 @@ BwdParams check_args(const BackwardArgs& a) {
     fail("q.shape[1] (seqlen_q) = " + std::to_string(a.q.shape[1]) + " exceeds the backward's limit of " +
          std::to_string(kMaxSeqlenQ));
   BwdParams p;
-  detail::check_attention({a.q, a.k, a.v, a.o, &a.lse}, a.softmax_scale, a.causal, p);
+  detail::check_attention({a.q, a.k, a.v, a.o, &a.lse}, a.softmax_scale,
+                          detail::mask_spec(a.causal, a.window_left, a.window_right), p);
   // dO and the gradients: shaped like o (dout, dq) and k (dk, dv), in q's dtype.
   const Named q_like[] = {{"dout", &a.dout}, {"dq", &a.dq}};
   const Named k_like[] = {{"dk", &a.dk}, {"dv", &a.dv}};

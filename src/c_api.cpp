@@ -116,6 +116,8 @@ flash::ForwardArgs to_cpp(const flash_forward_args* a) {
   f.lse = to_optional("lse", a->lse);
   f.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
   f.causal = a->causal != 0;
+  f.window_left = a->window_left;
+  f.window_right = a->window_right;
   f.stream = to_stream(a->stream);
   f.kernel = to_kernel(a->kernel);
   f.workspace = a->workspace;
@@ -137,6 +139,8 @@ flash::BackwardArgs to_cpp(const flash_backward_args* a) {
   b.dv = to_view("dv", a->dv);
   b.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
   b.causal = a->causal != 0;
+  b.window_left = a->window_left;
+  b.window_right = a->window_right;
   b.deterministic = a->deterministic != 0;
   b.stream = to_stream(a->stream);
   b.kernel = to_kernel(a->kernel);
@@ -160,6 +164,8 @@ flash::DecodeArgs to_cpp(const flash_decode_args* a) {
   d.status = to_optional("status", a->status);
   d.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
   d.causal = a->causal != 0;
+  d.window_left = a->window_left;
+  d.window_right = a->window_right;
   d.num_splits = a->num_splits;
   d.sync_check = a->sync_check != 0;
   d.stream = to_stream(a->stream);

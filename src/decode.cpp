@@ -43,7 +43,8 @@ DecodeParams check_args(const DecodeArgs& a) {
   // The cache's first dimension is the batch or the page (checked below);
   // its second, the capacity or the page size, becomes seqlen_k below.
   detail::check_attention({a.q, a.k_cache, a.v_cache, a.o, detail::view_or_null(a.lse), "k_cache", "v_cache", false},
-                          a.softmax_scale, a.causal, p);
+                          a.softmax_scale,
+                          detail::mask_spec(a.causal, a.window_left, a.window_right), p);
   const DType dtype = p.dtype;
   // The kernels index rows in int grid dimensions: the attention's x is
   // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits

@@ -27,7 +27,8 @@ using detail::fail;
 // Arguments that do not depend on the variant.
 FwdParams check_args(const ForwardArgs& a) {
   FwdParams p;
-  detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale, a.causal, p);
+  detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale,
+                          detail::mask_spec(a.causal, a.window_left, a.window_right), p);
   check_no_self_overlap("o", a.o);
   detail::check_no_overlap({{"q", &a.q}, {"k", &a.k}, {"v", &a.v}},
                            {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
@@ -43,6 +44,7 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
       {kFeatureGqa, p.group_size > 1, "heads_q != heads_kv (GQA/MQA)"},
       {kFeatureLse, p.lse != nullptr, "the LSE output"},
       {kFeatureUnequalSeqlens, p.seqlen_q != p.seqlen_k, "seqlen_q != seqlen_k"},
+      {kFeatureWindow, p.mask.window_left >= 0 || (!p.mask.causal && p.mask.window_right >= 0), "a sliding window"},
   };
   for (const auto& f : features)
     if (f.used && !(v->features & f.bit)) return std::string(f.what) + " is not supported";

@@ -270,7 +270,21 @@ void check_lse(const TensorView& l, std::int64_t batch, std::int64_t heads_q, st
   check_no_self_overlap("lse", l);
 }
 
-void check_attention(const AttnTensors& t, const std::optional<float>& given_scale, bool causal, AttnParams& p) {
+MaskSpec mask_spec(bool causal, int window_left, int window_right) {
+  if (window_left < -1) fail("window_left = " + std::to_string(window_left) + ": expected -1 (unbounded) or >= 0");
+  if (window_right < -1) fail("window_right = " + std::to_string(window_right) + ": expected -1 (unbounded) or >= 0");
+  if (causal && window_right > 0)
+    fail("window_right = " + std::to_string(window_right) + " with causal = true: causal means window_right = 0 "
+         "(pass causal = false for a window that reaches past the diagonal)");
+  MaskSpec m;
+  m.causal = causal;
+  m.window_left = window_left;
+  m.window_right = causal ? 0 : window_right;
+  return m;
+}
+
+void check_attention(const AttnTensors& t, const std::optional<float>& given_scale, const MaskSpec& mask,
+                     AttnParams& p) {
   const std::string k_name(t.k_name), v_name(t.v_name);
   check_view("q", t.q, 4);
   check_view(t.k_name, t.k, 4);
@@ -313,7 +327,7 @@ void check_attention(const AttnTensors& t, const std::optional<float>& given_sca
   p.group_size = static_cast<int>(heads_q / heads_kv);
   p.scale = scale;
   p.scale_log2 = static_cast<float>(scale * kLog2e);
-  p.mask.causal = causal;
+  p.mask = mask;
   p.derive_mask();
   p.dtype = dtype;
   p.q = t.q.data, p.k = t.k.data, p.v = t.v.data, p.o = t.o.data;

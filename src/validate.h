@@ -100,8 +100,13 @@ struct AttnTensors {
   const char* v_name = "v";
   bool k_batch_is_batch = true;
 };
-void check_attention(const AttnTensors& t, const std::optional<float>& softmax_scale, bool causal,
+void check_attention(const AttnTensors& t, const std::optional<float>& softmax_scale, const MaskSpec& mask,
                      AttnParams& p);
+
+// The mask of a call from its arguments: each window side -1 (unbounded) or
+// >= 0; causal is window_right = 0, so causal with window_right > 0 is an
+// error (FlashAttention silently sets it to 0).
+MaskSpec mask_spec(bool causal, int window_left, int window_right);
 
 // The softmax scale: the given one, or 1 / sqrt(head_dim); finite and > 0.
 float softmax_scale(const std::optional<float>& given, int head_dim);

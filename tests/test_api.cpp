@@ -167,6 +167,20 @@ TEST_F(ApiErrors, UnsupportedHeadDim) {
   expect_error({"tiled", "head_dim 48", "not supported"});
 }
 
+TEST_F(ApiErrors, WindowSideBelowMinusOne) {
+  args_.window_left = -2;
+  expect_error({"window_left = -2", "-1 (unbounded) or >= 0"});
+  args_.window_left = 16;
+  args_.window_right = -5;
+  expect_error({"window_right = -5", "-1 (unbounded) or >= 0"});
+}
+
+TEST_F(ApiErrors, CausalWithAWindowPastTheDiagonal) {
+  args_.causal = true;
+  args_.window_right = 3;
+  expect_error({"window_right = 3", "causal", "window_right = 0"});
+}
+
 TEST_F(ApiErrors, UnknownVariant) {
   args_.kernel = "warp-drive";
   expect_error({"kernel", "warp-drive", "naive"});

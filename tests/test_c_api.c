@@ -114,6 +114,17 @@ static void test_valid_calls_plan(void) {
   f.has_softmax_scale = 1;
   f.softmax_scale = 0.5f;
   EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.window_left = 32; /* a causal sliding window */
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.window_right = 4; /* past the diagonal: causal says 0 */
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "window_right = 4");
+  f.window_right = -1;
+  b.window_left = -3;
+  EXPECT_INVALID(flash_plan_backward(&b, &plan), "window_left = -3");
+  b.window_left = -1;
+  d.window_right = -2;
+  EXPECT_INVALID(flash_plan_decode(&d, &plan), "window_right = -2");
+  d.window_right = -1;
   f.lse.rank = 0; /* absent */
   EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
   EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);

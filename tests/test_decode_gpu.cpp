@@ -81,6 +81,28 @@ INSTANTIATE_TEST_SUITE_P(Grid, DecodeGrid,
                                             ::testing::Values(1, 4), ::testing::Bool()),
                          grid_name);
 
+// Sliding windows over the cache (contiguous and paged, with and without an
+// append): only the keys inside the window are read, so the splits are cut
+// over the window and pages before it are never touched.
+TEST(DecodeWindow, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  struct { bool causal; int left, right; } windows[] = {{true, 0, -1}, {true, 100, -1}, {true, 1000, -1},
+                                                        {false, 300, -1}, {false, 64, 16}};
+  for (int page_size : {0, 16})
+    for (const auto& w : windows)
+      for (int seqlen_q : {1, 4}) {
+        DecodeSpec s{.dtype = DType::bf16, .batch = 5, .seqlen_q = seqlen_q, .heads_q = 8, .heads_kv = 2,
+                     .head_dim = 128, .capacity = 768, .page_size = page_size, .seqlen_new = w.causal ? seqlen_q : 0,
+                     .causal = w.causal, .window_left = w.left, .window_right = w.right};
+        const std::uint64_t seed = test_seed() + page_size + w.left + seqlen_q;
+        s.lens = ragged_lens(s.batch, s.capacity, s.seqlen_new, seed);
+        SCOPED_TRACE(fmt::format("seed {} page {} window ({}, {}){} sq {}", seed, page_size, w.left, w.right,
+                                 w.causal ? " causal" : "", seqlen_q));
+        auto prob = flash::testing::make_decode_problem(s, seed);
+        EXPECT_GT(decode_variants_checked(prob), 0);
+      }
+}
+
 // Every power-of-two page size from 16 to 256, with an append that crosses pages.
 TEST(DecodePaged, EveryPageSize) {
   SKIP_WITHOUT_GPU();

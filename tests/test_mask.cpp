@@ -81,15 +81,25 @@ template <int kBlockM, int kBlockN> void check_tiles(const MaskSpec& spec, int s
   }
 }
 
-TEST(Mask, CausalMatchesTheReference) {
-  for (int sq : {1, 17, 128, 203})
-    for (int sk : {1, 64, 113, 257}) {
-      flash::reference::Problem rp;
-      rp.seqlen_q = sq, rp.seqlen_k = sk, rp.causal = true;
-      const Mask mask(MaskSpec{true, -1, -1}, sq, sk);
-      for (int i = 0; i < sq; ++i)
-        for (int j = 0; j < sk; ++j) ASSERT_EQ(mask.visible(i, j), flash::reference::visible(rp, i, j)) << i << " " << j;
-    }
+// The kernels' Mask and the reference's rule agree for causal calls and
+// every kind of window (the reference states the rule on its own).
+TEST(Mask, MatchesTheReference) {
+  const struct { bool causal; int left, right; } specs[] = {
+      {true, -1, -1}, {false, -1, -1}, {true, 0, -1}, {true, 5, -1}, {false, 7, -1},
+      {false, -1, 3}, {false, 0, 0},   {false, 9, 2}, {true, 300, -1}, {false, -1, 300}};
+  for (const auto& sp : specs)
+    for (int sq : {1, 17, 128, 203})
+      for (int sk : {1, 64, 113, 257}) {
+        flash::reference::Problem rp;
+        rp.seqlen_q = sq, rp.seqlen_k = sk, rp.causal = sp.causal;
+        rp.window_left = sp.left, rp.window_right = sp.right;
+        const Mask mask(MaskSpec{sp.causal, sp.left, sp.right}, sq, sk);
+        for (int i = 0; i < sq; ++i)
+          for (int j = 0; j < sk; ++j)
+            ASSERT_EQ(mask.visible(i, j), flash::reference::visible(rp, i, j))
+                << "causal " << sp.causal << " window (" << sp.left << ", " << sp.right << ") sq " << sq << " sk "
+                << sk << " i " << i << " j " << j;
+      }
 }
 
 TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {

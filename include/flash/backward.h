@@ -45,8 +45,11 @@ struct BackwardArgs {
   // The forward's scale; defaults to 1 / sqrt(head_dim). Finite and > 0, as
   // ForwardArgs::softmax_scale.
   std::optional<float> softmax_scale;
-  // The forward's bottom-right causal mask.
+  // The forward's bottom-right causal mask and sliding window (see
+  // ForwardArgs::window_left).
   bool causal = false;
+  int window_left = -1;
+  int window_right = -1;
   // true: dq, dk and dv are bit-identical from run to run (no floating-point
   // atomics); may be slower.
   bool deterministic = false;

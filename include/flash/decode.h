@@ -59,6 +59,11 @@ struct DecodeArgs {
   // Bottom-right causal mask over the new tokens: query i of L keys in all
   // sees key j iff j <= i + L - seqlen_q.
   bool causal = false;
+  // Sliding window over the L keys of each sequence, as
+  // ForwardArgs::window_left with seqlen_k = L: only the keys inside it are
+  // read.
+  int window_left = -1;
+  int window_right = -1;
   // Splits of each sequence's keys (flash-decoding), in whole 64-key tiles:
   // 0 lets a heuristic fill the GPU from the SM count, batch, heads and
   // cache capacity; 1 to 256 is taken as given (splits past a sequence's

@@ -40,7 +40,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct or a function of this header changes. */
-#define FLASH_C_ABI_VERSION 1
+#define FLASH_C_ABI_VERSION 2
 
 /* The largest rank of a view (the C++ API's TensorView::kMaxRank). */
 #define FLASH_C_MAX_RANK 4
@@ -102,6 +102,8 @@ typedef struct flash_forward_args {
   float softmax_scale;       /* used when has_softmax_scale; else 1 / sqrt(head_dim) */
   int32_t has_softmax_scale; /* 0 or 1 */
   int32_t causal;            /* 0 or 1: bottom-right aligned */
+  int32_t window_left;       /* sliding window sides: -1 unbounded (the init's default) or >= 0 */
+  int32_t window_right;
   int32_t reserved;          /* 0 */
 } flash_forward_args;
 
@@ -120,6 +122,8 @@ typedef struct flash_backward_args {
   float softmax_scale;
   int32_t has_softmax_scale;
   int32_t causal;
+  int32_t window_left;   /* the forward's window */
+  int32_t window_right;
   int32_t deterministic; /* 1: bit-identical gradients from run to run */
 } flash_backward_args;
 
@@ -143,6 +147,8 @@ typedef struct flash_decode_args {
   float softmax_scale;
   int32_t has_softmax_scale;
   int32_t causal;
+  int32_t window_left; /* over each sequence's keys, as the forward's */
+  int32_t window_right;
   int32_t num_splits; /* 0: a heuristic; 1 to 256: as given */
   int32_t sync_check; /* 1 (the default): wait for the device-side metadata check and report it */
   int32_t reserved;   /* 0 */
@@ -183,14 +189,17 @@ FLASH_C_API size_t flash_describe_decode_status(const int32_t status[4], char* b
 static inline void flash_forward_args_init(flash_forward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
+  a->window_left = a->window_right = -1;
 }
 static inline void flash_backward_args_init(flash_backward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
+  a->window_left = a->window_right = -1;
 }
 static inline void flash_decode_args_init(flash_decode_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
+  a->window_left = a->window_right = -1;
   a->sync_check = 1;
 }
 

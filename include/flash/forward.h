@@ -71,6 +71,15 @@ struct ForwardArgs {
   // Causal mask aligned to the bottom-right corner: query i sees key j iff
   // j <= i + seqlen_k - seqlen_q (FlashAttention >= 2.1).
   bool causal = false;
+  // Sliding window (FlashAttention's window_size = (window_left,
+  // window_right)): query i sees key j iff
+  //   i + seqlen_k - seqlen_q - window_left <= j <= i + seqlen_k - seqlen_q + window_right,
+  // -1 leaving that side unbounded. causal is window_right = 0 (causal with
+  // window_right > 0 is a flash::Error); values below -1 are one too. Key
+  // tiles wholly outside the window are skipped, not computed and masked;
+  // rows that see no key get O = 0 and LSE = -inf.
+  int window_left = -1;
+  int window_right = -1;
   Stream stream = nullptr;
   // A variant name from flash::forward_variants(), or "auto": the last
   // variant in that (ladder) order that is built, supports the call and runs

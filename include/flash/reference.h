@@ -29,6 +29,10 @@ struct Problem {
   int head_dim = 1;
   double softmax_scale = 1.0;
   bool causal = false;
+  // Sliding window sides, as ForwardArgs::window_left / window_right (-1:
+  // unbounded; causal means window_right = 0).
+  int window_left = -1;
+  int window_right = -1;
 };
 
 struct Result {
@@ -52,10 +56,15 @@ inline bool causal_allows(int i, int j, int seqlen_q, int seqlen_k) {
 }
 
 // The mask rule, stated once for the reference and the tests: true when query
-// i of problem p sees key j (0 <= j < seqlen_k, and under the causal mask
-// causal_allows).
+// i of problem p sees key j: 0 <= j < seqlen_k, and with d = i + seqlen_k -
+// seqlen_q (the bottom-right diagonal), d - window_left <= j <= d +
+// window_right for each side that is not -1; causal is window_right = 0.
 inline bool visible(const Problem& p, int i, int j) {
-  return j >= 0 && j < p.seqlen_k && (!p.causal || causal_allows(i, j, p.seqlen_q, p.seqlen_k));
+  if (j < 0 || j >= p.seqlen_k) return false;
+  const std::int64_t d = static_cast<std::int64_t>(i) + p.seqlen_k - p.seqlen_q;
+  const int right = p.causal ? 0 : p.window_right;
+  if (right >= 0 && j > d + right) return false;
+  return p.window_left < 0 || j >= d - p.window_left;
 }
 
 // Computes the rows listed in `rows` (query indices, for every batch and

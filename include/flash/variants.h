@@ -14,8 +14,10 @@ enum Feature : unsigned {
   kFeatureGqa = 1u << 1,           // heads_q a multiple of heads_kv (GQA/MQA)
   kFeatureLse = 1u << 2,           // writes the log-sum-exp
   kFeatureUnequalSeqlens = 1u << 3,  // seqlen_q != seqlen_k
+  kFeatureWindow = 1u << 4,        // sliding window (window_left / window_right)
 };
-inline constexpr unsigned kAllFeatures = kFeatureCausal | kFeatureGqa | kFeatureLse | kFeatureUnequalSeqlens;
+inline constexpr unsigned kAllFeatures =
+    kFeatureCausal | kFeatureGqa | kFeatureLse | kFeatureUnequalSeqlens | kFeatureWindow;
 
 struct VariantInfo {
   std::string name;

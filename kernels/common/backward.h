@@ -33,7 +33,7 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
   v.head_dims = HeadDims::data();
   v.num_head_dims = HeadDims::size();
   v.alignment = 16;
-  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens;  // every backward takes the LSE as input
+  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow;  // every backward takes the LSE as input
   v.check = check;
   v.workspace_bytes = workspace_bytes;
   v.run = run;

@@ -150,6 +150,8 @@ reference::Problem reference_problem(const Shape& s, bool causal) {
   rp.head_dim = s.head_dim;
   rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
   rp.causal = causal;
+  rp.window_left = s.window_left;
+  rp.window_right = s.window_right;
   return rp;
 }
 
@@ -210,6 +212,8 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
   args.o = prob.vo;
   args.lse = prob.vlse;
   args.causal = prob.causal;
+  args.window_left = s.window_left;
+  args.window_right = s.window_right;
   args.kernel = kernel;
   try {
     attention_forward(args);
@@ -288,6 +292,8 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
   a.dv = kv_spec.view(p.bdv.get(), dtype);
   a.lse = make_contiguous(p.blse.get(), DType::f32, {s.batch, s.heads_q, s.seqlen_q});
   a.causal = causal;
+  a.window_left = s.window_left;
+  a.window_right = s.window_right;
   upload(p.q, a.q);
   upload(p.k, a.k);
   upload(p.v, a.v);
@@ -420,6 +426,8 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
     upload(std::vector<double>(p.page_table.begin(), p.page_table.end()), *a.page_table);
   }
   a.causal = s.causal;
+  a.window_left = s.window_left;
+  a.window_right = s.window_right;
   a.num_splits = s.num_splits;
   upload(p.q, a.q);
   upload(p.k_cache, a.k_cache);
@@ -441,6 +449,8 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
     rp.head_dim = s.head_dim;
     rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));
     rp.causal = s.causal;
+    rp.window_left = s.window_left;
+    rp.window_right = s.window_right;
     const std::size_t q_elems = static_cast<std::size_t>(s.seqlen_q * Hq * D);
     std::vector<double> qb(p.q.begin() + b * q_elems, p.q.begin() + (b + 1) * q_elems);
     std::vector<double> kb(static_cast<std::size_t>(L * Hkv * D)), vb(kb.size());

@@ -59,6 +59,8 @@ std::size_t view_bytes(const TensorView& view);
 
 struct Shape {
   int batch = 1, seqlen_q = 1, seqlen_k = 1, heads_q = 1, heads_kv = 1, head_dim = 64;
+  // Sliding window sides (ForwardArgs::window_left / window_right); -1: unbounded.
+  int window_left = -1, window_right = -1;
 };
 
 // One problem: random inputs on host and device, and the reference for
@@ -137,6 +139,7 @@ struct DecodeSpec {
   int page_size = 0;   // 0: contiguous cache
   int seqlen_new = 0;  // appended keys per sequence
   bool causal = false;
+  int window_left = -1, window_right = -1;  // DecodeArgs::window_left / window_right
   int num_splits = 0;
   std::vector<int> lens;  // cache_seqlens, batch entries
 };

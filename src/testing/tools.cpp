@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdint>
 #include <cstdlib>
 
 namespace flash::testing {
@@ -43,6 +44,19 @@ bool parse_problem_flag(int argc, char** argv, int& i, ProblemFlags& f) {
   else if (a == "--seq-k") f.seq_k = number();
   else if (a == "--dhead") f.dhead = number();
   else if (a == "--causal") f.causal = true;
+  else if (a == "--window") {
+    const std::string v = value();
+    const std::size_t comma = v.find(',');
+    char* end1 = nullptr;
+    char* end2 = nullptr;
+    const long l = std::strtol(v.c_str(), &end1, 10);
+    const long r = comma == std::string::npos ? 0 : std::strtol(v.c_str() + comma + 1, &end2, 10);
+    if (comma == std::string::npos || end1 != v.c_str() + comma || end2 == nullptr || *end2 != '\0' ||
+        end2 == v.c_str() + comma + 1 || l < -1 || r < -1 || l > INT_MAX || r > INT_MAX)
+      throw UsageError("--window expects L,R (each -1 for unbounded or >= 0), got '" + v + "'");
+    f.window_left = static_cast<int>(l);
+    f.window_right = static_cast<int>(r);
+  }
   else if (a == "--bwd") f.bwd = true;
   else if (a == "--decode") f.decode = true;
   else if (a == "--cache") f.cache = number();
@@ -78,6 +92,8 @@ std::string problem_flags_help() {
          "  --seq-k N         keys per sequence\n"
          "  --dhead N         head dim\n"
          "  --causal          causal mask, bottom-right aligned\n"
+         "  --window L,R      sliding window: L keys left and R right of the diagonal (-1: unbounded;\n"
+         "                    with --causal R must be 0 or -1)\n"
          "  --bwd             the backward: every backward variant, each also in deterministic mode\n"
          "  --decode          decode with a KV cache: every decode variant, contiguous and paged caches\n"
          "  with --decode:\n"
@@ -88,8 +104,28 @@ std::string problem_flags_help() {
          "  --splits N        splits of each sequence's keys (0: the library's heuristic)\n";
 }
 
+namespace {
+
+// Keys that query row i sees, of seqlen_k, under the mask (the rule of
+// reference::visible, counted per row).
+double visible_keys(int i, int seqlen_q, int seqlen_k, bool causal, int left, int right) {
+  const std::int64_t d = static_cast<std::int64_t>(i) + seqlen_k - seqlen_q;
+  if (causal) right = 0;
+  const std::int64_t lo = left >= 0 ? std::max<std::int64_t>(0, d - left) : 0;
+  const std::int64_t hi = right >= 0 ? std::min<std::int64_t>(seqlen_k - 1, d + right) : seqlen_k - 1;
+  return hi >= lo ? static_cast<double>(hi - lo + 1) : 0.0;
+}
+
+}  // namespace
+
 double forward_flops(const Shape& s, bool causal) {
-  return 4.0 * s.batch * s.heads_q * double(s.seqlen_q) * s.seqlen_k * s.head_dim * (causal ? 0.5 : 1.0);
+  const double per_pair = 4.0 * s.batch * s.heads_q * s.head_dim;
+  const bool window = s.window_left >= 0 || (!causal && s.window_right >= 0);
+  if (!window) return per_pair * double(s.seqlen_q) * s.seqlen_k * (causal ? 0.5 : 1.0);
+  double pairs = 0;  // a window: the work that is visible
+  for (int i = 0; i < s.seqlen_q; ++i)
+    pairs += visible_keys(i, s.seqlen_q, s.seqlen_k, causal, s.window_left, s.window_right);
+  return per_pair * pairs;
 }
 
 double backward_flops(const Shape& s, bool causal) { return 2.5 * forward_flops(s, causal); }
@@ -98,7 +134,8 @@ double decode_flops(const DecodeSpec& s) {
   double keys = 0;  // summed over the sequences and their query rows
   for (int b = 0; b < s.batch; ++b) {
     const int held = s.lens[b] + s.seqlen_new;
-    for (int i = 0; i < s.seqlen_q; ++i) keys += s.causal ? std::max(0, held - (s.seqlen_q - 1 - i)) : held;
+    for (int i = 0; i < s.seqlen_q; ++i)
+      keys += visible_keys(i, s.seqlen_q, held, s.causal, s.window_left, s.window_right);
   }
   return 4.0 * s.heads_q * s.head_dim * keys;
 }

@@ -26,6 +26,7 @@ struct ProblemFlags {
   std::vector<DType> dtypes;   // --dtype; empty when not given
   std::optional<int> batch, heads, heads_kv, seq, seq_k, dhead;
   bool causal = false;
+  int window_left = -1, window_right = -1;  // --window L,R
   bool bwd = false;     // --bwd: the backward
   bool decode = false;  // --decode: decode with a KV cache
   // Decode only.
@@ -52,15 +53,16 @@ std::string problem_flags_help();
 // --- Work counts ------------------------------------------------------------
 
 // A forward call: 4 * B * Hq * Sq * Sk * D (S = Q K^T and O = P V, each
-// 2 * Sq * Sk * D per head), halved when causal (FlashAttention's count).
+// 2 * Sq * Sk * D per head), halved when causal (FlashAttention's count);
+// with a sliding window, 4 * B * Hq * D * the (query, key) pairs visible.
 double forward_flops(const Shape& s, bool causal);
 
 // A backward call: 2.5x the forward (five matmuls to the forward's two).
 double backward_flops(const Shape& s, bool causal);
 
 // A decode call: 4 * Hq * D * the keys each query row sees, summed over the
-// sequences; sequence b holds lens[b] + seqlen_new keys and a causal row i
-// sees all but the last seqlen_q - 1 - i of them.
+// sequences; sequence b holds lens[b] + seqlen_new keys and row i sees the
+// ones its mask (causal, window) leaves visible.
 double decode_flops(const DecodeSpec& s);
 
 // Bytes of K and V a decode call reads: each key a sequence holds, once per
