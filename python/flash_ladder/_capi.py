@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 # flash_c.h: FLASH_C_ABI_VERSION, FLASH_C_MAX_RANK, FLASH_C_KERNEL_NAME_SIZE.
-ABI_VERSION = 1
+ABI_VERSION = 2
 MAX_RANK = 4
 KERNEL_NAME_SIZE = 64
 
@@ -53,6 +53,8 @@ _TAIL = [
     ("softmax_scale", ctypes.c_float),
     ("has_softmax_scale", ctypes.c_int32),
     ("causal", ctypes.c_int32),
+    ("window_left", ctypes.c_int32),
+    ("window_right", ctypes.c_int32),
 ]
 
 

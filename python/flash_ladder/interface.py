@@ -77,6 +77,16 @@ def _scale(softmax_scale):
     return (0.0, 0) if softmax_scale is None else (float(softmax_scale), 1)
 
 
+def _window(window_size, causal):
+    """(window_left, window_right) for the library from FlashAttention's
+    window_size=(left, right): with causal, FlashAttention uses right = 0
+    whatever is given (Hugging Face passes (w, w) with causal=True), so the
+    right side is normalized to 0 here; anything else, bad values included,
+    goes to the library as given (and a bad one comes back as its ValueError)."""
+    left, right = window_size
+    return int(left), 0 if causal else int(right)
+
+
 def _last_dim_contiguous(x):
     """x, or a copy whose last dimension is contiguous (the library needs
     stride 1 there; any other strides pass through), as FlashAttention does."""
@@ -164,8 +174,9 @@ def _lse_for(q):
     return q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
 
 
-def _forward(q, k, v, softmax_scale, causal, with_lse):
-    """(o, lse or None)."""
+def _forward(q, k, v, softmax_scale, causal, window_left, window_right, with_lse):
+    """(o, lse or None). window_left/window_right: the library's sliding
+    window (-1 unbounded), already normalized for causal by the caller."""
     device = q.get_device()
     o = _out_like(q)
     lse = _lse_for(q) if with_lse and q.dim() == 4 else None
@@ -174,7 +185,7 @@ def _forward(q, k, v, softmax_scale, causal, with_lse):
     entry.pack_into(
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
-        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 0,
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
     )  # fmt: skip
     if not _all_on(device, k, v):
         _wrong_device(entry, address, "flash_attn_func", {"q": q, "k": k, "v": v})
@@ -182,7 +193,7 @@ def _forward(q, k, v, softmax_scale, causal, with_lse):
     return o, lse
 
 
-def _backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
+def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, deterministic):
     """(dq, dk, dv)."""
     device = q.get_device()
     dq, dk, dv = _out_like(q), _out_like(k), _out_like(v)
@@ -192,7 +203,8 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_fields(lse, "lse"),
         *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
-        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 1 if deterministic else 0,
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
+        1 if deterministic else 0,
     )  # fmt: skip
     if not _all_on(device, k, v, o, lse, dout):
         _wrong_device(entry, address, "flash_attn_func backward",
@@ -201,8 +213,8 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
     return dq, dk, dv
 
 
-def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits, with_lse,
-            sync_check):
+def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left, window_right,
+            num_splits, with_lse, sync_check):
     """(o, lse or None); appends k and v to the caches first."""
     device = q.get_device()
     o = _out_like(q)
@@ -214,7 +226,7 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
         *_fields(q, "q"), *_fields(k_cache, "k_cache"), *_fields(v_cache, "v_cache"),
         *_optional(page_table, "page_table"), *_fields(cache_seqlens, "cache_seqlens"),
         *_optional(k, "k"), *_optional(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"), *_ABSENT,
-        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0,
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         int(num_splits), 1 if sync_check else 0, 0,
     )  # fmt: skip
     if not _all_on(device, k_cache, v_cache, k, v, cache_seqlens, page_table):
@@ -228,10 +240,11 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
     return o, lse
 
 
-def plan_forward(q, k, v, softmax_scale=None, causal=False):
+def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1)):
     """What flash_attn_func(q, k, v, ...) would run, without running it:
     {"kernel": variant name, "workspace_bytes": n}. Raises as the call would."""
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
+    window_left, window_right = _window(window_size, causal)
     entry = _library().forward
     buf, address = entry.buffer()
     o = _out_like(q)
@@ -239,7 +252,7 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False):
     entry.pack_into(
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_ABSENT,
-        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, 0,
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
     )  # fmt: skip
     if device >= 0 and _current_device() != device:
         with torch.cuda.device(device):
@@ -254,10 +267,11 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False):
 
 class _FlashAttnFunction(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, q, k, v, softmax_scale, causal, deterministic):
-        o, lse = _forward(q, k, v, softmax_scale, causal, True)
+    def forward(ctx, q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
+        o, lse = _forward(q, k, v, softmax_scale, causal, window_left, window_right, True)
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.softmax_scale, ctx.causal, ctx.deterministic = softmax_scale, causal, deterministic
+        ctx.window = (window_left, window_right)
         ctx.mark_non_differentiable(lse)
         return o, lse
 
@@ -265,8 +279,8 @@ class _FlashAttnFunction(torch.autograd.Function):
     def backward(ctx, dout, _dlse):
         q, k, v, o, lse = ctx.saved_tensors
         dq, dk, dv = _backward(_last_dim_contiguous(dout), q, k, v, o, lse, ctx.softmax_scale, ctx.causal,
-                               ctx.deterministic)
-        return dq, dk, dv, None, None, None
+                               *ctx.window, ctx.deterministic)
+        return dq, dk, dv, None, None, None, None, None
 
 
 # ---------------------------------------------------------------- custom ops
@@ -278,36 +292,39 @@ if _HAS_CUSTOM_OP:
     @torch.library.custom_op("flash_ladder::fwd", mutates_args=())
     def _fwd_op(
         q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: Optional[float], causal: bool,
-        deterministic: bool,
+        window_left: int, window_right: int, deterministic: bool,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        return _forward(q, k, v, softmax_scale, causal, True)
+        return _forward(q, k, v, softmax_scale, causal, window_left, window_right, True)
 
     @_fwd_op.register_fake
-    def _fwd_fake(q, k, v, softmax_scale, causal, deterministic):
+    def _fwd_fake(q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
         return _out_like(q), _lse_for(q)
 
     @torch.library.custom_op("flash_ladder::bwd", mutates_args=())
     def _bwd_op(
         dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
-        softmax_scale: Optional[float], causal: bool, deterministic: bool,
+        softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, deterministic: bool,
     ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return _backward(_last_dim_contiguous(dout), q, k, v, o, lse, softmax_scale, causal, deterministic)
+        return _backward(_last_dim_contiguous(dout), q, k, v, o, lse, softmax_scale, causal, window_left,
+                         window_right, deterministic)
 
     @_bwd_op.register_fake
-    def _bwd_fake(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
+    def _bwd_fake(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, deterministic):
         return _out_like(q), _out_like(k), _out_like(v)
 
     def _fwd_setup_context(ctx, inputs, output):
-        q, k, v, softmax_scale, causal, deterministic = inputs
+        q, k, v, softmax_scale, causal, window_left, window_right, deterministic = inputs
         o, lse = output
         ctx.save_for_backward(q, k, v, o, lse)
         ctx.softmax_scale, ctx.causal, ctx.deterministic = softmax_scale, causal, deterministic
+        ctx.window_left, ctx.window_right = window_left, window_right
         ctx.mark_non_differentiable(lse)
 
     def _fwd_backward(ctx, dout, _dlse):
         q, k, v, o, lse = ctx.saved_tensors
-        dq, dk, dv = _bwd_op(dout, q, k, v, o, lse, ctx.softmax_scale, ctx.causal, ctx.deterministic)
-        return dq, dk, dv, None, None, None
+        dq, dk, dv = _bwd_op(dout, q, k, v, o, lse, ctx.softmax_scale, ctx.causal, ctx.window_left,
+                             ctx.window_right, ctx.deterministic)
+        return dq, dk, dv, None, None, None, None, None
 
     _fwd_op.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
 
@@ -315,14 +332,15 @@ if _HAS_CUSTOM_OP:
     def _fwd_kvcache_op(
         q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, k: Optional[torch.Tensor],
         v: Optional[torch.Tensor], cache_seqlens: torch.Tensor, page_table: Optional[torch.Tensor],
-        softmax_scale: Optional[float], causal: bool, num_splits: int, sync_check: bool,
+        softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, num_splits: int,
+        sync_check: bool,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        return _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits, True,
-                       sync_check)
+        return _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left,
+                       window_right, num_splits, True, sync_check)
 
     @_fwd_kvcache_op.register_fake
-    def _fwd_kvcache_fake(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits,
-                          sync_check):
+    def _fwd_kvcache_fake(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left,
+                          window_right, num_splits, sync_check):
         return _out_like(q), _lse_for(q)
 
 
@@ -354,7 +372,8 @@ def _eager(a, b, c):
     ) or not _HAS_CUSTOM_OP
 
 
-def flash_attn_func(q, k, v, softmax_scale=None, causal=False, deterministic=False, return_lse=False):
+def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1), deterministic=False,
+                    return_lse=False):
     """Exact attention, FlashAttention's flash_attn_func.
 
     q: (batch, seqlen_q, heads_q, head_dim); k, v: (batch, seqlen_k, heads_kv,
@@ -366,19 +385,28 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, deterministic=Fal
 
     softmax_scale: default 1 / sqrt(head_dim). causal: the mask aligned to the
     bottom-right corner (query i sees key j iff j <= i + seqlen_k - seqlen_q).
+    window_size: (left, right), FlashAttention's sliding window: query i sees
+    key j iff i + seqlen_k - seqlen_q - left <= j <= i + seqlen_k - seqlen_q
+    + right, -1 leaving that side unbounded; (-1, -1) is no window. With
+    causal=True the right side is 0 whatever is given (as in FlashAttention:
+    window_size=(w, w) with causal=True means (w, 0)). A value below -1 raises
+    ValueError. Rows that see no key get out = 0 and LSE = -inf.
     deterministic: the backward gives bit-identical gradients from run to run.
     Returns out (batch, seqlen_q, heads_q, head_dim), and with return_lse
     also the log-sum-exp (batch, heads_q, seqlen_q), float32, natural log.
     Differentiable in q, k and v (not through the LSE).
     """
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
+    left, right = window_size
+    if causal:
+        right = 0
     if _eager(q, k, v):
         if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-            o, lse = _FlashAttnFunction.apply(q, k, v, softmax_scale, causal, deterministic)
+            o, lse = _FlashAttnFunction.apply(q, k, v, softmax_scale, causal, left, right, deterministic)
         else:
-            o, lse = _forward(q, k, v, softmax_scale, causal, return_lse)
+            o, lse = _forward(q, k, v, softmax_scale, causal, left, right, return_lse)
     else:
-        o, lse = _fwd_op(q, k, v, softmax_scale, causal, deterministic)
+        o, lse = _fwd_op(q, k, v, softmax_scale, causal, int(left), int(right), deterministic)
     return (o, lse) if return_lse else o
 
 
@@ -395,8 +423,8 @@ def _seqlens_tensor(cache_seqlens, q, k_cache, page_table, k):
 
 
 def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None, page_table=None,
-                            softmax_scale=None, causal=False, num_splits=0, return_softmax_lse=False,
-                            sync_check=False):
+                            softmax_scale=None, causal=False, window_size=(-1, -1), num_splits=0,
+                            return_softmax_lse=False, sync_check=False):
     """Attention of a few new queries to a KV cache (decoding), FlashAttention's
     flash_attn_with_kvcache.
 
@@ -410,7 +438,10 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=N
     cache_seqlens: an int, or an int32 tensor (batch,) on the device: the keys
     already in each sequence's cache (not changed by the call). None: the
     whole cache (without k and v only).
-    causal: bottom-right aligned over each sequence's keys. num_splits: 0 lets
+    causal: bottom-right aligned over each sequence's keys. window_size:
+    (left, right) as in flash_attn_func, over each sequence's keys
+    (cache_seqlens + seqlen_new of them); with causal=True right is 0.
+    num_splits: 0 lets
     a heuristic split the keys (flash-decoding), 1 to 256 forces that many.
     sync_check: also wait for the device-side check of cache_seqlens and
     page_table and raise ValueError naming a bad entry; by default the call
@@ -425,11 +456,14 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=N
     if v is not None:
         v = _last_dim_contiguous(v)
     cache_seqlens = _seqlens_tensor(cache_seqlens, q, k_cache, page_table, k)
+    left, right = window_size
+    if causal:
+        right = 0
     if _eager(q, k_cache, v_cache):
-        o, lse = _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits,
-                         return_softmax_lse, sync_check)
+        o, lse = _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, left, right,
+                         num_splits, return_softmax_lse, sync_check)
     else:
         o, lse = _fwd_kvcache_op(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal,
-                                 num_splits, sync_check)
+                                 int(left), int(right), num_splits, sync_check)
     return (o, lse) if return_softmax_lse else o
 

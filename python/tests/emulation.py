@@ -12,8 +12,10 @@ from flash_ladder import interface
 import reference
 
 
-def forward(q, k, v, softmax_scale, causal, with_lse):
-    out, lse = reference.attention(q, k, v, softmax_scale, causal, dtype=torch.float32)
+def forward(q, k, v, softmax_scale, causal, window_left, window_right, with_lse):
+    calls.append(("forward", causal, window_left, window_right))
+    out, lse = reference.attention(q, k, v, softmax_scale, causal, dtype=torch.float32,
+                                   window_size=(window_left, window_right))
     o = interface._out_like(q)
     o.copy_(out)
     if not with_lse:
@@ -23,16 +25,19 @@ def forward(q, k, v, softmax_scale, causal, with_lse):
     return o, lse_out
 
 
-def backward(dout, q, k, v, o, lse, softmax_scale, causal, deterministic):
-    grads = reference.attention_backward(dout, q, k, v, softmax_scale, causal, dtype=torch.float32)
+def backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, deterministic):
+    calls.append(("backward", causal, window_left, window_right))
+    grads = reference.attention_backward(dout, q, k, v, softmax_scale, causal, dtype=torch.float32,
+                                         window_size=(window_left, window_right))
     outs = (interface._out_like(q), interface._out_like(k), interface._out_like(v))
     for out, g in zip(outs, grads):
         out.copy_(g)
     return outs
 
 
-def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, num_splits, with_lse,
-           sync_check):
+def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left, window_right,
+           num_splits, with_lse, sync_check):
+    calls.append(("decode", causal, window_left, window_right))
     batch, seqlen_q, heads_q, head_dim = q.shape
     o, lse = interface._out_like(q), interface._lse_for(q)
     page_size = k_cache.shape[1]
@@ -53,13 +58,19 @@ def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, 
         keys = torch.stack([k_cache[slot(j)] for j in range(length)]) if length else k_cache[0, :0]
         values = torch.stack([v_cache[slot(j)] for j in range(length)]) if length else v_cache[0, :0]
         out, row_lse = reference.attention(q[b : b + 1], keys[None], values[None], softmax_scale, causal,
-                                           dtype=torch.float32)
+                                           dtype=torch.float32, window_size=(window_left, window_right))
         o[b] = out[0]
         lse[b] = row_lse[0]
     return o, (lse if with_lse else None)
 
 
+# (call, causal, window_left, window_right) of every stand-in call since install():
+# what reached the library's level, for the tests that check the window arrives.
+calls = []
+
+
 def install(monkeypatch):
+    calls.clear()
     monkeypatch.setattr(interface, "_forward", forward)
     monkeypatch.setattr(interface, "_backward", backward)
     monkeypatch.setattr(interface, "_decode", decode)

@@ -6,13 +6,23 @@ import math
 import torch
 
 
-def visible(seqlen_q, seqlen_k, causal, device):
-    """(seqlen_q, seqlen_k) bool: query i sees key j (bottom-right causal)."""
+def visible(seqlen_q, seqlen_k, causal, device, window_size=(-1, -1)):
+    """(seqlen_q, seqlen_k) bool: query i sees key j. FlashAttention's rule,
+    aligned to the bottom-right corner: with window_size = (left, right),
+    i + seqlen_k - seqlen_q - left <= j <= i + seqlen_k - seqlen_q + right,
+    -1 leaving a side unbounded; causal means right = 0."""
+    left, right = window_size
+    if causal:
+        right = 0
     rows = torch.arange(seqlen_q, device=device)[:, None]
     cols = torch.arange(seqlen_k, device=device)[None, :]
-    if not causal:
-        return torch.ones(seqlen_q, seqlen_k, dtype=torch.bool, device=device)
-    return cols <= rows + (seqlen_k - seqlen_q)
+    diagonal = rows + (seqlen_k - seqlen_q)
+    mask = torch.ones(seqlen_q, seqlen_k, dtype=torch.bool, device=device)
+    if right >= 0:
+        mask &= cols <= diagonal + right
+    if left >= 0:
+        mask &= cols >= diagonal - left
+    return mask
 
 
 def _heads(q, k, v):
@@ -22,18 +32,19 @@ def _heads(q, k, v):
             v.transpose(1, 2).repeat_interleave(group, dim=1))
 
 
-def attention(q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lowp=False):
+def attention(q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lowp=False, window_size=(-1, -1)):
     """(out (batch, seqlen_q, heads_q, head_dim), lse (batch, heads_q, seqlen_q)).
 
     With lowp=False everything is computed in `dtype` (float64: the exact
     reference). With lowp=True the math is that of a kernel in the inputs'
     own dtype: S = QK^T rounded to it, the softmax in float32, P rounded to
     it, O = PV rounded to it (FlashAttention's `upcast=False` reference).
+    window_size: FlashAttention's (left, right), applied as a mask (visible()).
     Rows that see no key get out = 0 and lse = -inf."""
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     work = q.dtype if lowp else dtype
     Q, K, V = (t.to(work) for t in _heads(q, k, v))
-    mask = visible(q.shape[1], k.shape[1], causal, q.device)
+    mask = visible(q.shape[1], k.shape[1], causal, q.device, window_size)
     S = (Q @ K.transpose(-1, -2)).float() if lowp else Q @ K.transpose(-1, -2)
     S = (S * scale).masked_fill(~mask, -math.inf)
     lse = torch.logsumexp(S, dim=-1)
@@ -43,17 +54,19 @@ def attention(q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lo
     return O.transpose(1, 2).to(out_dtype), lse.float() if lowp else lse
 
 
-def attention_backward(dout, q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lowp=False):
+def attention_backward(dout, q, k, v, softmax_scale=None, causal=False, dtype=torch.float64, lowp=False,
+                       window_size=(-1, -1)):
     """(dq, dk, dv) of attention(q, k, v), written out: P from the scores,
     dV = P^T dO, dP = dO V^T, dS = P * (dP - rowsum(dO * O)), dQ = scale dS K,
     dK = scale dS^T Q, with dK and dV summed over each GQA group. lowp as in
-    attention(): the matmuls' inputs rounded to the inputs' dtype."""
+    attention(): the matmuls' inputs rounded to the inputs' dtype; window_size
+    as in attention()."""
     scale = softmax_scale if softmax_scale is not None else 1.0 / math.sqrt(q.shape[-1])
     work = q.dtype if lowp else dtype
     group = q.shape[2] // k.shape[2]
     Q, K, V = (t.to(work) for t in _heads(q, k, v))
     dO = dout.transpose(1, 2).to(work)
-    mask = visible(q.shape[1], k.shape[1], causal, q.device)
+    mask = visible(q.shape[1], k.shape[1], causal, q.device, window_size)
     acc = torch.float32 if lowp else dtype  # what a kernel accumulates in
     S = ((Q @ K.transpose(-1, -2)).to(acc) * scale).masked_fill(~mask, -math.inf)
     lse = torch.logsumexp(S, dim=-1)

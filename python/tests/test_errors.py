@@ -94,15 +94,15 @@ def test_backward_arguments():
     lse = torch.randn(B, HQ, SQ)
     dout = torch.randn_like(q)
     with raises("dout.shape[1] (seqlen_q) = 8; expected 16 (q's shape)"):
-        interface._backward(dout[:, :8], q, k, v, o, lse, None, False, False)
+        interface._backward(dout[:, :8], q, k, v, o, lse, None, False, -1, -1, False)
     with raises("lse.dtype is bf16; expected f32"):
-        interface._backward(dout, q, k, v, o, lse.to(BF16), None, False, False)
+        interface._backward(dout, q, k, v, o, lse.to(BF16), None, False, -1, -1, False)
     with raises("lse.shape[2] (seqlen_q) = 15; expected 16 (q.shape[1])"):
-        interface._backward(dout, q, k, v, o, lse[..., 1:], None, False, False)
+        interface._backward(dout, q, k, v, o, lse[..., 1:], None, False, -1, -1, False)
     with raises("softmax_scale"):
-        interface._backward(dout, q, k, v, o, lse, -1.0, False, False)
+        interface._backward(dout, q, k, v, o, lse, -1.0, False, -1, -1, False)
     with raises(NOT_ON_GPU):
-        interface._backward(dout, q, k, v, o, lse, None, True, True)
+        interface._backward(dout, q, k, v, o, lse, None, True, -1, 0, True)
 
 
 CAPACITY = 64

@@ -435,13 +435,14 @@ def test_opcheck():
     if not interface._HAS_CUSTOM_OP:
         pytest.skip("custom ops need torch >= 2.4")
     q, k, v = make((2, 96, 160, 4, 2, 64), torch.bfloat16, requires_grad=True)
-    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, False))
-    o, lse = torch.ops.flash_ladder.fwd(q.detach(), k.detach(), v.detach(), None, True, False)
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, -1, 0, False))
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, False, 32, 16, False))
+    o, lse = torch.ops.flash_ladder.fwd(q.detach(), k.detach(), v.detach(), None, True, -1, 0, False)
     torch.library.opcheck(torch.ops.flash_ladder.bwd.default,
-                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, True, True))
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, True, -1, 0, True))
     qd = torch.randn(2, 1, 4, 64, device="cuda", dtype=torch.bfloat16)
     caches = [torch.randn(2, 128, 2, 64, device="cuda", dtype=torch.bfloat16) for _ in range(2)]
     kn, vn = (torch.randn(2, 1, 2, 64, device="cuda", dtype=torch.bfloat16) for _ in range(2))
     lens = torch.tensor([4, 100], device="cuda", dtype=torch.int32)
     torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
-                          (qd, *caches, kn, vn, lens, None, None, False, 0, False))
+                          (qd, *caches, kn, vn, lens, None, None, False, -1, -1, 0, False))

@@ -23,7 +23,7 @@ def test_library_loads():
 
 
 @pytest.mark.parametrize(
-    "cls, size", [(_capi.ForwardArgs, 456), (_capi.BackwardArgs, 776), (_capi.DecodeArgs, 864), (_capi.Plan, 80)]
+    "cls, size", [(_capi.ForwardArgs, 464), (_capi.BackwardArgs, 784), (_capi.DecodeArgs, 872), (_capi.Plan, 80)]
 )
 def test_struct_sizes_match_the_header(cls, size):
     # flash_c.h's structs on 64-bit Linux; the library itself rejects a call

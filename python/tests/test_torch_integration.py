@@ -86,17 +86,17 @@ def test_eager_without_grad_skips_the_lse(emulated):
 @needs_custom_op
 def test_opcheck(emulated):
     q, k, v = inputs(requires_grad=True)
-    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, False))
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, -1, 0, False))
     torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q.transpose(1, 2).contiguous().transpose(1, 2), k, v,
-                                                               0.5, False, False))
-    o, lse = emulation.forward(q.detach(), k.detach(), v.detach(), None, False, True)
+                                                               0.5, False, -1, -1, False))
+    o, lse = emulation.forward(q.detach(), k.detach(), v.detach(), None, False, -1, -1, True)
     torch.library.opcheck(torch.ops.flash_ladder.bwd.default,
-                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, False))
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, -1, -1, False))
     k_cache, v_cache = torch.zeros(2, 32, 2, 16), torch.zeros(2, 32, 2, 16)
     q1, k1, v1 = inputs(sq=1, sk=1)
     lens = torch.tensor([3, 7], dtype=torch.int32)
     torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
-                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, 0, False))
+                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, -1, 0, 0, False))
 
 
 class Attention(torch.nn.Module):
