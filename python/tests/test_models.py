@@ -4,8 +4,9 @@ examples/generate.py.
 
 On the CPU (the library's calls swapped for emulation.py's stand-ins): the
 plug-in registers and dispatches, its output equals sdpa's, GQA reaches the
-library with its own KV heads, and what flash cannot express (padding, sliding
-windows, dropout, biases, non-causal masks) raises ValueError.
+library with its own KV heads, a sliding window (Mistral) reaches it as
+transformers' flash path converts it and matches sdpa, and what flash cannot
+express (padding, dropout, biases, masks other than its own) raises ValueError.
 
 On the GPU: tiny Llama (GQA), GPT-2 and Qwen2 (MQA) models from configs with
 random weights and a fixed seed. Greedy generation of 64 tokens equals sdpa's
@@ -201,9 +202,14 @@ def test_4d_masks_are_checked_against_flash_s_pattern():
         flash_transformers.check_mask(torch.ones(2, 1, 8, 8, dtype=torch.bool), 8, 8, causal=True)
     with pytest.raises(ValueError, match="additive attention bias"):
         flash_transformers.check_mask(additive + 0.5, 8, 8, causal=True)
-    window = causal & ~torch.ones(8, 8, dtype=torch.bool).tril(-4)
+    window = causal & ~torch.ones(8, 8, dtype=torch.bool).tril(-4)  # itself and the 3 keys before it
     with pytest.raises(ValueError, match="sliding window"):
         flash_transformers.check_mask(window, 8, 8, causal=True)
+    flash_transformers.check_mask(window, 8, 8, causal=True, window_size=(3, 3))  # (3, 0) with causal
+    with pytest.raises(ValueError, match="shows keys flash's causal mask hides"):
+        flash_transformers.check_mask(window, 8, 8, causal=True, window_size=(2, 2))
+    with pytest.raises(ValueError, match="hides keys flash's mask shows"):
+        flash_transformers.check_mask(window, 8, 8, causal=True, window_size=(4, 4))
 
 
 def test_what_flash_cannot_express_is_refused():
@@ -212,10 +218,55 @@ def test_what_flash_cannot_express_is_refused():
     q, k = torch.randn(1, 4, 8, 64), torch.randn(1, 2, 8, 64)
     with pytest.raises(ValueError, match="dropout"):
         flash_transformers.attention_forward(module, q, k, k, None, dropout=0.1)
-    with pytest.raises(ValueError, match="sliding window of 4 keys"):
-        flash_transformers.attention_forward(module, q, k, k, None, sliding_window=4)
     with pytest.raises(ValueError, match="softcapping"):
         flash_transformers.attention_forward(module, q, k, k, None, softcap=30.0)
+
+
+def test_sliding_window_as_transformers_flash_path_converts_it(emulated):
+    from transformers.masking_utils import sliding_window_causal_mask_function, sdpa_mask
+
+    # transformers' flash path: (w - 1, w - 1) when the keys outnumber the window, else none.
+    assert flash_transformers.window_size_for(4, 8) == (3, 3)
+    assert flash_transformers.window_size_for(4, 4) == (-1, -1)
+    assert flash_transformers.window_size_for(None, 8) == (-1, -1)
+    module = torch.nn.Module()
+    module.is_causal = True
+    q, k, v = torch.randn(1, 4, 8, 64), torch.randn(1, 2, 8, 64), torch.randn(1, 2, 8, 64)
+    emulation.calls.clear()
+    out, _ = flash_transformers.attention_forward(module, q, k, v, None, sliding_window=4)
+    assert emulation.calls == [("forward", True, 3, 0)]  # causal: the right side normalized to 0
+    # The same as sdpa under transformers' own sliding-window mask (itself and the 3 keys before it).
+    mask = sdpa_mask(batch_size=1, q_length=8, kv_length=8, mask_function=sliding_window_causal_mask_function(4),
+                     allow_is_causal_skip=False)
+    expected = torch.nn.functional.scaled_dot_product_attention(
+        q, k.repeat_interleave(2, 1), v.repeat_interleave(2, 1), attn_mask=mask, scale=64**-0.5).transpose(1, 2)
+    torch.testing.assert_close(out, expected, atol=1e-5, rtol=1e-5)
+    # The 4D mask, when given, is checked against the windowed pattern and accepted.
+    again, _ = flash_transformers.attention_forward(module, q, k, v, mask, sliding_window=4)
+    torch.testing.assert_close(again, out)
+
+
+def test_mistral_sliding_window_matches_sdpa_on_the_cpu(emulated):
+    from transformers import AutoModelForCausalLM, MistralConfig
+
+    cfg = MistralConfig(vocab_size=512, hidden_size=256, intermediate_size=512, num_hidden_layers=2,
+                        num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=512, sliding_window=6,
+                        initializer_range=0.1)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation="sdpa").eval()
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = 0
+    ids = prompt(batch=2, length=16)
+    with torch.no_grad():
+        expected = model(ids).logits
+        reference_tokens = model.generate(ids, max_new_tokens=6, do_sample=False)
+        model.set_attn_implementation(NAME)
+        emulation.calls.clear()
+        got = model(ids).logits
+        assert ("forward", True, 5, 0) in emulation.calls
+        tokens = model.generate(ids, max_new_tokens=6, do_sample=False)
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+    assert torch.equal(tokens, reference_tokens)
 
 
 def test_dropout_in_training_is_refused(emulated):

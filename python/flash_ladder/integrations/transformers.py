@@ -16,11 +16,18 @@ Every attention layer that goes through transformers' AttentionInterface
   transformers' cache convention says they see, with no offset argument.
 - GQA: key and value keep their own (fewer) heads; the library reads each KV
   head once per group. Already repeated heads work too (a group of 1).
+- Sliding windows (Mistral, Gemma's and Qwen's local layers): a layer's
+  `sliding_window` kwarg becomes FlashAttention's window_size exactly as
+  transformers' own flash path converts it (modeling_flash_attention_utils:
+  (sliding_window - 1, sliding_window - 1) when the keys outnumber the window,
+  with causal the right side 0): a query sees itself and the
+  sliding_window - 1 keys before it, the mask that
+  sliding_window_causal_mask_function builds.
 
 What flash cannot express yet is refused with a ValueError, never computed
-wrongly: a padding mask (a left-padded batch from a tokenizer), a sliding
-window shorter than the keys, packed sequences, a static cache's unfilled
-slots, an additive bias, softcapping, attention sinks, dropout in training.
+wrongly: a padding mask (a left-padded batch from a tokenizer), packed
+sequences, a static cache's unfilled slots, chunked attention, an additive
+bias, softcapping, attention sinks, dropout in training.
 
 Masks, and what they cost. transformers builds the mask once per forward
 pass through the mask function registered under the same name
@@ -28,7 +35,9 @@ pass through the mask function registered under the same name
 batch would silently attend to its padding. The mask function registered
 here returns None when the mask is exactly what flash computes (causal or
 bidirectional, no padding, queries at the end of the keys): the attention
-layers then take the fast path with nothing to check. Deciding that needs one
+layers then take the fast path with nothing to check. A sliding-window mask
+is not recognised there yet: it comes as the 4D mask, which the layer checks
+against flash's windowed pattern and accepts (one sync per layer). Deciding that needs one
 look at the 2D padding mask, `attention_mask.all()`, a single device-to-host
 sync per forward pass and none per layer (transformers' own sdpa mask does
 the same); with no 2D mask (training, or generate on an unpadded batch with
@@ -43,7 +52,7 @@ import torch
 
 from .. import interface
 
-__all__ = ["DEFAULT_NAME", "attention_forward", "mask_function", "register"]
+__all__ = ["DEFAULT_NAME", "attention_forward", "mask_function", "register", "window_size_for"]
 
 # Not "flash_...": transformers treats any implementation name that contains
 # "flash" as a FlashAttention package (modeling_utils: lazy_import_flash_attention,
@@ -109,19 +118,38 @@ def mask_function(batch_size, q_length, kv_length, q_offset=0, kv_offset=0, mask
     )
 
 
-def _visible(seqlen_q, seqlen_k, causal, device):
-    """flash's pattern: query i sees key j iff j <= i + seqlen_k - seqlen_q (causal), else every key."""
-    if not causal:
-        return torch.ones(seqlen_q, seqlen_k, dtype=torch.bool, device=device)
+def _visible(seqlen_q, seqlen_k, causal, device, window_size=(-1, -1)):
+    """flash's pattern: query i sees key j iff i + d - left <= j <= i + d + right,
+    d = seqlen_k - seqlen_q, -1 an unbounded side, causal meaning right = 0."""
+    left, right = window_size
+    if causal:
+        right = 0
     i = torch.arange(seqlen_q, device=device)[:, None]
     j = torch.arange(seqlen_k, device=device)[None, :]
-    return j <= i + (seqlen_k - seqlen_q)
+    diagonal = i + (seqlen_k - seqlen_q)
+    visible = torch.ones(seqlen_q, seqlen_k, dtype=torch.bool, device=device)
+    if right >= 0:
+        visible &= j <= diagonal + right
+    if left >= 0:
+        visible &= j >= diagonal - left
+    return visible
 
 
-def check_mask(attention_mask, seqlen_q, seqlen_k, causal):
+def window_size_for(sliding_window, seqlen_k):
+    """FlashAttention's window_size for transformers' `sliding_window` kwarg,
+    as transformers' flash path computes it (_process_flash_attention_kwargs):
+    (sliding_window - 1, sliding_window - 1) when seqlen_k > sliding_window,
+    else no window; with causal, flash_attn_func takes the right side as 0."""
+    if sliding_window is not None and seqlen_k > sliding_window:
+        return (sliding_window - 1, sliding_window - 1)
+    return (-1, -1)
+
+
+def check_mask(attention_mask, seqlen_q, seqlen_k, causal, window_size=(-1, -1)):
     """Raises ValueError unless attention_mask (a 2D padding mask, or a 4D
     boolean or additive float mask as transformers builds them) allows exactly
-    what flash computes. Synchronizes with the device (it reads the mask)."""
+    what flash computes (with window_size, flash_attn_func's sliding window).
+    Synchronizes with the device (it reads the mask)."""
     mask = attention_mask
     if mask.dim() == 2:  # (batch, seqlen_k) padding mask: 1 = token, 0 = padding
         if mask.shape[-1] != seqlen_k or not bool(mask.bool().all()):
@@ -137,7 +165,7 @@ def check_mask(attention_mask, seqlen_q, seqlen_k, causal):
         masked = mask <= torch.finfo(mask.dtype).min / 2
         if not bool((visible | masked).all()):
             _refuse("an additive attention bias (a float mask with values other than 0 and -inf)")
-    expected = _visible(seqlen_q, seqlen_k, causal, mask.device)
+    expected = _visible(seqlen_q, seqlen_k, causal, mask.device, window_size)
     if bool((visible == expected).all()):
         return
     _refuse(_mask_message(visible, expected))
@@ -184,17 +212,16 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
     if is_causal is None:
         is_causal = getattr(module, "is_causal", True)
     seqlen_q, seqlen_k = query.shape[2], key.shape[2]
-    sliding_window = kwargs.get("sliding_window")
-    if sliding_window is not None and seqlen_k > sliding_window:
-        _refuse(f"a sliding window of {sliding_window} keys over {seqlen_k} keys")
+    window = window_size_for(kwargs.get("sliding_window"), seqlen_k)
     if is_causal and seqlen_k < seqlen_q:
         _refuse(f"causal attention of {seqlen_q} queries to fewer keys ({seqlen_k})")
     if attention_mask is not None:
-        check_mask(attention_mask, seqlen_q, seqlen_k, bool(is_causal))
+        check_mask(attention_mask, seqlen_q, seqlen_k, bool(is_causal), window)
     # (batch, heads, seqlen, head_dim) -> (batch, seqlen, heads, head_dim): views, no copies.
     out = interface.flash_attn_func(
         query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), softmax_scale=scaling,
         causal=bool(is_causal) and seqlen_q > 1,  # one query sees every key either way
+        window_size=window,
     )
     return out, None
 
