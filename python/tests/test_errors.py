@@ -166,3 +166,45 @@ def test_kvcache_outputs_may_not_overlap_inputs():
     k_new = k_cache[:, 5:6]  # the new keys are part of the cache they are written to
     with raises("k_cache overlaps k_new"):
         flash_attn_with_kvcache(q, k_cache, v_cache, k_new, torch.zeros_like(k_new), cache_seqlens=1)
+
+
+@pytest.mark.parametrize(
+    "window_size, causal, message",
+    [
+        ((-2, -1), False, "window_left = -2: expected -1 (unbounded) or >= 0"),
+        ((-1, -5), False, "window_right = -5: expected -1 (unbounded) or >= 0"),
+        ((-3, 4), True, "window_left = -3"),
+    ],
+)
+def test_bad_window_sizes(window_size, causal, message):
+    q, k, v = qkv()
+    with raises(message):
+        flash_attn_func(q, k, v, causal=causal, window_size=window_size)
+    with raises(message):
+        flash_attn_func(q.requires_grad_(), k, v, causal=causal, window_size=window_size)  # the autograd path
+    with raises(message):
+        interface.plan_forward(q, k, v, causal=causal, window_size=window_size)
+    with raises(message):
+        flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=causal, window_size=window_size)
+
+
+def test_window_sizes_that_are_accepted():
+    q, k, v = qkv()
+    for causal, window_size in [(True, (8, 8)), (True, (0, -1)), (True, (-1, 100)), (False, (0, 0)),
+                                (False, (-1, 3)), (False, (1000, -1))]:
+        # causal with (w, w) is FlashAttention's (w, 0): Hugging Face passes it so for Mistral.
+        with raises(NOT_ON_GPU):
+            flash_attn_func(q, k, v, causal=causal, window_size=window_size)
+        with raises(NOT_ON_GPU):
+            flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=causal, window_size=window_size)
+
+
+def test_backward_window_arguments():
+    q, k, v = qkv()
+    o, lse, dout = torch.randn_like(q), torch.randn(B, HQ, SQ), torch.randn_like(q)
+    with raises("window_left = -2"):
+        interface._backward(dout, q, k, v, o, lse, None, False, -2, -1, False)
+    with raises("window_right = 3 with causal = true: causal means window_right = 0"):
+        interface._backward(dout, q, k, v, o, lse, None, True, -1, 3, False)  # below the public layer's normalization
+    with raises(NOT_ON_GPU):
+        interface._backward(dout, q, k, v, o, lse, None, True, 16, 0, False)

@@ -90,6 +90,19 @@ def _valid_forward():
             "o": _bshd(4 << 28, 16, 4)}
 
 
+def _valid_decode():
+    cache_seqlens = {"data": 5 << 28, "dtype": _capi.I32, "rank": 1, "shape": [2, 0, 0, 0], "strides": [1, 0, 0, 0]}
+    return {"q": _bshd(1 << 28, 1, 4), "k_cache": _bshd(2 << 28, 64, 2), "v_cache": _bshd(3 << 28, 64, 2),
+            "cache_seqlens": cache_seqlens, "o": _bshd(4 << 28, 1, 4)}
+
+
+def _valid_backward():
+    lse = {"data": 5 << 28, "dtype": _capi.F32, "rank": 3, "shape": [2, 4, 16, 0], "strides": [64, 16, 1, 0]}
+    return {"q": _bshd(1 << 28, 16, 4), "k": _bshd(2 << 28, 32, 2), "v": _bshd(3 << 28, 32, 2),
+            "o": _bshd(4 << 28, 16, 4), "lse": lse, "dout": _bshd(6 << 28, 16, 4),
+            "dq": _bshd(7 << 28, 16, 4), "dk": _bshd(8 << 28, 32, 2), "dv": _bshd(9 << 28, 32, 2)}
+
+
 def test_scalar_fields_reach_the_library():
     forward = _capi.library().forward
     _, message = _call(forward, kernel=b"nonexistent_variant", **_valid_forward())
@@ -97,18 +110,33 @@ def test_scalar_fields_reach_the_library():
     _, message = _call(forward, has_softmax_scale=1, softmax_scale=-2.0, **_valid_forward())
     assert "softmax_scale = -2.000000" in message
     decode = _capi.library().decode
-    cache_seqlens = {"data": 5 << 28, "dtype": _capi.I32, "rank": 1, "shape": [2, 0, 0, 0], "strides": [1, 0, 0, 0]}
-    decode_args = {"q": _bshd(1 << 28, 1, 4), "k_cache": _bshd(2 << 28, 64, 2), "v_cache": _bshd(3 << 28, 64, 2),
-                   "cache_seqlens": cache_seqlens, "o": _bshd(4 << 28, 1, 4)}
+    decode_args = _valid_decode()
     status, message = _call(decode, num_splits=300, **decode_args)
     assert status == _capi.ERROR_INVALID_ARGUMENT and "num_splits = 300" in message
     backward = _capi.library().backward
-    lse = {"data": 5 << 28, "dtype": _capi.F32, "rank": 3, "shape": [2, 4, 16, 0], "strides": [64, 16, 1, 0]}
-    backward_args = {"q": _bshd(1 << 28, 16, 4), "k": _bshd(2 << 28, 32, 2), "v": _bshd(3 << 28, 32, 2),
-                     "o": _bshd(4 << 28, 16, 4), "lse": lse, "dout": _bshd(6 << 28, 16, 4),
-                     "dq": _bshd(7 << 28, 16, 4), "dk": _bshd(8 << 28, 32, 2), "dv": _bshd(9 << 28, 32, 2)}
+    backward_args = _valid_backward()
     _, message = _call(backward, kernel=b"nonexistent_variant", **backward_args)
     assert "unknown backward variant 'nonexistent_variant'" in message
+
+
+@pytest.mark.parametrize("entry_name", ["forward", "backward", "decode"])
+def test_window_fields_reach_the_library_under_their_names(entry_name):
+    # Valid tensors at made-up addresses and one bad side at a time: the
+    # message names the field that was set, so each lands where the header has it.
+    entry = getattr(_capi.library(), entry_name)
+    tensors = {"forward": _valid_forward, "backward": _valid_backward, "decode": _valid_decode}[entry_name]()
+    status, message = _call(entry, window_left=-2, window_right=-1, **tensors)
+    assert status == _capi.ERROR_INVALID_ARGUMENT and "window_left = -2" in message, message
+    status, message = _call(entry, window_left=-1, window_right=-7, **tensors)
+    assert status == _capi.ERROR_INVALID_ARGUMENT and "window_right = -7" in message, message
+    status, message = _call(entry, causal=1, window_left=-1, window_right=5, **tensors)
+    assert status == _capi.ERROR_INVALID_ARGUMENT and "window_right = 5 with causal = true" in message, message
+
+
+def test_window_defaults_match_the_header_init():
+    # flash_*_args_init sets both sides to -1; the package always packs both.
+    for cls in (_capi.ForwardArgs, _capi.BackwardArgs, _capi.DecodeArgs):
+        assert cls.window_right.offset == cls.window_left.offset + 4 == cls.causal.offset + 8
 
 
 def test_valid_plan_without_a_device_says_so():

@@ -34,10 +34,10 @@ def inputs(b=2, sq=24, sk=40, hq=4, hkv=2, d=16, requires_grad=False, seed=0):
     return [torch.randn(b, s, h, d, generator=g, requires_grad=requires_grad) for s, h in ((sq, hq), (sk, hkv), (sk, hkv))]
 
 
-def sdpa(q, k, v, causal, scale=None):
+def sdpa(q, k, v, causal, scale=None, window_size=(-1, -1)):
     group = q.shape[2] // k.shape[2]
     Q, K, V = q.transpose(1, 2), k.transpose(1, 2).repeat_interleave(group, 1), v.transpose(1, 2).repeat_interleave(group, 1)
-    mask = reference.visible(q.shape[1], k.shape[1], causal, q.device)
+    mask = reference.visible(q.shape[1], k.shape[1], causal, q.device, window_size)
     return torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=mask, scale=scale).transpose(1, 2)
 
 
@@ -48,6 +48,40 @@ def test_reference_backward_matches_autograd():
         dout = torch.randn_like(out)
         expected = torch.autograd.grad(out, (q, k, v), dout)
         got = reference.attention_backward(dout, q.detach(), k.detach(), v.detach(), causal=causal)
+        for g, e in zip(got, expected):
+            torch.testing.assert_close(g, e)
+
+
+def test_reference_window_rule():
+    # FlashAttention's rule, bottom-right: query i sees key j iff i + sk - sq - left <= j <= i + sk - sq + right.
+    sq, sk = 3, 6
+    for causal, window in [(False, (1, 0)), (False, (0, 2)), (True, (2, 5)), (False, (-1, 0)), (True, (-1, -1))]:
+        left, right = window
+        if causal:
+            right = 0
+        got = reference.visible(sq, sk, causal, "cpu", window)
+        for i in range(sq):
+            for j in range(sk):
+                d = i + sk - sq
+                assert bool(got[i, j]) == ((left < 0 or j >= d - left) and (right < 0 or j <= d + right))
+
+
+def test_reference_window_rows_without_keys():
+    q, k, v = (t.double() for t in inputs(sq=6, sk=3))
+    out, lse = reference.attention(q, k, v, window_size=(0, 0))  # queries 0..2 are above the keys
+    assert torch.equal(out[:, :3], torch.zeros_like(out[:, :3])) and bool(torch.isneginf(lse[..., :3]).all())
+    assert bool(torch.isfinite(lse[..., 3:]).all())
+    grads = reference.attention_backward(torch.randn_like(out), q, k, v, window_size=(0, 0))
+    assert all(bool(torch.isfinite(g).all()) for g in grads)
+
+
+def test_reference_backward_with_a_window_matches_autograd():
+    q, k, v = (t.double().detach().requires_grad_() for t in inputs(sq=20, sk=30))
+    for causal, window in [(True, (4, 4)), (False, (3, -1)), (False, (-1, 2)), (False, (5, 1))]:
+        out, _ = reference.attention(q, k, v, causal=causal, window_size=window)
+        dout = torch.randn_like(out)
+        expected = torch.autograd.grad(out, (q, k, v), dout)
+        got = reference.attention_backward(dout, q.detach(), k.detach(), v.detach(), causal=causal, window_size=window)
         for g, e in zip(got, expected):
             torch.testing.assert_close(g, e)
 
@@ -75,6 +109,36 @@ def test_eager_autograd_matches_sdpa(emulated, causal):
         torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("causal, window_size, passed",
+                         [(True, (5, 5), (5, 0)), (True, (3, -1), (3, 0)), (False, (4, 2), (4, 2)),
+                          (False, (-1, 0), (-1, 0)), (False, (0, -1), (0, -1))])
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
+def test_eager_window_reaches_the_library(emulated, causal, window_size, passed, grad):
+    q, k, v = inputs(requires_grad=grad)
+    out, lse = flash_attn_func(q, k, v, causal=causal, window_size=window_size, return_lse=True)
+    ref = sdpa(q, k, v, causal, window_size=passed)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    assert emulation.calls == [("forward", causal, *passed)]
+    if grad:
+        dout = torch.randn_like(out)
+        grads = torch.autograd.grad(out, (q, k, v), dout)
+        expected = torch.autograd.grad(ref, (q, k, v), dout)
+        for g, e in zip(grads, expected):
+            torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-5)
+        assert emulation.calls[-1] == ("backward", causal, *passed)
+
+
+def test_eager_kvcache_window_reaches_the_library(emulated):
+    q, k, v = inputs(sq=1, sk=1)
+    k_cache, v_cache = torch.randn(2, 32, 2, 16), torch.randn(2, 32, 2, 16)
+    lens = torch.tensor([3, 20], dtype=torch.int32)
+    out = flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True, window_size=(4, 4))
+    assert emulation.calls == [("decode", True, 4, 0)]
+    # Sequence 1 has 21 keys; its one query sees the last 5.
+    expected = sdpa(q[1:], k_cache[1:, 16:21], v_cache[1:, 16:21], False)
+    torch.testing.assert_close(out[1:], expected, atol=1e-5, rtol=1e-5)
+
+
 def test_eager_without_grad_skips_the_lse(emulated):
     q, k, v = inputs()
     assert isinstance(flash_attn_func(q, k, v), torch.Tensor)
@@ -97,13 +161,21 @@ def test_opcheck(emulated):
     lens = torch.tensor([3, 7], dtype=torch.int32)
     torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
                           (q1, k_cache, v_cache, k1, v1, lens, None, None, True, -1, 0, 0, False))
+    # With sliding windows.
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, 7, 0, False))
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, 0.5, False, 3, 5, True))
+    torch.library.opcheck(torch.ops.flash_ladder.bwd.default,
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, 2, 9, False))
+    torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
+                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, 2, 0, 0, False))
 
 
 class Attention(torch.nn.Module):
     """A small attention block: projections around flash_attn_func (GQA)."""
 
-    def __init__(self, dim=32, heads=4, heads_kv=2, head_dim=8):
+    def __init__(self, dim=32, heads=4, heads_kv=2, head_dim=8, window_size=(-1, -1)):
         super().__init__()
+        self.window_size = window_size
         self.heads, self.heads_kv, self.head_dim = heads, heads_kv, head_dim
         self.wq = torch.nn.Linear(dim, heads * head_dim)
         self.wkv = torch.nn.Linear(dim, 2 * heads_kv * head_dim)
@@ -113,7 +185,7 @@ class Attention(torch.nn.Module):
         b, s, _ = x.shape
         q = self.wq(x).view(b, s, self.heads, self.head_dim)
         k, v = self.wkv(x).view(b, s, 2, self.heads_kv, self.head_dim).unbind(2)  # strided views of one buffer
-        return self.wo(flash_attn_func(q, k, v, causal=True).reshape(b, s, -1))
+        return self.wo(flash_attn_func(q, k, v, causal=True, window_size=self.window_size).reshape(b, s, -1))
 
 
 class Recorder:
@@ -132,9 +204,10 @@ class Recorder:
 
 
 @needs_custom_op
-def test_compile_fullgraph_forward_and_backward(emulated):
+@pytest.mark.parametrize("window_size", [(-1, -1), (5, 5)], ids=["full", "window"])
+def test_compile_fullgraph_forward_and_backward(emulated, window_size):
     torch.manual_seed(0)
-    model = Attention()
+    model = Attention(window_size=window_size)
     x = torch.randn(2, 24, 32, requires_grad=True)
     recorder = Recorder()
     compiled = torch.compile(model, backend=recorder, fullgraph=True)
@@ -148,12 +221,21 @@ def test_compile_fullgraph_forward_and_backward(emulated):
         torch.testing.assert_close(g, e, atol=1e-5, rtol=1e-5)
     assert len(recorder.graphs) == 1
     assert any("flash_ladder.fwd" in op for op in recorder.ops()), recorder.ops()
+    passed = (window_size[0], 0)  # causal: the right side normalized to 0
+    assert {c for c in emulation.calls if c[0] == "forward"} == {("forward", True, *passed)}
+    assert {c for c in emulation.calls if c[0] == "backward"} == {("backward", True, *passed)}
+    if window_size != (-1, -1):  # the window changes the result: it reached the stand-ins
+        full = Attention()
+        full.load_state_dict(model.state_dict())
+        assert not torch.allclose(full(x), ref)
 
 
 @needs_custom_op
-def test_compile_fullgraph_kvcache(emulated):
+@pytest.mark.parametrize("window_size", [(-1, -1), (2, 2)], ids=["full", "window"])
+def test_compile_fullgraph_kvcache(emulated, window_size):
     def step(q, k_cache, v_cache, k, v, lens):
-        return flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True) * 2
+        return flash_attn_with_kvcache(q, k_cache, v_cache, k, v, cache_seqlens=lens, causal=True,
+                                       window_size=window_size) * 2
 
     q, k, v = inputs(sq=1, sk=1)
     lens = torch.tensor([3, 7], dtype=torch.int32)
@@ -167,6 +249,7 @@ def test_compile_fullgraph_kvcache(emulated):
         torch.testing.assert_close(c, e)
     assert torch.equal(caches[0][1, 7], k[1, 0])
     assert any("flash_ladder.fwd_kvcache" in op for op in recorder.ops()), recorder.ops()
+    assert set(emulation.calls) == {("decode", True, window_size[0], 0)}
 
 
 @needs_custom_op
