@@ -1,7 +1,7 @@
 """The package on a GPU: forward, backward and decode against a float64
 reference by FlashAttention's rule (the error may be 2x, for gradients 3x, that
 of the same math in the input dtype, plus a rounding floor), GQA/MQA, causal,
-unequal lengths, strided views, autograd against SDPA's gradients,
+unequal lengths, sliding windows (window_size), strided views, autograd against SDPA's gradients,
 torch.compile(fullgraph=True), CUDA graphs and streams.
 
 Marked gpu: skipped, saying why, without a CUDA device (conftest.py)."""
@@ -47,9 +47,9 @@ def make(shape, dtype, requires_grad=False, seed=0):
             for s, h in ((sq, hq), (sk, hkv), (sk, hkv))]
 
 
-def check_forward(out, lse, q, k, v, causal, softmax_scale=None):
-    exact, exact_lse = reference.attention(q, k, v, softmax_scale, causal)
-    lowp, _ = reference.attention(q, k, v, softmax_scale, causal, lowp=True)
+def check_forward(out, lse, q, k, v, causal, softmax_scale=None, window_size=(-1, -1)):
+    exact, exact_lse = reference.attention(q, k, v, softmax_scale, causal, window_size=window_size)
+    lowp, _ = reference.attention(q, k, v, softmax_scale, causal, lowp=True, window_size=window_size)
     err, bound = max_error(out, exact), error_bound(exact, lowp, q.dtype, 2)
     assert err <= bound, f"max |out - ref| = {err:.3g} > bound {bound:.3g}"
     if lse is not None:
@@ -125,10 +125,10 @@ def test_strided_views_need_no_copy():
 # ------------------------------------------------------------------ backward
 
 
-def check_gradients(grads, q, k, v, dout, causal, factor=3):
-    exact = reference.attention_backward(dout, q, k, v, causal=causal)
+def check_gradients(grads, q, k, v, dout, causal, factor=3, window_size=(-1, -1)):
+    exact = reference.attention_backward(dout, q, k, v, causal=causal, window_size=window_size)
     leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
-    lowp_out, _ = reference.attention(*leaves, causal=causal, lowp=True)
+    lowp_out, _ = reference.attention(*leaves, causal=causal, lowp=True, window_size=window_size)
     lowp = torch.autograd.grad(lowp_out, leaves, dout)
     for name, g, e, lo in zip(("dq", "dk", "dv"), grads, exact, lowp):
         assert g.shape == e.shape and g.dtype == q.dtype
@@ -145,6 +145,61 @@ def test_backward(shape, dtype, causal):
     dout = torch.randn_like(out)
     grads = torch.autograd.grad(out, (q, k, v), dout)
     check_gradients(grads, q.detach(), k.detach(), v.detach(), dout, causal)
+
+
+# ------------------------------------------------------------ sliding window
+
+WINDOW_SHAPES = [
+    (2, 256, 256, 4, 4, 64),
+    (1, 113, 203, 8, 2, 128),  # GQA, seqlen_q < seqlen_k
+    (2, 257, 129, 6, 1, 64),  # MQA, seqlen_q > seqlen_k: rows above the keys see none
+]
+WINDOWS = [
+    # causal, window_size as given (causal: the right side becomes 0)
+    (True, (0, 0)),  # the diagonal only
+    (True, (1, 1)),
+    (True, (127, 127)),
+    (True, (100000, -1)),  # larger than the keys: causal again
+    (False, (32, -1)),  # left only
+    (False, (-1, 16)),  # right only
+    (False, (48, 7)),  # both sides
+    (False, (0, 0)),
+]
+
+
+def window_id(w):
+    causal, (left, right) = w
+    return f"{'causal_' if causal else ''}{left}_{right}"
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=window_id)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", WINDOW_SHAPES, ids=shape_id)
+def test_forward_window(shape, dtype, window):
+    causal, window_size = window
+    q, k, v = make(shape, dtype)
+    out, lse = flash_attn_func(q, k, v, causal=causal, window_size=window_size, return_lse=True)
+    check_forward(out, lse, q, k, v, causal, window_size=window_size)
+    out = flash_attn_func(q, k, v, causal=causal, window_size=window_size)
+    check_forward(out, None, q, k, v, causal, window_size=window_size)
+
+
+@pytest.mark.parametrize("window", WINDOWS, ids=window_id)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", WINDOW_SHAPES, ids=shape_id)
+def test_backward_window(shape, dtype, window):
+    causal, window_size = window
+    q, k, v = make(shape, dtype, requires_grad=True)
+    out = flash_attn_func(q, k, v, causal=causal, window_size=window_size)
+    dout = torch.randn_like(out)
+    grads = torch.autograd.grad(out, (q, k, v), dout)
+    check_gradients(grads, q.detach(), k.detach(), v.detach(), dout, causal, window_size=window_size)
+
+
+def test_window_larger_than_the_keys_is_no_window():
+    q, k, v = make((1, 128, 192, 4, 2, 64), torch.bfloat16)
+    torch.testing.assert_close(flash_attn_func(q, k, v, causal=True, window_size=(10**6, 10**6)),
+                               flash_attn_func(q, k, v, causal=True), atol=0, rtol=0)
 
 
 def test_backward_deterministic_is_bit_identical():
@@ -206,7 +261,7 @@ def test_autograd_against_sdpa(shape, dtype, causal):
 # -------------------------------------------------------------------- decode
 
 
-def decode_reference(q, k_cache, v_cache, lens, page_table, causal):
+def decode_reference(q, k_cache, v_cache, lens, page_table, causal, window_size=(-1, -1)):
     """(exact, lowp) outputs and the exact LSE, one sequence at a time over its
     cache_seqlens[b] (+ appended) keys; the caches already hold the append."""
     page_size = k_cache.shape[1]
@@ -219,8 +274,9 @@ def decode_reference(q, k_cache, v_cache, lens, page_table, causal):
             pages = page_table[b, : (length + page_size - 1) // page_size].long()
             keys = k_cache[pages].flatten(0, 1)[:length]
             values = v_cache[pages].flatten(0, 1)[:length]
-        e, l = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal)
-        lo, _ = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, lowp=True)
+        e, l = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, window_size=window_size)
+        lo, _ = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, lowp=True,
+                                    window_size=window_size)
         exact[b], lowp[b] = e[0], lo[0]
         lse.append(l[0])
     return exact, lowp, torch.stack(lse)
@@ -273,6 +329,36 @@ def test_decode(case, dtype, causal, num_splits):
     err, bound = max_error(out, exact), error_bound(exact, lowp, dtype, 2)
     assert err <= bound, f"max |out - ref| = {err:.3g} > {bound:.3g}"
     seen = torch.isfinite(exact_lse)
+    assert max_error(lse[seen], exact_lse[seen]) <= LSE_FLOOR * max(1.0, exact_lse[seen].abs().max().item())
+
+
+@pytest.mark.parametrize("num_splits", [0, 1, 3])
+@pytest.mark.parametrize("window", [(True, (0, 0)), (True, (63, 63)), (False, (200, -1)), (False, (5, 1))],
+                         ids=window_id)
+@pytest.mark.parametrize("paged", [False, True], ids=["contiguous", "paged"])
+def test_decode_window(paged, window, num_splits):
+    causal, window_size = window
+    dtype, batch, sq, hq, hkv, d, new, capacity, page_size = torch.bfloat16, 3, 2, 8, 2, 128, 2, 512, 16
+    g = torch.Generator(device="cuda").manual_seed(3)
+    rand = lambda *shape: torch.randn(*shape, device="cuda", dtype=dtype, generator=g)  # noqa: E731
+    q = rand(batch, sq, hq, d)
+    lens = torch.tensor([capacity - new, 3, 300], device="cuda", dtype=torch.int32)
+    if paged:
+        pages_per_seq = capacity // page_size
+        k_cache, v_cache = rand(batch * pages_per_seq, page_size, hkv, d), rand(batch * pages_per_seq, page_size, hkv, d)
+        page_table = torch.randperm(batch * pages_per_seq, device="cuda", generator=g)
+        page_table = page_table.to(torch.int32).reshape(batch, pages_per_seq)
+    else:
+        k_cache, v_cache, page_table = rand(batch, capacity, hkv, d), rand(batch, capacity, hkv, d), None
+    k_new, v_new = rand(batch, new, hkv, d), rand(batch, new, hkv, d)
+    out, lse = flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, cache_seqlens=lens, page_table=page_table,
+                                       causal=causal, window_size=window_size, num_splits=num_splits,
+                                       return_softmax_lse=True, sync_check=True)
+    exact, lowp, exact_lse = decode_reference(q, k_cache, v_cache, lens + new, page_table, causal, window_size)
+    err, bound = max_error(out, exact), error_bound(exact, lowp, dtype, 2)
+    assert err <= bound, f"max |out - ref| = {err:.3g} > {bound:.3g}"
+    seen = torch.isfinite(exact_lse)
+    assert torch.all(lse[~seen] == -math.inf)
     assert max_error(lse[seen], exact_lse[seen]) <= LSE_FLOOR * max(1.0, exact_lse[seen].abs().max().item())
 
 
