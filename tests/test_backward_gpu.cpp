@@ -81,27 +81,16 @@ INSTANTIATE_TEST_SUITE_P(Grid, BackwardGrid,
                                             ::testing::Bool(), ::testing::Range(0, 6), ::testing::Range(0, 3)),
                          grid_name);
 
-// Sliding windows, as the forward's ForwardWindow: the query-tile range of
-// each key block now ends before seqlen_q under a left side, and keys no
-// query sees (outside every row's window) must get dK = dV = 0.
-struct WindowCase {
-  const char* name;
-  bool causal;
-  int left, right;
-};
-constexpr WindowCase kWindows[] = {
-    {"causal_l0", true, 0, -1}, {"causal_l127", true, 127, -1}, {"left127", false, 127, -1},
-    {"right1", false, -1, 1},   {"l64_r32", false, 64, 32},     {"causal_l4096", true, 4096, -1},
-};
-constexpr int kWindowSeqlens[][2] = {{113, 203}, {257, 129}, {1023, 1024}};
-
-using WindowParam = std::tuple<DType, int, int, int>;  // dtype, head dim, window index, seqlen index
+// Sliding windows (gpu_test.h: kWindows, kWindowSeqlens).
+using flash::gpu_test::WindowParam;
+using flash::gpu_test::kWindows;
+using flash::gpu_test::kWindowSeqlens;
 class BackwardWindow : public ::testing::TestWithParam<WindowParam> {};
 
 TEST_P(BackwardWindow, MatchesReference) {
   SKIP_WITHOUT_GPU();
   const auto [dtype, head_dim, win_idx, seq_idx] = GetParam();
-  const WindowCase& w = kWindows[win_idx];
+  const flash::gpu_test::WindowCase& w = kWindows[win_idx];
   const Shape s{.batch = 2, .seqlen_q = kWindowSeqlens[seq_idx][0], .seqlen_k = kWindowSeqlens[seq_idx][1],
                 .heads_q = 8, .heads_kv = 2, .head_dim = head_dim, .window_left = w.left, .window_right = w.right};
   const std::uint64_t seed = flash::gpu_test::test_seed();
@@ -111,16 +100,11 @@ TEST_P(BackwardWindow, MatchesReference) {
   check_all_variants(prob);
 }
 
-std::string window_name(const ::testing::TestParamInfo<WindowParam>& info) {
-  const auto [dtype, head_dim, win_idx, seq_idx] = info.param;
-  return fmt::format("{}_d{}_{}_sq{}_sk{}", flash::dtype_name(dtype), head_dim, kWindows[win_idx].name,
-                     kWindowSeqlens[seq_idx][0], kWindowSeqlens[seq_idx][1]);
-}
-
 INSTANTIATE_TEST_SUITE_P(Window, BackwardWindow,
                          ::testing::Combine(::testing::Values(DType::bf16, DType::f16), ::testing::Values(64, 128, 256),
-                                            ::testing::Range(0, 6), ::testing::Range(0, 3)),
-                         window_name);
+                                            ::testing::Range(0, flash::gpu_test::kNumWindows),
+                                            ::testing::Range(0, flash::gpu_test::kNumWindowSeqlens)),
+                         flash::gpu_test::window_name);
 
 // BHSD memory through strided views, and several key blocks per CTA walk.
 TEST(BackwardLayouts, StridedBhsdViews) {

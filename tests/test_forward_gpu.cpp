@@ -84,31 +84,17 @@ INSTANTIATE_TEST_SUITE_P(Grid, ForwardGrid,
                                             ::testing::Range(0, 6), ::testing::Range(0, 3)),
                          grid_name);
 
-// Sliding windows (FlashAttention's window_size), with and without causal:
-// the diagonal alone, one key back, 127 back, wider than the sequence,
-// left-only, right-only, both sides; over ragged lengths with seqlen_q above,
-// equal to and below seqlen_k, so that rows with no visible key, tiles wholly
-// outside the window and tiles cut on both sides all occur.
-struct WindowCase {
-  const char* name;
-  bool causal;
-  int left, right;
-};
-constexpr WindowCase kWindows[] = {
-    {"causal_l0", true, 0, -1},    {"causal_l1", true, 1, -1},     {"causal_l127", true, 127, -1},
-    {"causal_l4096", true, 4096, -1}, {"left127", false, 127, -1}, {"right1", false, -1, 1},
-    {"l64_r32", false, 64, 32},    {"l0_r0", false, 0, 0},
-};
-constexpr int kWindowSeqlens[][2] = {{17, 17}, {113, 203}, {257, 129}, {1023, 1024}};
-
-using WindowParam = std::tuple<DType, int, int, int>;  // dtype, head dim, window index, seqlen index
+// Sliding windows (gpu_test.h: kWindows, kWindowSeqlens).
+using flash::gpu_test::WindowParam;
+using flash::gpu_test::kWindows;
+using flash::gpu_test::kWindowSeqlens;
 
 class ForwardWindow : public ::testing::TestWithParam<WindowParam> {};
 
 TEST_P(ForwardWindow, MatchesReference) {
   SKIP_WITHOUT_GPU();
   const auto [dtype, head_dim, win_idx, seq_idx] = GetParam();
-  const WindowCase& w = kWindows[win_idx];
+  const flash::gpu_test::WindowCase& w = kWindows[win_idx];
   Shape s{.batch = 2, .seqlen_q = kWindowSeqlens[seq_idx][0], .seqlen_k = kWindowSeqlens[seq_idx][1], .heads_q = 8,
           .heads_kv = 2, .head_dim = head_dim, .window_left = w.left, .window_right = w.right};
   const std::uint64_t seed = flash::gpu_test::test_seed();
@@ -117,17 +103,11 @@ TEST_P(ForwardWindow, MatchesReference) {
   check_all_variants(s, dtype, w.causal, Layout::bshd, seed);
 }
 
-std::string window_name(const ::testing::TestParamInfo<WindowParam>& info) {
-  const auto [dtype, head_dim, win_idx, seq_idx] = info.param;
-  return fmt::format("{}_d{}_{}_sq{}_sk{}", flash::dtype_name(dtype), head_dim, kWindows[win_idx].name,
-                     kWindowSeqlens[seq_idx][0], kWindowSeqlens[seq_idx][1]);
-}
-
 INSTANTIATE_TEST_SUITE_P(Window, ForwardWindow,
                          ::testing::Combine(::testing::Values(DType::bf16, DType::f16, DType::f32),
-                                            ::testing::Values(64, 128, 256), ::testing::Range(0, 8),
-                                            ::testing::Range(0, 4)),
-                         window_name);
+                                            ::testing::Values(64, 128, 256), ::testing::Range(0, flash::gpu_test::kNumWindows),
+                                            ::testing::Range(0, flash::gpu_test::kNumWindowSeqlens)),
+                         flash::gpu_test::window_name);
 
 // BHSD memory ([batch, heads, seqlen, head_dim]) through strided views.
 TEST(ForwardLayouts, StridedBhsdViews) {
