@@ -57,7 +57,7 @@ struct VariantInfo {
 // Forward variants in ladder order.
 std::vector<VariantInfo> forward_variants();
 
-// Backward variants in ladder order. features: kFeatureCausal | kFeatureGqa |
+// Backward variants in ladder order. features: kFeatureCausal | kFeatureGqa | kFeatureWindow |
 // kFeatureUnequalSeqlens (every backward variant takes the LSE as input).
 std::vector<VariantInfo> backward_variants();
 
