@@ -7,6 +7,7 @@
 #   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh
 # Decode (KV cache): STEPS="dtests dsanitize druner dbench dsdpa".
 # Backward: STEPS="btests bsanitize brunner bbench bsdpa" (BSEQS, BDHEADS, BBENCH_FILTER).
+# Sliding windows: STEPS="wtests wbench" (WBWD=1 adds the backward).
 set -u
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
@@ -87,6 +88,24 @@ for step in $STEPS; do
       done ;;
     dbench)
       $BIN/bench --decode ${DBENCH_ARGS:-} --benchmark_out_format=json --benchmark_out="$OUT/decode_bench.json" 2>&1 | grep -E "^decode" ;;
+    wtests)
+      # Sliding windows: the three window suites, then memcheck and racecheck on a subset.
+      t0=$SECONDS; $BIN/test_gpu --gtest_brief=1 --gtest_filter='*Window*' > "$OUT/test_window.log" 2>&1
+      echo "window tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_window.log" | tail -20
+      wsub='*ForwardWindow*bf16_d*_causal_l127_sq113_sk203:*ForwardWindow*f16_d128_l64_r32_sq257_sk129:*BackwardWindow*bf16_d128_left127_sq1023_sk1024:*BackwardWindow*f16_d64_right1_sq113_sk203:DecodeWindow*'
+      for tool in memcheck racecheck; do
+        timeout ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 $BIN/test_gpu --gtest_brief=1 \
+          --gtest_filter="${WSAN_FILTER:-$wsub}" > "$OUT/w_$tool.log" 2>&1
+        echo "window $tool rc=$?"; tail -2 "$OUT/w_$tool.log"
+      done ;;
+    wbench)
+      # Issue 16's table: TFLOPS of visible work, forward (and WBWD=1 backward), causal and windows.
+      for shape in "--batch 2 --heads 32 --seq 8192 --dhead 64" "--batch 1 --heads 16 --seq 16384 --dhead 128"; do
+        for mask in "--causal" "--causal --window 4096,0" "--causal --window 128,0" "--window 2048,2048"; do
+          $BIN/bench $shape $mask --kernel ${WKERNEL:-auto} 2>&1 | grep -E "^fwd"
+          [ "${WBWD:-0}" = 1 ] && $BIN/bench --bwd $shape $mask --kernel ${WBKERNEL:-mma} 2>&1 | grep -E "^bwd/[a-z_]+/"
+        done
+      done | tee "$OUT/window_bench.txt" ;;
     dsdpa)
       python3 benchmarks/sdpa_decode.py --json "$OUT/decode_sdpa.json" 2>&1 | tee "$OUT/decode_sdpa.txt" ;;
     sdpa)
