@@ -1,8 +1,8 @@
 // The C ABI (include/flash/flash_c.h) over the C++ API: converts the plain
 // structs into ForwardArgs / BackwardArgs / DecodeArgs, calls the C++ entry
 // point, and turns every exception into a status and a thread-local message.
-// Nothing here allocates on the error path, so even std::bad_alloc is
-// reported rather than thrown across the ABI.
+// Recording the message allocates nothing (a fixed thread-local buffer), so
+// even std::bad_alloc is reported rather than thrown across the ABI.
 #include "flash/flash_c.h"
 
 #include <cstdio>

@@ -349,7 +349,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
     __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
       const int n0 = n_block * kBlockN;
       ScoreMod(p).apply(s, row0, n0, lane);
-      if (n0 < full_begin || n0 + kBlockN > full_end) p.mask_for().apply(s, row0, n0, lane);
+      if (tile_needs_mask(n0, kBlockN, full_begin, full_end)) p.mask_for().apply(s, row0, n0, lane);
     }
 
     __device__ static void to_p(const float (&s)[1][kNTilesS][4], std::uint32_t (&pr)[kBlockN / 16][4]) {

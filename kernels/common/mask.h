@@ -33,6 +33,12 @@ struct TileRange {
   FLASH_HOST_DEVICE int count() const { return end > begin ? end - begin : 0; }
 };
 
+// True when keys [n0, n0 + cols) hold one outside [all_begin, all_end), the
+// keys that every row of a block sees: the tile needs the per-element mask.
+FLASH_HOST_DEVICE bool tile_needs_mask(int n0, int cols, int all_begin, int all_end) {
+  return n0 < all_begin || n0 + cols > all_end;
+}
+
 // The keys a block of query rows sees, in keys: any of them (for the tile
 // range to load) and all of them (tiles inside need no per-element mask).
 struct RowBlockKeys {
@@ -44,7 +50,7 @@ struct RowBlockKeys {
     return {any_begin / kBlockN, (any_end + kBlockN - 1) / kBlockN};
   }
   // True when keys [n0, n0 + cols) hold a key that some row must not see.
-  FLASH_HOST_DEVICE bool needs_mask(int n0, int cols) const { return n0 < all_begin || n0 + cols > all_end; }
+  FLASH_HOST_DEVICE bool needs_mask(int n0, int cols) const { return tile_needs_mask(n0, cols, all_begin, all_end); }
 };
 
 struct Mask {

@@ -106,24 +106,14 @@ for step in $STEPS; do
       grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.log" | tail -25 ;;
     compile)
       $PY - > "$OUT/compile.txt" 2>&1 <<'EOF'
+import sys
+
 import torch
-from flash_ladder import flash_attn_func
 
-class Attention(torch.nn.Module):
-    def __init__(self, dim=512, heads=8, heads_kv=2, head_dim=64):
-        super().__init__()
-        self.h, self.hkv, self.d = heads, heads_kv, head_dim
-        self.wq = torch.nn.Linear(dim, heads * head_dim)
-        self.wkv = torch.nn.Linear(dim, 2 * heads_kv * head_dim)
-        self.wo = torch.nn.Linear(heads * head_dim, dim)
+sys.path.insert(0, "python/tests")
+from modules import Attention
 
-    def forward(self, x):
-        b, s, _ = x.shape
-        q = self.wq(x).view(b, s, self.h, self.d)
-        k, v = self.wkv(x).view(b, s, 2, self.hkv, self.d).unbind(2)
-        return self.wo(flash_attn_func(q, k, v, causal=True).reshape(b, s, -1))
-
-model = Attention().cuda().bfloat16()
+model = Attention(dim=512, heads=8, heads_kv=2, head_dim=64).cuda().bfloat16()
 x = torch.randn(4, 1024, 512, device="cuda", dtype=torch.bfloat16, requires_grad=True)
 e = torch._dynamo.explain(model)(x)
 print(f"torch {torch.__version__}: graphs {e.graph_count}, graph breaks {e.graph_break_count}, "

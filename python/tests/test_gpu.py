@@ -16,6 +16,7 @@ import flash_ladder  # noqa: E402
 from flash_ladder import flash_attn_func, flash_attn_with_kvcache, interface  # noqa: E402
 
 import reference  # noqa: E402
+from modules import Attention  # noqa: E402
 from reference import error_bound, max_error  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -463,27 +464,12 @@ def test_errors_on_the_gpu():
         flash_attn_func(q, k.bfloat16(), v)
 
 
-class Attention(torch.nn.Module):
-    def __init__(self, dim=256, heads=8, heads_kv=2, head_dim=64):
-        super().__init__()
-        self.heads, self.heads_kv, self.head_dim = heads, heads_kv, head_dim
-        self.wq = torch.nn.Linear(dim, heads * head_dim)
-        self.wkv = torch.nn.Linear(dim, 2 * heads_kv * head_dim)
-        self.wo = torch.nn.Linear(heads * head_dim, dim)
-
-    def forward(self, x):
-        b, s, _ = x.shape
-        q = self.wq(x).view(b, s, self.heads, self.head_dim)
-        k, v = self.wkv(x).view(b, s, 2, self.heads_kv, self.head_dim).unbind(2)
-        return self.wo(flash_attn_func(q, k, v, causal=True).reshape(b, s, -1))
-
-
 def test_compile_fullgraph():
     if not interface._HAS_CUSTOM_OP:
         pytest.skip("torch.compile support needs torch >= 2.4")
     torch._dynamo.reset()
     torch.manual_seed(0)
-    model = Attention().cuda().to(torch.bfloat16)
+    model = Attention(dim=256, heads=8, heads_kv=2, head_dim=64).cuda().to(torch.bfloat16)
     x = torch.randn(2, 384, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
     compiled = torch.compile(model, fullgraph=True)  # raises on any graph break
     out = compiled(x)

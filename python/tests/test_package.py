@@ -33,10 +33,9 @@ def test_struct_sizes_match_the_header(cls, size):
         assert struct.calcsize(_capi.struct_format(cls)) == size
 
 
-def _call(entry, **fields):
-    """Calls entry with an args struct zeroed but for struct_size and `fields`
-    (name -> value, tensors as dicts); returns (status, message). Only for
-    calls that the argument checks reject: the addresses are made up."""
+def _args(entry, fields):
+    """entry's args struct, zeroed but for struct_size and `fields` (name ->
+    value, tensors as dicts)."""
     args = entry.args_cls()
     args.struct_size = entry.size
     for name, value in fields.items():
@@ -49,6 +48,13 @@ def _call(entry, **fields):
                     setattr(tensor, key, v)
         else:
             setattr(args, name, value)
+    return args
+
+
+def _call(entry, **fields):
+    """Calls entry with _args(entry, fields); returns (status, message). Only
+    for calls that the argument checks reject: the addresses are made up."""
+    args = _args(entry, fields)
     status = entry.run(ctypes.addressof(args))
     return status, _capi.last_error()
 
@@ -142,15 +148,7 @@ def test_window_defaults_match_the_header_init():
 def test_valid_plan_without_a_device_says_so():
     # A plan launches nothing, so made-up addresses are safe on a GPU too.
     entry = _capi.library().forward
-    args = entry.args_cls()
-    args.struct_size = entry.size
-    for name, value in _valid_forward().items():
-        tensor = getattr(args, name)
-        for key, v in value.items():
-            if key in ("shape", "strides"):
-                getattr(tensor, key)[:] = v
-            else:
-                setattr(tensor, key, v)
+    args = _args(entry, _valid_forward())
     try:
         kernel, _, _ = entry.plan(ctypes.addressof(args))
         assert kernel

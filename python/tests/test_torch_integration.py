@@ -15,6 +15,7 @@ from flash_ladder import flash_attn_func, flash_attn_with_kvcache, interface  # 
 
 import emulation  # noqa: E402
 import reference  # noqa: E402
+from modules import Attention  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -170,24 +171,6 @@ def test_opcheck(emulated):
                           (q1, k_cache, v_cache, k1, v1, lens, None, None, True, 2, 0, 0, False))
 
 
-class Attention(torch.nn.Module):
-    """A small attention block: projections around flash_attn_func (GQA)."""
-
-    def __init__(self, dim=32, heads=4, heads_kv=2, head_dim=8, window_size=(-1, -1)):
-        super().__init__()
-        self.window_size = window_size
-        self.heads, self.heads_kv, self.head_dim = heads, heads_kv, head_dim
-        self.wq = torch.nn.Linear(dim, heads * head_dim)
-        self.wkv = torch.nn.Linear(dim, 2 * heads_kv * head_dim)
-        self.wo = torch.nn.Linear(heads * head_dim, dim)
-
-    def forward(self, x):
-        b, s, _ = x.shape
-        q = self.wq(x).view(b, s, self.heads, self.head_dim)
-        k, v = self.wkv(x).view(b, s, 2, self.heads_kv, self.head_dim).unbind(2)  # strided views of one buffer
-        return self.wo(flash_attn_func(q, k, v, causal=True, window_size=self.window_size).reshape(b, s, -1))
-
-
 class Recorder:
     """A torch.compile backend that keeps the graphs dynamo hands it and runs
     them with aot_eager (AOTAutograd, so the backward is traced too)."""
@@ -207,7 +190,7 @@ class Recorder:
 @pytest.mark.parametrize("window_size", [(-1, -1), (5, 5)], ids=["full", "window"])
 def test_compile_fullgraph_forward_and_backward(emulated, window_size):
     torch.manual_seed(0)
-    model = Attention(window_size=window_size)
+    model = Attention(dim=32, heads=4, heads_kv=2, head_dim=8, window_size=window_size)
     x = torch.randn(2, 24, 32, requires_grad=True)
     recorder = Recorder()
     compiled = torch.compile(model, backend=recorder, fullgraph=True)
@@ -225,7 +208,7 @@ def test_compile_fullgraph_forward_and_backward(emulated, window_size):
     assert {c for c in emulation.calls if c[0] == "forward"} == {("forward", True, *passed)}
     assert {c for c in emulation.calls if c[0] == "backward"} == {("backward", True, *passed)}
     if window_size != (-1, -1):  # the window changes the result: it reached the stand-ins
-        full = Attention()
+        full = Attention(dim=32, heads=4, heads_kv=2, head_dim=8)
         full.load_state_dict(model.state_dict())
         assert not torch.allclose(full(x), ref)
 
