@@ -50,6 +50,15 @@ struct BackwardArgs {
   bool causal = false;
   int window_left = -1;
   int window_right = -1;
+  // The forward's score modifiers (see ForwardArgs::softcap). With a softcap,
+  // dS carries the cap's derivative, 1 - tanh^2.
+  float softcap = 0.0f;
+  std::optional<TensorView> alibi_slopes;
+  std::optional<TensorView> sinks;
+  // Optional output, only with sinks: fp32 [heads_q], dL/dsinks[h] =
+  // -sum over the batch and the rows of head h of exp(sinks[h] - LSE) *
+  // rowsum(dO * O). Overwritten, not accumulated into.
+  std::optional<TensorView> dsinks;
   // true: dq, dk and dv are bit-identical from run to run (no floating-point
   // atomics); may be slower.
   bool deterministic = false;

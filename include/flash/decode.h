@@ -64,6 +64,12 @@ struct DecodeArgs {
   // read.
   int window_left = -1;
   int window_right = -1;
+  // Score modifiers, as ForwardArgs::softcap, alibi_slopes and sinks (query
+  // i of the seqlen_q new tokens sits at position i + L - seqlen_q for
+  // ALiBi's distance; a row that sees no key gets LSE = sinks[h]).
+  float softcap = 0.0f;
+  std::optional<TensorView> alibi_slopes;
+  std::optional<TensorView> sinks;
   // Splits of each sequence's keys (flash-decoding), in whole 64-key tiles:
   // 0 lets a heuristic fill the GPU from the SM count, batch, heads and
   // cache capacity; 1 to 256 is taken as given (splits past a sequence's

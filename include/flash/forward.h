@@ -80,6 +80,20 @@ struct ForwardArgs {
   // rows that see no key get O = 0 and LSE = -inf.
   int window_left = -1;
   int window_right = -1;
+  // Score modifiers (FlashAttention's semantics, so that users can switch).
+  // The score of query i and key j is s = softmax_scale * q_i . k_j; then
+  //   softcap > 0:   s = softcap * tanh(s / softcap)           (Gemma 2, Grok)
+  //   alibi_slopes:  s -= slope * |i + seqlen_k - seqlen_q - j| (BLOOM, MPT)
+  // then the mask, then the softmax, whose denominator has one more term,
+  // exp(sinks[h]), when sinks are given (gpt-oss): a logit per query head
+  // that carries no value. The LSE includes the sink, so a row that sees no
+  // key gets O = 0 and LSE = sinks[h] (-inf without sinks).
+  // softcap: 0 (off) or finite and > 0.
+  float softcap = 0.0f;
+  // Optional fp32 [heads_q] (one slope per query head) or [batch, heads_q].
+  std::optional<TensorView> alibi_slopes;
+  // Optional fp32 [heads_q]; finite values (a sink of -inf is no sink).
+  std::optional<TensorView> sinks;
   Stream stream = nullptr;
   // A variant name from flash::forward_variants(), or "auto": the last
   // variant in that (ladder) order that is built, supports the call and runs

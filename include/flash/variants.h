@@ -15,9 +15,14 @@ enum Feature : unsigned {
   kFeatureLse = 1u << 2,           // writes the log-sum-exp
   kFeatureUnequalSeqlens = 1u << 3,  // seqlen_q != seqlen_k
   kFeatureWindow = 1u << 4,        // sliding window (window_left / window_right)
+  kFeatureSoftcap = 1u << 5,       // softcap > 0
+  kFeatureAlibi = 1u << 6,         // alibi_slopes
+  kFeatureSinks = 1u << 7,         // sinks (and, for the backward, dsinks)
 };
+// The score modifiers (ForwardArgs::softcap, alibi_slopes, sinks).
+inline constexpr unsigned kScoreFeatures = kFeatureSoftcap | kFeatureAlibi | kFeatureSinks;
 inline constexpr unsigned kAllFeatures =
-    kFeatureCausal | kFeatureGqa | kFeatureLse | kFeatureUnequalSeqlens | kFeatureWindow;
+    kFeatureCausal | kFeatureGqa | kFeatureLse | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures;
 
 struct VariantInfo {
   std::string name;
@@ -58,7 +63,7 @@ struct VariantInfo {
 std::vector<VariantInfo> forward_variants();
 
 // Backward variants in ladder order. features: kFeatureCausal | kFeatureGqa | kFeatureWindow |
-// kFeatureUnequalSeqlens (every backward variant takes the LSE as input).
+// kFeatureUnequalSeqlens | the score modifiers (every backward variant takes the LSE as input).
 std::vector<VariantInfo> backward_variants();
 
 // Decode (KV-cache) variants.

@@ -14,6 +14,16 @@
 
 namespace flash::detail {
 
+// The score modifiers of one call (ForwardArgs::softcap, alibi_slopes,
+// sinks): fp32 pointers into the caller's tensors, null when not given.
+struct ScoreSpec {
+  float softcap = 0.0f;  // 0: off
+  const float* alibi = nullptr;  // slopes
+  std::int64_t alibi_batch_stride = 0, alibi_head_stride = 0;  // batch stride 0: one slope per head
+  const float* sinks = nullptr;  // one logit per query head
+  std::int64_t sinks_stride = 0;
+};
+
 // Sizes, scale and mask of one call.
 struct AttnProblem {
   int batch = 0;
@@ -26,6 +36,14 @@ struct AttnProblem {
 
   float scale = 1.0f;       // softmax scale
   float scale_log2 = 1.0f;  // scale * log2(e): softmax in exp2
+  ScoreSpec scores;
+  // The units the kernels keep scores in, derived by derive_scores() (see
+  // common/scores.h): raw q.k without a softcap, tanh(scale q.k / softcap)
+  // with one. exp2 multiplies them by score_exp2; score_lse turns them into
+  // natural-log units; softcap_in is scale / softcap.
+  float score_exp2 = 1.0f;
+  float score_lse = 1.0f;
+  float softcap_in = 0.0f;
   MaskSpec mask;
   // Mask(mask, seqlen_q, seqlen_k), derived on the host by derive_mask() once
   // the sizes and the spec are final. Kernels read its fields as constant-bank
@@ -35,6 +53,13 @@ struct AttnProblem {
   DType dtype = DType::bf16;
 
   void derive_mask() { call_mask = Mask(mask, seqlen_q, seqlen_k); }
+  void derive_scores() {
+    const bool cap = scores.softcap > 0.0f;
+    softcap_in = cap ? scale / scores.softcap : 0.0f;
+    score_lse = cap ? scores.softcap : scale;
+    score_exp2 = static_cast<float>(static_cast<double>(score_lse) * kLog2e);
+  }
+  FLASH_HOST_DEVICE bool has_score_mods() const { return scores.softcap > 0.0f || scores.alibi != nullptr; }
 };
 
 // The attention tensors. Strides in elements; the head_dim stride is 1.
