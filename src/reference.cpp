@@ -1,5 +1,6 @@
 // The fp64 CPU reference. Deliberately plain: for each (batch, head, query
-// row): scores, max, exp, sum, then the weighted sum of V.
+// row): scores (score(): softcap, ALiBi), max, exp, sum (with the sink's
+// term), then the weighted sum of V.
 #include "flash/reference.h"
 
 #include <algorithm>
@@ -56,24 +57,33 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
   auto v_at = [&](int b, int j, int h) { return &v[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
 
   // For f32 the "same math in the input dtype" is the whole row in float
-  // arithmetic: scores, exp and both sums, as an fp32 kernel does them.
+  // arithmetic: scores and their modifiers, exp and both sums, as an fp32
+  // kernel does them.
+  const float scale_f = static_cast<float>(p.softmax_scale), cap_f = static_cast<float>(p.softcap);
   auto fp32_row = [&](int b, int i, int h, int hk, std::vector<double>& o_out) {
+    constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
     std::vector<float> s(Sk);
-    float row_max = -std::numeric_limits<float>::infinity();
+    const float slope = static_cast<float>(alibi_slope(p, b, h));
+    float row_max = kMinusInf;
     for (int j = 0; j < Sk; ++j) {
       if (!visible(p, i, j)) {
-        s[j] = -std::numeric_limits<float>::infinity();
+        s[j] = kMinusInf;
         continue;
       }
       const double* qi = q_at(b, i, h);
       const double* kj = k_at(b, j, hk);
       float dot = 0.0f;
       for (int d = 0; d < D; ++d) dot += static_cast<float>(qi[d]) * static_cast<float>(kj[d]);
-      s[j] = dot * static_cast<float>(p.softmax_scale);
+      s[j] = dot * scale_f;
+      if (cap_f > 0.0f) s[j] = cap_f * std::tanh(s[j] / cap_f);
+      if (slope != 0.0f) s[j] -= slope * std::fabs(static_cast<float>(std::int64_t{i} + Sk - Sq - j));
       row_max = std::max(row_max, s[j]);
     }
+    const float sink_f = static_cast<float>(sink(p, h));
+    const float m = row_max == kMinusInf ? kMinusInf : std::max(row_max, sink_f);
     float row_sum = 0.0f;
-    for (int j = 0; j < Sk; ++j) row_sum += (s[j] = row_max == -std::numeric_limits<float>::infinity() ? 0.0f : std::exp(s[j] - row_max));
+    for (int j = 0; j < Sk; ++j) row_sum += (s[j] = m == kMinusInf ? 0.0f : std::exp(s[j] - m));
+    if (m != kMinusInf) row_sum += std::exp(sink_f - m);
     std::vector<float> o(D, 0.0f);
     for (int j = 0; j < Sk; ++j) {
       const double* vj = v_at(b, j, hk);
@@ -84,6 +94,7 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
 
   auto run_head = [&](int bh) {
     const int b = bh / Hq, h = bh % Hq, hk = h / group;
+    const double sink_h = sink(p, h);
     std::vector<double> s(Sk), o(D), o_lowp(D);
     for (int i : row_list) {
       double row_max = -std::numeric_limits<double>::infinity();
@@ -96,14 +107,18 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
         const double* kj = k_at(b, j, hk);
         double dot = 0.0;
         for (int d = 0; d < D; ++d) dot += qi[d] * kj[d];
-        s[j] = dot * p.softmax_scale;
+        s[j] = score(p, b, h, i, j, dot);
         row_max = std::max(row_max, s[j]);
       }
+      // The sink is one more term of the denominator, with no value.
+      const double m = std::max(row_max, sink_h);
       double row_sum = 0.0;
-      if (row_max != -std::numeric_limits<double>::infinity())
-        for (int j = 0; j < Sk; ++j) row_sum += (s[j] = std::exp(s[j] - row_max));
-      else
+      if (row_max != -std::numeric_limits<double>::infinity()) {
+        for (int j = 0; j < Sk; ++j) row_sum += (s[j] = std::exp(s[j] - m));
+        row_sum += std::exp(sink_h - m);
+      } else {
         std::fill(s.begin(), s.end(), 0.0);
+      }
       std::fill(o.begin(), o.end(), 0.0);
       std::fill(o_lowp.begin(), o_lowp.end(), 0.0);
       for (int j = 0; j < Sk; ++j) {
@@ -122,8 +137,8 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
         out.o[o_off + d] = o[d];
         if (lowp) out.o_lowp[o_off + d] = round_to(*lowp, o_lowp[d]);
       }
-      out.lse[(static_cast<std::size_t>(b) * Hq + h) * Sq + i] =
-          row_sum > 0.0 ? row_max + std::log(row_sum) : -std::numeric_limits<double>::infinity();
+      // A row that sees no key: the sink alone (-inf without one).
+      out.lse[(static_cast<std::size_t>(b) * Hq + h) * Sq + i] = row_sum > 0.0 ? m + std::log(row_sum) : sink_h;
     }
   };
 
@@ -148,6 +163,7 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
                    std::optional<DType> lowp) {
   const int B = p.batch, Sq = p.seqlen_q, Sk = p.seqlen_k, Hq = p.heads_q, Hkv = p.heads_kv, D = p.head_dim;
   const int group = Hq / Hkv;
+  const bool sinks = !p.sinks.empty();
   Gradients g;
   g.dq.assign(q.size(), 0.0);
   g.dk.assign(k.size(), 0.0);
@@ -157,6 +173,9 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
     g.dk_lowp.assign(k.size(), 0.0);
     g.dv_lowp.assign(v.size(), 0.0);
   }
+  // dsinks per (batch, query head), summed over the batch at the end: each
+  // (b, h) belongs to one task, so the sum is the same for any thread count.
+  std::vector<double> dsinks_bh(sinks ? static_cast<std::size_t>(B) * Hq : 0, 0.0), dsinks_bh_lowp(dsinks_bh);
   auto rnd = [&](double x) { return round_to(*lowp, x); };
   auto q_idx = [&](int b, int i, int h) { return ((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D; };
   auto kv_idx = [&](int b, int j, int h) { return ((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D; };
@@ -165,8 +184,9 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
   // the query heads in its group, so tasks never write the same element.
   auto run_kv_head = [&](int task) {
     const int b = task / Hkv, hk = task % Hkv;
-    std::vector<double> prob(Sk), dprob(Sk), prob_l(lowp ? Sk : 0), dprob_l(lowp ? Sk : 0);
+    std::vector<double> prob(Sk), dprob(Sk), dcap(Sk), prob_l(lowp ? Sk : 0), dprob_l(lowp ? Sk : 0), o(D);
     for (int h = hk * group; h < (hk + 1) * group; ++h) {
+      const double sink_h = sink(p, h);
       for (int i = 0; i < Sq; ++i) {
         const double* qi = &q[q_idx(b, i, h)];
         const double* doi = &dout[q_idx(b, i, h)];
@@ -174,30 +194,41 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
         for (int j = 0; j < Sk; ++j) {
           if (!visible(p, i, j)) {
             prob[j] = -std::numeric_limits<double>::infinity();
+            dcap[j] = 0.0;
             continue;
           }
           const double* kj = &k[kv_idx(b, j, hk)];
           double dot = 0.0;
           for (int d = 0; d < D; ++d) dot += qi[d] * kj[d];
-          prob[j] = dot * p.softmax_scale;
+          prob[j] = score(p, b, h, i, j, dot);
+          dcap[j] = score_grad(p, dot);
           row_max = std::max(row_max, prob[j]);
         }
-        if (row_max == -std::numeric_limits<double>::infinity()) continue;  // no key: no gradient
-        double row_sum = 0.0;
-        for (int j = 0; j < Sk; ++j) row_sum += (prob[j] = std::exp(prob[j] - row_max));
+        // No key: O = 0, no gradient (and rowsum(dO * O) = 0: none for the sink).
+        if (row_max == -std::numeric_limits<double>::infinity()) continue;
+        const double m = std::max(row_max, sink_h);
+        double row_sum = std::exp(sink_h - m);
+        for (int j = 0; j < Sk; ++j) row_sum += (prob[j] = std::exp(prob[j] - m));
         double d_i = 0.0;  // rowsum(dO * O) = sum_j P_ij dP_ij
+        std::fill(o.begin(), o.end(), 0.0);
         for (int j = 0; j < Sk; ++j) {
           prob[j] /= row_sum;
           const double* vj = &v[kv_idx(b, j, hk)];
           double dp = 0.0;
-          for (int d = 0; d < D; ++d) dp += doi[d] * vj[d];
+          for (int d = 0; d < D; ++d) {
+            dp += doi[d] * vj[d];
+            o[d] += prob[j] * vj[d];
+          }
           dprob[j] = dp;
           d_i += prob[j] * dp;
         }
+        // The sink's probability, exp(sink - LSE).
+        const double p_sink = std::exp(sink_h - m) / row_sum;
+        if (sinks) dsinks_bh[static_cast<std::size_t>(b) * Hq + h] -= p_sink * d_i;
         double* dqi = &g.dq[q_idx(b, i, h)];
         for (int j = 0; j < Sk; ++j) {
           if (prob[j] == 0.0) continue;
-          const double ds = prob[j] * (dprob[j] - d_i) * p.softmax_scale;
+          const double ds = prob[j] * (dprob[j] - d_i) * dcap[j] * p.softmax_scale;
           const double* kj = &k[kv_idx(b, j, hk)];
           double* dkj = &g.dk[kv_idx(b, j, hk)];
           double* dvj = &g.dv[kv_idx(b, j, hk)];
@@ -208,6 +239,11 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
           }
         }
         if (!lowp) continue;
+        if (sinks) {  // rowsum(dO * O) from O rounded to the dtype
+          double d_o = 0.0;
+          for (int d = 0; d < D; ++d) d_o += doi[d] * rnd(o[d]);
+          dsinks_bh_lowp[static_cast<std::size_t>(b) * Hq + h] -= p_sink * d_o;
+        }
         double d_l = 0.0;  // rowsum(P * dP) from the rounded P and dP
         for (int j = 0; j < Sk; ++j) {
           prob_l[j] = rnd(prob[j]);
@@ -217,7 +253,7 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
         double* dqi_l = &g.dq_lowp[q_idx(b, i, h)];
         for (int j = 0; j < Sk; ++j) {
           if (prob[j] == 0.0) continue;
-          const double ds = rnd(prob_l[j] * (dprob_l[j] - d_l));
+          const double ds = rnd(prob_l[j] * (dprob_l[j] - d_l) * dcap[j]);
           const double* kj = &k[kv_idx(b, j, hk)];
           double* dkj = &g.dk_lowp[kv_idx(b, j, hk)];
           double* dvj = &g.dv_lowp[kv_idx(b, j, hk)];
@@ -245,6 +281,17 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
     for (double& x : g.dq_lowp) x = rnd(x * p.softmax_scale);
     for (double& x : g.dk_lowp) x = rnd(x * p.softmax_scale);
     for (double& x : g.dv_lowp) x = rnd(x);
+  }
+  if (sinks) {
+    g.dsinks.assign(Hq, 0.0);
+    if (lowp) g.dsinks_lowp.assign(Hq, 0.0);
+    for (int b = 0; b < B; ++b)
+      for (int h = 0; h < Hq; ++h) {
+        g.dsinks[h] += dsinks_bh[static_cast<std::size_t>(b) * Hq + h];
+        if (lowp) g.dsinks_lowp[h] += dsinks_bh_lowp[static_cast<std::size_t>(b) * Hq + h];
+      }
+    if (lowp)  // an fp32 output
+      for (double& x : g.dsinks_lowp) x = round_to(DType::f32, x);
   }
   return g;
 }

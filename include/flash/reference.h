@@ -10,7 +10,9 @@
 // flash/flash.h does not include it; include flash/reference.h.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <vector>
 
@@ -33,12 +35,21 @@ struct Problem {
   // unbounded; causal means window_right = 0).
   int window_left = -1;
   int window_right = -1;
+  // Score modifiers, as ForwardArgs::softcap, alibi_slopes and sinks.
+  // softcap: 0 (off) or > 0.
+  double softcap = 0;
+  // ALiBi slopes: empty (none), heads_q values (one per query head) or
+  // batch * heads_q ([batch][heads_q], one per sequence and head).
+  std::vector<double> alibi_slopes = {};
+  // Sinks: empty (none) or heads_q logits, one per query head (-inf: no sink).
+  std::vector<double> sinks = {};
 };
 
 struct Result {
   // [batch, seqlen_q, heads_q, head_dim]
   std::vector<double> o;
-  // [batch, heads_q, seqlen_q]; -inf for rows that see no key.
+  // [batch, heads_q, seqlen_q]: log(exp(sink) + sum_j exp(s_ij)) over the
+  // keys row i sees; a row that sees no key gets the sink (-inf without one).
   std::vector<double> lse;
   // The same math done in the low-precision dtype `lowp`: for f16/bf16, P
   // rounded to it before P V and O rounded to it; for f32, the whole row in
@@ -67,6 +78,41 @@ inline bool visible(const Problem& p, int i, int j) {
   return p.window_left < 0 || j >= d - p.window_left;
 }
 
+// The ALiBi slope of sequence b, query head h (0 without slopes).
+inline double alibi_slope(const Problem& p, int b, int h) {
+  if (p.alibi_slopes.empty()) return 0.0;
+  const bool per_batch = p.alibi_slopes.size() != static_cast<std::size_t>(p.heads_q);
+  return p.alibi_slopes[per_batch ? static_cast<std::size_t>(b) * p.heads_q + h : static_cast<std::size_t>(h)];
+}
+
+// The sink logit of query head h (-inf without sinks: a term exp(-inf) = 0).
+inline double sink(const Problem& p, int h) {
+  return p.sinks.empty() ? -std::numeric_limits<double>::infinity() : p.sinks[static_cast<std::size_t>(h)];
+}
+
+// The score rule, stated once for the forward and the backward: the score of
+// query i and key j of sequence b, query head h, from dot = q_i . k_j:
+//   s = softmax_scale * dot;  softcap > 0: s = softcap * tanh(s / softcap);
+//   ALiBi: s -= slope(b, h) * |i + seqlen_k - seqlen_q - j|.
+// The mask (visible()) is applied apart: a hidden key has no score.
+inline double score(const Problem& p, int b, int h, int i, int j, double dot) {
+  double s = p.softmax_scale * dot;
+  if (p.softcap > 0) s = p.softcap * std::tanh(s / p.softcap);
+  if (!p.alibi_slopes.empty()) {
+    const std::int64_t dist = static_cast<std::int64_t>(i) + p.seqlen_k - p.seqlen_q - j;
+    s -= alibi_slope(p, b, h) * static_cast<double>(dist < 0 ? -dist : dist);
+  }
+  return s;
+}
+
+// ds / d(softmax_scale * dot) of score(): the softcap's 1 - tanh^2 (1
+// without a softcap; ALiBi adds a constant).
+inline double score_grad(const Problem& p, double dot) {
+  if (!(p.softcap > 0)) return 1.0;
+  const double t = std::tanh(p.softmax_scale * dot / p.softcap);
+  return 1.0 - t * t;
+}
+
 // Computes the rows listed in `rows` (query indices, for every batch and
 // head), or every row when `rows` is empty. Entries of rows not computed are
 // left at zero. Parallel over (batch, head) on `threads` threads (0: all cores).
@@ -87,11 +133,19 @@ struct Gradients {
   std::vector<double> dq_lowp;
   std::vector<double> dk_lowp;
   std::vector<double> dv_lowp;
+  // With sinks (else empty): dL/dsinks, [heads_q], summed over the batch
+  // and the rows: dsinks[h] = -sum_{b,i} exp(sink_h - LSE_bhi) * D_bhi, D =
+  // rowsum(dO * O). dsinks_lowp (with lowp) takes D from O rounded to the
+  // dtype, as a kernel given the forward's O does.
+  std::vector<double> dsinks;
+  std::vector<double> dsinks_lowp;
 };
 
-// The fp64 backward: P recomputed from Q, K (and the mask), then
-//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)),
-//   dQ = scale * dS K,  dK = scale * dS^T Q.
+// The fp64 backward: P recomputed from Q, K (the scores by score(), the
+// mask, the sink in the softmax's denominator), then
+//   dV = P^T dO,  dP = dO V^T,  dS = P * (dP - rowsum(dO * O)) * score_grad,
+//   dQ = scale * dS K,  dK = scale * dS^T Q,  and dsinks (see Gradients).
+// ALiBi slopes get no gradient.
 // Parallel over (batch, KV head) on `threads` threads (0: all cores).
 Gradients backward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
                    const std::vector<double>& v, const std::vector<double>& dout, int threads = 0,
