@@ -5,6 +5,7 @@
 // even std::bad_alloc is reported rather than thrown across the ABI.
 #include "flash/flash_c.h"
 
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -66,13 +67,35 @@ int32_t guarded(Call&& call) noexcept {
   }
 }
 
+// The size of a version-2 struct (before the score modifiers): every field
+// up to softcap, the first one version 3 appended.
 template <class Args>
-void check_struct(const char* name, const Args* args) {
+constexpr std::size_t kVersion2Size = offsetof(Args, softcap);
+static_assert(kVersion2Size<flash_forward_args> == 464 && kVersion2Size<flash_backward_args> == 784 &&
+                  kVersion2Size<flash_decode_args> == 872,
+              "the version-2 structs are prefixes of this header's (fields are only appended)");
+
+void init(flash_forward_args* a) { flash_forward_args_init(a); }
+void init(flash_backward_args* a) { flash_backward_args_init(a); }
+void init(flash_decode_args* a) { flash_decode_args_init(a); }
+
+// The caller's struct as this header's: one of this version as it is; one of
+// version 2 (its struct_size ends where softcap begins) copied into *upgraded
+// over an initialised struct, so that the fields appended since keep their
+// defaults (off). Reads no byte past the caller's struct_size.
+template <class Args>
+const Args* read_struct(const char* name, const Args* args, Args* upgraded) {
   if (args == nullptr) reject(std::string(name) + " is null");
-  if (args->struct_size != sizeof(Args))
-    reject(std::string(name) + "->struct_size = " + std::to_string(args->struct_size) + "; this library's " + name +
-           " has " + std::to_string(sizeof(Args)) + " bytes (initialise it with " + name +
-           "_init; or flash_c.h and the library are of different versions)");
+  if (args->struct_size == sizeof(Args)) return args;
+  if (args->struct_size == kVersion2Size<Args>) {
+    init(upgraded);
+    std::memcpy(upgraded, args, kVersion2Size<Args>);
+    upgraded->struct_size = sizeof(Args);
+    return upgraded;
+  }
+  reject(std::string(name) + "->struct_size = " + std::to_string(args->struct_size) + "; this library's " + name +
+         " has " + std::to_string(sizeof(Args)) + " bytes, or " + std::to_string(kVersion2Size<Args>) +
+         " for version 2 (initialise it with " + name + "_init; or flash_c.h is newer than the library)");
 }
 
 flash::TensorView to_view(const char* name, const flash_tensor& t) {
@@ -106,8 +129,9 @@ flash::Stream to_stream(void* stream) { return static_cast<flash::Stream>(stream
 
 std::string to_kernel(const char* kernel) { return kernel != nullptr ? kernel : "auto"; }
 
-flash::ForwardArgs to_cpp(const flash_forward_args* a) {
-  check_struct("flash_forward_args", a);
+flash::ForwardArgs to_cpp(const flash_forward_args* args) {
+  flash_forward_args upgraded;
+  const flash_forward_args* a = read_struct("flash_forward_args", args, &upgraded);
   flash::ForwardArgs f;
   f.q = to_view("q", a->q);
   f.k = to_view("k", a->k);
@@ -118,6 +142,9 @@ flash::ForwardArgs to_cpp(const flash_forward_args* a) {
   f.causal = a->causal != 0;
   f.window_left = a->window_left;
   f.window_right = a->window_right;
+  f.softcap = a->softcap;
+  f.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
+  f.sinks = to_optional("sinks", a->sinks);
   f.stream = to_stream(a->stream);
   f.kernel = to_kernel(a->kernel);
   f.workspace = a->workspace;
@@ -125,8 +152,9 @@ flash::ForwardArgs to_cpp(const flash_forward_args* a) {
   return f;
 }
 
-flash::BackwardArgs to_cpp(const flash_backward_args* a) {
-  check_struct("flash_backward_args", a);
+flash::BackwardArgs to_cpp(const flash_backward_args* args) {
+  flash_backward_args upgraded;
+  const flash_backward_args* a = read_struct("flash_backward_args", args, &upgraded);
   flash::BackwardArgs b;
   b.q = to_view("q", a->q);
   b.k = to_view("k", a->k);
@@ -141,6 +169,10 @@ flash::BackwardArgs to_cpp(const flash_backward_args* a) {
   b.causal = a->causal != 0;
   b.window_left = a->window_left;
   b.window_right = a->window_right;
+  b.softcap = a->softcap;
+  b.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
+  b.sinks = to_optional("sinks", a->sinks);
+  b.dsinks = to_optional("dsinks", a->dsinks);
   b.deterministic = a->deterministic != 0;
   b.stream = to_stream(a->stream);
   b.kernel = to_kernel(a->kernel);
@@ -149,8 +181,9 @@ flash::BackwardArgs to_cpp(const flash_backward_args* a) {
   return b;
 }
 
-flash::DecodeArgs to_cpp(const flash_decode_args* a) {
-  check_struct("flash_decode_args", a);
+flash::DecodeArgs to_cpp(const flash_decode_args* args) {
+  flash_decode_args upgraded;
+  const flash_decode_args* a = read_struct("flash_decode_args", args, &upgraded);
   flash::DecodeArgs d;
   d.q = to_view("q", a->q);
   d.k_cache = to_view("k_cache", a->k_cache);
@@ -166,6 +199,9 @@ flash::DecodeArgs to_cpp(const flash_decode_args* a) {
   d.causal = a->causal != 0;
   d.window_left = a->window_left;
   d.window_right = a->window_right;
+  d.softcap = a->softcap;
+  d.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
+  d.sinks = to_optional("sinks", a->sinks);
   d.num_splits = a->num_splits;
   d.sync_check = a->sync_check != 0;
   d.stream = to_stream(a->stream);

@@ -5,6 +5,7 @@
  * touched, with or without a GPU. */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -80,8 +81,31 @@ static void expect_valid(const char* what, int32_t status, const flash_plan* pla
 
 static void test_version_and_message(void) {
   CHECK(flash_c_abi_version() == FLASH_C_ABI_VERSION);
+  CHECK(FLASH_C_ABI_VERSION == 3);
   CHECK(flash_last_error() != NULL);
   CHECK(sizeof(flash_tensor) == 80);
+  /* 64-bit Linux; python/flash_ladder/_capi.py mirrors these. */
+  CHECK(sizeof(flash_forward_args) == 632 && offsetof(flash_forward_args, softcap) == 464);
+  CHECK(sizeof(flash_backward_args) == 1032 && offsetof(flash_backward_args, softcap) == 784);
+  CHECK(sizeof(flash_decode_args) == 1040 && offsetof(flash_decode_args, softcap) == 872);
+}
+
+/* The init functions leave every score modifier off: softcap 0 and the
+ * optional tensors absent (rank 0). */
+static void test_score_defaults(void) {
+  flash_forward_args f;
+  flash_backward_args b;
+  flash_decode_args d;
+  memset(&f, 0x5a, sizeof f);
+  memset(&b, 0x5a, sizeof b);
+  memset(&d, 0x5a, sizeof d);
+  flash_forward_args_init(&f);
+  flash_backward_args_init(&b);
+  flash_decode_args_init(&d);
+  CHECK(f.softcap == 0.0f && f.reserved3 == 0 && f.alibi_slopes.rank == 0 && f.sinks.rank == 0);
+  CHECK(b.softcap == 0.0f && b.reserved3 == 0 && b.alibi_slopes.rank == 0 && b.sinks.rank == 0 && b.dsinks.rank == 0);
+  CHECK(d.softcap == 0.0f && d.reserved3 == 0 && d.alibi_slopes.rank == 0 && d.sinks.rank == 0);
+  CHECK(f.alibi_slopes.data == NULL && f.sinks.data == NULL && b.dsinks.data == NULL);
 }
 
 static void test_null_and_struct_size(void) {
@@ -102,6 +126,135 @@ static void test_null_and_struct_size(void) {
   EXPECT_INVALID(flash_attention_backward(&b), "flash_backward_args_init");
   d.struct_size = sizeof d + 8;
   EXPECT_INVALID(flash_attention_decode(&d), "struct_size");
+  f = forward_args();
+  f.struct_size = offsetof(flash_forward_args, softcap) + 8; /* neither version 2 nor 3 */
+  EXPECT_INVALID(flash_attention_forward(&f), "flash_forward_args->struct_size = 472");
+}
+
+/* A caller compiled against version 2 of the header: its struct ends where
+ * softcap begins. The library reads nothing past struct_size, and the fields
+ * version 3 appended are off, whatever the bytes after the struct hold. */
+static void test_version2_structs(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  flash_backward_args b = backward_args();
+  flash_decode_args d = decode_args();
+  f.struct_size = offsetof(flash_forward_args, softcap);
+  b.struct_size = offsetof(flash_backward_args, softcap);
+  d.struct_size = offsetof(flash_decode_args, softcap);
+  /* Not part of a version-2 struct: bad values the library must not read. */
+  f.softcap = b.softcap = d.softcap = -1.0f;
+  f.alibi_slopes.dtype = b.sinks.dtype = b.dsinks.dtype = d.sinks.dtype = 9;
+  f.alibi_slopes.rank = b.sinks.rank = b.dsinks.rank = d.sinks.rank = 1;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_VALID(flash_plan_decode(&d, &plan), &plan);
+  /* Its version-2 fields are still read. */
+  f.window_left = -5;
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "window_left = -5");
+  b.q.dtype = 9;
+  EXPECT_INVALID(flash_attention_backward(&b), "q.dtype = 9 is not a flash_dtype");
+  d.num_splits = 300;
+  EXPECT_INVALID(flash_attention_decode(&d), "num_splits = 300");
+  /* The same struct at its full size reads the score fields. */
+  f = forward_args();
+  f.alibi_slopes.dtype = 9;
+  f.alibi_slopes.rank = 1;
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "alibi_slopes.dtype = 9 is not a flash_dtype");
+}
+
+/* The score modifiers: valid values plan (or stop at the device query), bad
+ * ones are rejected with a message naming the argument. The C++ API's
+ * validation words the rest of the message; only the name is matched here. */
+static void test_score_modifiers(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  f.softcap = 30.0f;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f = forward_args();
+  f.alibi_slopes = view(ADDR(10), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch, kHeadsQ, 0, 0);
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f = forward_args();
+  f.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.softcap = 50.0f;
+  f.alibi_slopes = view(ADDR(10), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  f.causal = 1;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+
+  const float bad_caps[] = {-1.0f, NAN, INFINITY, -INFINITY};
+  for (int i = 0; i < 4; ++i) {
+    f = forward_args();
+    f.softcap = bad_caps[i];
+    EXPECT_INVALID(flash_plan_forward(&f, &plan), "softcap");
+    EXPECT_INVALID(flash_attention_forward(&f), "softcap");
+  }
+  f = forward_args();
+  f.alibi_slopes = view(ADDR(10), FLASH_BF16, 1, kHeadsQ, 0, 0, 0); /* not f32 */
+  EXPECT_INVALID(flash_attention_forward(&f), "alibi_slopes");
+  f.alibi_slopes = view(ADDR(10), FLASH_F32, 1, kHeadsKv, 0, 0, 0); /* heads_kv, not heads_q */
+  EXPECT_INVALID(flash_attention_forward(&f), "alibi_slopes");
+  f.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch + 1, kHeadsQ, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "alibi_slopes");
+  f.alibi_slopes = view(ADDR(10), FLASH_F32, 3, 1, kBatch, kHeadsQ, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "alibi_slopes");
+  f.alibi_slopes = view(NULL, FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "alibi_slopes");
+  f = forward_args();
+  f.sinks = view(ADDR(11), FLASH_F16, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "sinks");
+  f.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "sinks");
+  f.sinks = view(ADDR(11), FLASH_F32, 2, 1, kHeadsQ, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "sinks");
+  f.sinks.dtype = 9;
+  EXPECT_INVALID(flash_attention_forward(&f), "sinks.dtype = 9 is not a flash_dtype");
+
+  flash_backward_args b = backward_args();
+  b.softcap = 20.0f;
+  b.alibi_slopes = view(ADDR(10), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  b.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  b.dsinks = view(ADDR(12), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  b.dsinks.rank = 0; /* the sinks' gradient is optional */
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  b.softcap = NAN;
+  EXPECT_INVALID(flash_attention_backward(&b), "softcap");
+  b = backward_args();
+  b.alibi_slopes = view(ADDR(10), FLASH_F32, 1, kHeadsQ - 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "alibi_slopes");
+  b = backward_args();
+  b.sinks = view(ADDR(11), FLASH_BF16, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "sinks");
+  b = backward_args();
+  b.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  b.dsinks = view(ADDR(12), FLASH_F32, 1, kHeadsQ + 2, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "dsinks");
+  b.dsinks = view(ADDR(12), FLASH_F16, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "dsinks");
+  b.dsinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0); /* on top of the sinks it is the gradient of */
+  EXPECT_INVALID(flash_attention_backward(&b), "dsinks");
+  b = backward_args();
+  b.dsinks = view(ADDR(12), FLASH_F32, 1, kHeadsQ, 0, 0, 0); /* a gradient of no sinks */
+  EXPECT_INVALID(flash_attention_backward(&b), "dsinks");
+  b.dsinks.dtype = -3;
+  EXPECT_INVALID(flash_attention_backward(&b), "dsinks.dtype = -3 is not a flash_dtype");
+
+  flash_decode_args d = decode_args();
+  d.softcap = 30.0f;
+  d.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch, kHeadsQ, 0, 0);
+  d.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_VALID(flash_plan_decode(&d, &plan), &plan);
+  d.softcap = -0.5f;
+  EXPECT_INVALID(flash_attention_decode(&d), "softcap");
+  d = decode_args();
+  d.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch, kHeadsKv, 0, 0);
+  EXPECT_INVALID(flash_attention_decode(&d), "alibi_slopes");
+  d = decode_args();
+  d.sinks = view(ADDR(11), FLASH_I32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_decode(&d), "sinks");
 }
 
 static void test_valid_calls_plan(void) {
@@ -307,7 +460,10 @@ static void test_message_is_per_thread(void) {
 
 int main(void) {
   test_version_and_message();
+  test_score_defaults();
   test_null_and_struct_size();
+  test_version2_structs();
+  test_score_modifiers();
   test_valid_calls_plan();
   test_tensor_fields();
   test_forward_arguments();

@@ -39,8 +39,9 @@
 extern "C" {
 #endif
 
-/* Bumped whenever a struct or a function of this header changes. */
-#define FLASH_C_ABI_VERSION 2
+/* Bumped whenever a struct or a function of this header changes. Version 3
+ * added the score modifiers (softcap, alibi_slopes, sinks; dsinks). */
+#define FLASH_C_ABI_VERSION 3
 
 /* The largest rank of a view (the C++ API's TensorView::kMaxRank). */
 #define FLASH_C_MAX_RANK 4
@@ -85,9 +86,14 @@ typedef struct flash_tensor {
 } flash_tensor;
 
 /* flash::ForwardArgs. Initialise with flash_forward_args_init, which sets
- * struct_size (a call whose struct_size is not this header's sizeof is
- * rejected: a header and a library of different versions) and the C++
- * defaults; then set the tensors. */
+ * struct_size and the C++ defaults; then set the tensors.
+ *
+ * struct_size versions the structs: fields are only ever appended, so each
+ * version's struct is a prefix of the next. A call's struct_size must be
+ * this header's sizeof or the size of version 2, offsetof(..., softcap)
+ * (a caller compiled against that header; the fields added since are then
+ * off, as their init sets them); any other size is rejected (a header newer
+ * than the library, or a struct not initialised). */
 typedef struct flash_forward_args {
   uint64_t struct_size;
   flash_tensor q;   /* [batch, seqlen_q, heads_q, head_dim] */
@@ -105,6 +111,12 @@ typedef struct flash_forward_args {
   int32_t window_left;       /* sliding window sides: -1 unbounded (the init's default) or >= 0 */
   int32_t window_right;
   int32_t reserved;          /* 0 */
+  /* Version 3: score modifiers (flash::ForwardArgs::softcap, alibi_slopes,
+   * sinks; FlashAttention's semantics). */
+  float softcap;             /* 0: off (the init's default); else finite and > 0: s = softcap * tanh(s / softcap) */
+  int32_t reserved3;         /* 0 */
+  flash_tensor alibi_slopes; /* optional: f32 [heads_q] or [batch, heads_q]; s -= slope * |i + seqlen_k - seqlen_q - j| */
+  flash_tensor sinks;        /* optional: f32 [heads_q], a logit per head in the softmax's denominator, no value */
 } flash_forward_args;
 
 /* flash::BackwardArgs. */
@@ -125,6 +137,12 @@ typedef struct flash_backward_args {
   int32_t window_left;   /* the forward's window */
   int32_t window_right;
   int32_t deterministic; /* 1: bit-identical gradients from run to run */
+  /* Version 3: the forward's score modifiers, and the sinks' gradient. */
+  float softcap;
+  int32_t reserved3;         /* 0 */
+  flash_tensor alibi_slopes; /* optional, as the forward's (no gradient) */
+  flash_tensor sinks;        /* optional, as the forward's */
+  flash_tensor dsinks;       /* optional output, only with sinks: f32 [heads_q], dL/dsinks (overwritten) */
 } flash_backward_args;
 
 /* flash::DecodeArgs. */
@@ -152,6 +170,12 @@ typedef struct flash_decode_args {
   int32_t num_splits; /* 0: a heuristic; 1 to 256: as given */
   int32_t sync_check; /* 1 (the default): wait for the device-side metadata check and report it */
   int32_t reserved;   /* 0 */
+  /* Version 3: score modifiers, as the forward's (query i of the seqlen_q new
+   * tokens sits at key position i + L - seqlen_q of a sequence of L keys). */
+  float softcap;
+  int32_t reserved3;         /* 0 */
+  flash_tensor alibi_slopes; /* optional: f32 [heads_q] or [batch, heads_q] */
+  flash_tensor sinks;        /* optional: f32 [heads_q] */
 } flash_decode_args;
 
 /* What a call would run (flash::ForwardPlan, BackwardPlan, DecodePlan). */
@@ -185,7 +209,8 @@ FLASH_C_API int32_t flash_plan_decode(const flash_decode_args* args, flash_plan*
  * Returns the message's full length, as snprintf. */
 FLASH_C_API size_t flash_describe_decode_status(const int32_t status[4], char* buf, size_t size);
 
-/* Zero every field, set struct_size, and the C++ API's defaults. */
+/* Zero every field, set struct_size, and the C++ API's defaults (no window;
+ * softcap 0 and the optional tensors absent: no score modifier). */
 static inline void flash_forward_args_init(flash_forward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 # flash_c.h: FLASH_C_ABI_VERSION, FLASH_C_MAX_RANK, FLASH_C_KERNEL_NAME_SIZE.
-ABI_VERSION = 2
+ABI_VERSION = 3
 MAX_RANK = 4
 KERNEL_NAME_SIZE = 64
 
@@ -57,6 +57,14 @@ _TAIL = [
     ("window_right", ctypes.c_int32),
 ]
 
+# Appended by ABI version 3 (the score modifiers), after each struct's version-2 fields.
+_SCORES = [
+    ("softcap", ctypes.c_float),
+    ("reserved3", ctypes.c_int32),
+    ("alibi_slopes", Tensor),
+    ("sinks", Tensor),
+]
+
 
 class ForwardArgs(ctypes.Structure):
     _fields_ = (
@@ -64,6 +72,7 @@ class ForwardArgs(ctypes.Structure):
         + [(n, Tensor) for n in ("q", "k", "v", "o", "lse")]
         + _TAIL
         + [("reserved", ctypes.c_int32)]
+        + _SCORES
     )
 
 
@@ -73,6 +82,8 @@ class BackwardArgs(ctypes.Structure):
         + [(n, Tensor) for n in ("q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv")]
         + _TAIL
         + [("deterministic", ctypes.c_int32)]
+        + _SCORES
+        + [("dsinks", Tensor)]
     )
 
 
@@ -85,6 +96,7 @@ class DecodeArgs(ctypes.Structure):
         ]
         + _TAIL
         + [("num_splits", ctypes.c_int32), ("sync_check", ctypes.c_int32), ("reserved", ctypes.c_int32)]
+        + _SCORES
     )
 
 

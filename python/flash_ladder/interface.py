@@ -13,9 +13,10 @@ Two ways into the same calls:
   torch.compile(fullgraph=True) traces them without a graph break.
 
 Every call runs on the current CUDA stream of its tensors' device. The library
-checks every argument (shapes, dtypes, strides, overlap) and its errors come
-back as ValueError with its message; this module only checks what the library
-cannot see: that the tensors are on one CUDA device and have dtypes it knows.
+checks every argument (shapes, dtypes, strides, overlap, the score modifiers'
+values) and its errors come back as ValueError with its message; this module
+only checks what the library cannot see: that the tensors are on one CUDA
+device and have dtypes it knows.
 """
 
 from typing import Optional, Tuple
@@ -75,6 +76,26 @@ def _optional(t, name):
 
 def _scale(softmax_scale):
     return (0.0, 0) if softmax_scale is None else (float(softmax_scale), 1)
+
+
+def _softcap(softcap):
+    """The library's softcap from FlashAttention's (0.0 off; None is taken as
+    off too, as Hugging Face passes it). A bad value (negative, inf, nan)
+    goes to the library, whose ValueError names it."""
+    return 0.0 if softcap is None else float(softcap)
+
+
+# The dtypes FlashAttention-4 takes for learnable_sink; the library takes
+# float32, so these are cast (a differentiable cast: a half-precision
+# parameter gets its gradient in its own dtype).
+_SINK_CASTS = (torch.float16, torch.bfloat16)
+
+
+def _sinks(learnable_sink):
+    """The library's sinks (float32) from learnable_sink."""
+    if learnable_sink is not None and learnable_sink.dtype in _SINK_CASTS:
+        return learnable_sink.float()
+    return learnable_sink
 
 
 def _window(window_size, causal):
@@ -174,9 +195,11 @@ def _lse_for(q):
     return q.new_empty((q.shape[0], q.shape[2], q.shape[1]), dtype=torch.float32)
 
 
-def _forward(q, k, v, softmax_scale, causal, window_left, window_right, with_lse):
+def _forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, with_lse):
     """(o, lse or None). window_left/window_right: the library's sliding
-    window (-1 unbounded), already normalized for causal by the caller."""
+    window (-1 unbounded), already normalized for causal by the caller.
+    softcap (float, 0 off), alibi_slopes and sinks (float32 tensors or None):
+    the library's score modifiers, as given."""
     device = q.get_device()
     o = _out_like(q)
     lse = _lse_for(q) if with_lse and q.dim() == 4 else None
@@ -186,17 +209,21 @@ def _forward(q, k, v, softmax_scale, causal, window_left, window_right, with_lse
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
+        softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"),
     )  # fmt: skip
-    if not _all_on(device, k, v):
-        _wrong_device(entry, address, "flash_attn_func", {"q": q, "k": k, "v": v})
+    if not _all_on(device, k, v, alibi_slopes, sinks):
+        _wrong_device(entry, address, "flash_attn_func",
+                      {"q": q, "k": k, "v": v, "alibi_slopes": alibi_slopes, "learnable_sink": sinks})
     _run(entry, buf, address, device)
     return o, lse
 
 
-def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, deterministic):
-    """(dq, dk, dv)."""
+def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
+              deterministic):
+    """(dq, dk, dv, dsinks): dsinks (float32, like sinks) only with sinks, else None."""
     device = q.get_device()
     dq, dk, dv = _out_like(q), _out_like(k), _out_like(v)
+    dsinks = None if sinks is None else torch.empty(sinks.shape, dtype=torch.float32, device=sinks.device)
     entry = _library().backward
     buf, address = entry.buffer()
     entry.pack_into(
@@ -205,16 +232,18 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_
         *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         1 if deterministic else 0,
+        softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"), *_optional(dsinks, "dsinks"),
     )  # fmt: skip
-    if not _all_on(device, k, v, o, lse, dout):
+    if not _all_on(device, k, v, o, lse, dout, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_func backward",
-                      {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout})
+                      {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout, "alibi_slopes": alibi_slopes,
+                       "learnable_sink": sinks})
     _run(entry, buf, address, device)
-    return dq, dk, dv
+    return dq, dk, dv, dsinks
 
 
 def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left, window_right,
-            num_splits, with_lse, sync_check):
+            softcap, alibi_slopes, sinks, num_splits, with_lse, sync_check):
     """(o, lse or None); appends k and v to the caches first."""
     device = q.get_device()
     o = _out_like(q)
@@ -228,11 +257,12 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
         *_optional(k, "k"), *_optional(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"), *_ABSENT,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         int(num_splits), 1 if sync_check else 0, 0,
+        softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"),
     )  # fmt: skip
-    if not _all_on(device, k_cache, v_cache, k, v, cache_seqlens, page_table):
+    if not _all_on(device, k_cache, v_cache, k, v, cache_seqlens, page_table, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_with_kvcache",
                       {"q": q, "k_cache": k_cache, "v_cache": v_cache, "k": k, "v": v, "cache_seqlens": cache_seqlens,
-                       "page_table": page_table})
+                       "page_table": page_table, "alibi_slopes": alibi_slopes, "learnable_sink": sinks})
     if sync_check and _capturing():
         raise ValueError("flash_attn_with_kvcache: sync_check=True waits for the stream, which a CUDA graph "
                          "capture forbids; capture with sync_check=False")
@@ -240,11 +270,13 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
     return o, lse
 
 
-def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1)):
+def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None,
+                 learnable_sink=None):
     """What flash_attn_func(q, k, v, ...) would run, without running it:
     {"kernel": variant name, "workspace_bytes": n}. Raises as the call would."""
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
     window_left, window_right = _window(window_size, causal)
+    sinks = _sinks(learnable_sink)
     entry = _library().forward
     buf, address = entry.buffer()
     o = _out_like(q)
@@ -253,6 +285,7 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1)
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_ABSENT,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
+        _softcap(softcap), 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"),
     )  # fmt: skip
     if device >= 0 and _current_device() != device:
         with torch.cuda.device(device):
@@ -266,21 +299,25 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1)
 
 
 class _FlashAttnFunction(torch.autograd.Function):
+    """Gradients for q, k, v and sinks (dsinks); none for alibi_slopes."""
+
     @staticmethod
-    def forward(ctx, q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
-        o, lse = _forward(q, k, v, softmax_scale, causal, window_left, window_right, True)
-        ctx.save_for_backward(q, k, v, o, lse)
+    def forward(ctx, q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
+                deterministic):
+        o, lse = _forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, True)
+        ctx.save_for_backward(q, k, v, o, lse, alibi_slopes, sinks)
         ctx.softmax_scale, ctx.causal, ctx.deterministic = softmax_scale, causal, deterministic
         ctx.window = (window_left, window_right)
+        ctx.softcap = softcap
         ctx.mark_non_differentiable(lse)
         return o, lse
 
     @staticmethod
     def backward(ctx, dout, _dlse):
-        q, k, v, o, lse = ctx.saved_tensors
-        dq, dk, dv = _backward(_last_dim_contiguous(dout), q, k, v, o, lse, ctx.softmax_scale, ctx.causal,
-                               *ctx.window, ctx.deterministic)
-        return dq, dk, dv, None, None, None, None, None
+        q, k, v, o, lse, alibi_slopes, sinks = ctx.saved_tensors
+        dq, dk, dv, dsinks = _backward(_last_dim_contiguous(dout), q, k, v, o, lse, ctx.softmax_scale, ctx.causal,
+                                       *ctx.window, ctx.softcap, alibi_slopes, sinks, ctx.deterministic)
+        return dq, dk, dv, None, None, None, None, None, None, dsinks, None
 
 
 # ---------------------------------------------------------------- custom ops
@@ -292,39 +329,49 @@ if _HAS_CUSTOM_OP:
     @torch.library.custom_op("flash_ladder::fwd", mutates_args=())
     def _fwd_op(
         q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, softmax_scale: Optional[float], causal: bool,
-        window_left: int, window_right: int, deterministic: bool,
+        window_left: int, window_right: int, softcap: float, alibi_slopes: Optional[torch.Tensor],
+        sinks: Optional[torch.Tensor], deterministic: bool,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
-        return _forward(q, k, v, softmax_scale, causal, window_left, window_right, True)
+        return _forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, True)
 
     @_fwd_op.register_fake
-    def _fwd_fake(q, k, v, softmax_scale, causal, window_left, window_right, deterministic):
+    def _fwd_fake(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
+                  deterministic):
         return _out_like(q), _lse_for(q)
+
+    def _no_dsinks(q):
+        return q.new_empty((0,), dtype=torch.float32)  # the op's dsinks without sinks: an op returns no None
 
     @torch.library.custom_op("flash_ladder::bwd", mutates_args=())
     def _bwd_op(
         dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
-        softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, deterministic: bool,
-    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        return _backward(_last_dim_contiguous(dout), q, k, v, o, lse, softmax_scale, causal, window_left,
-                         window_right, deterministic)
+        softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, softcap: float,
+        alibi_slopes: Optional[torch.Tensor], sinks: Optional[torch.Tensor], deterministic: bool,
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        dq, dk, dv, dsinks = _backward(_last_dim_contiguous(dout), q, k, v, o, lse, softmax_scale, causal, window_left,
+                                       window_right, softcap, alibi_slopes, sinks, deterministic)
+        return dq, dk, dv, dsinks if dsinks is not None else _no_dsinks(q)
 
     @_bwd_op.register_fake
-    def _bwd_fake(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, deterministic):
-        return _out_like(q), _out_like(k), _out_like(v)
+    def _bwd_fake(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes,
+                  sinks, deterministic):
+        dsinks = sinks.new_empty(sinks.shape, dtype=torch.float32) if sinks is not None else _no_dsinks(q)
+        return _out_like(q), _out_like(k), _out_like(v), dsinks
 
     def _fwd_setup_context(ctx, inputs, output):
-        q, k, v, softmax_scale, causal, window_left, window_right, deterministic = inputs
+        q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, deterministic = inputs
         o, lse = output
-        ctx.save_for_backward(q, k, v, o, lse)
+        ctx.save_for_backward(q, k, v, o, lse, alibi_slopes, sinks)
         ctx.softmax_scale, ctx.causal, ctx.deterministic = softmax_scale, causal, deterministic
         ctx.window_left, ctx.window_right = window_left, window_right
+        ctx.softcap = softcap
         ctx.mark_non_differentiable(lse)
 
     def _fwd_backward(ctx, dout, _dlse):
-        q, k, v, o, lse = ctx.saved_tensors
-        dq, dk, dv = _bwd_op(dout, q, k, v, o, lse, ctx.softmax_scale, ctx.causal, ctx.window_left,
-                             ctx.window_right, ctx.deterministic)
-        return dq, dk, dv, None, None, None, None, None
+        q, k, v, o, lse, alibi_slopes, sinks = ctx.saved_tensors
+        dq, dk, dv, dsinks = _bwd_op(dout, q, k, v, o, lse, ctx.softmax_scale, ctx.causal, ctx.window_left,
+                                     ctx.window_right, ctx.softcap, alibi_slopes, sinks, ctx.deterministic)
+        return dq, dk, dv, None, None, None, None, None, None, dsinks if sinks is not None else None, None
 
     _fwd_op.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
 
@@ -332,15 +379,15 @@ if _HAS_CUSTOM_OP:
     def _fwd_kvcache_op(
         q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, k: Optional[torch.Tensor],
         v: Optional[torch.Tensor], cache_seqlens: torch.Tensor, page_table: Optional[torch.Tensor],
-        softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, num_splits: int,
-        sync_check: bool,
+        softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int, softcap: float,
+        alibi_slopes: Optional[torch.Tensor], sinks: Optional[torch.Tensor], num_splits: int, sync_check: bool,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         return _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left,
-                       window_right, num_splits, True, sync_check)
+                       window_right, softcap, alibi_slopes, sinks, num_splits, True, sync_check)
 
     @_fwd_kvcache_op.register_fake
     def _fwd_kvcache_fake(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left,
-                          window_right, num_splits, sync_check):
+                          window_right, softcap, alibi_slopes, sinks, num_splits, sync_check):
         return _out_like(q), _lse_for(q)
 
 
@@ -373,7 +420,7 @@ def _eager(a, b, c):
 
 
 def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1), deterministic=False,
-                    return_lse=False):
+                    return_lse=False, softcap=0.0, alibi_slopes=None, learnable_sink=None):
     """Exact attention, FlashAttention's flash_attn_func.
 
     q: (batch, seqlen_q, heads_q, head_dim); k, v: (batch, seqlen_k, heads_kv,
@@ -390,23 +437,42 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, 
     + right, -1 leaving that side unbounded; (-1, -1) is no window. With
     causal=True the right side is 0 whatever is given (as in FlashAttention:
     window_size=(w, w) with causal=True means (w, 0)). A value below -1 raises
-    ValueError. Rows that see no key get out = 0 and LSE = -inf.
+    ValueError. Rows that see no key get out = 0 and LSE = -inf (with
+    learnable_sink: the sink).
     deterministic: the backward gives bit-identical gradients from run to run.
+
+    Score modifiers (FlashAttention's semantics; the score of query i and key
+    j is s = softmax_scale * q_i . k_j):
+    softcap: 0.0 (off) or > 0: s = softcap * tanh(s / softcap) (Gemma 2).
+    alibi_slopes: float32 (heads_q,) or (batch, heads_q) (FlashAttention-2's):
+    s -= slope * |i + seqlen_k - seqlen_q - j| (BLOOM, MPT). No gradient.
+    learnable_sink: (heads_q,) (FlashAttention-4's name; gpt-oss's sinks),
+    float32, or float16/bfloat16 cast to float32: a logit per head in the
+    softmax's denominator that carries no value, exp(sink) added to the sum
+    of exp(s). It gets a gradient when it requires one.
+    A bad value or shape raises ValueError naming softcap, alibi_slopes or
+    sinks (the library's name for learnable_sink).
+
     Returns out (batch, seqlen_q, heads_q, head_dim), and with return_lse
-    also the log-sum-exp (batch, heads_q, seqlen_q), float32, natural log.
-    Differentiable in q, k and v (not through the LSE).
+    also the log-sum-exp (batch, heads_q, seqlen_q), float32, natural log
+    (including the sink). Differentiable in q, k, v and learnable_sink (not
+    through the LSE).
     """
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
     left, right = window_size
     if causal:
         right = 0
+    softcap, sinks = _softcap(softcap), _sinks(learnable_sink)
     if _eager(q, k, v):
-        if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad):
-            o, lse = _FlashAttnFunction.apply(q, k, v, softmax_scale, causal, left, right, deterministic)
+        if torch.is_grad_enabled() and (q.requires_grad or k.requires_grad or v.requires_grad
+                                        or (sinks is not None and sinks.requires_grad)):
+            o, lse = _FlashAttnFunction.apply(q, k, v, softmax_scale, causal, left, right, softcap, alibi_slopes, sinks,
+                                              deterministic)
         else:
-            o, lse = _forward(q, k, v, softmax_scale, causal, left, right, return_lse)
+            o, lse = _forward(q, k, v, softmax_scale, causal, left, right, softcap, alibi_slopes, sinks, return_lse)
     else:
-        o, lse = _fwd_op(q, k, v, softmax_scale, causal, int(left), int(right), deterministic)
+        o, lse = _fwd_op(q, k, v, softmax_scale, causal, int(left), int(right), softcap, alibi_slopes, sinks,
+                         deterministic)
     return (o, lse) if return_lse else o
 
 
@@ -424,7 +490,8 @@ def _seqlens_tensor(cache_seqlens, q, k_cache, page_table, k):
 
 def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=None, page_table=None,
                             softmax_scale=None, causal=False, window_size=(-1, -1), num_splits=0,
-                            return_softmax_lse=False, sync_check=False):
+                            return_softmax_lse=False, sync_check=False, softcap=0.0, alibi_slopes=None,
+                            learnable_sink=None):
     """Attention of a few new queries to a KV cache (decoding), FlashAttention's
     flash_attn_with_kvcache.
 
@@ -447,6 +514,9 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=N
     page_table and raise ValueError naming a bad entry; by default the call
     is asynchronous (as FlashAttention's) and bad metadata is found but only
     makes the call write nothing.
+    softcap, alibi_slopes, learnable_sink: as in flash_attn_func; ALiBi's
+    distance puts query i of the seqlen_q new ones at key position
+    i + L - seqlen_q of a sequence of L = cache_seqlens + seqlen_new keys.
     Returns out like q, and with return_softmax_lse also the LSE (batch,
     heads_q, seqlen_q), float32. Not differentiable.
     """
@@ -459,11 +529,14 @@ def flash_attn_with_kvcache(q, k_cache, v_cache, k=None, v=None, cache_seqlens=N
     left, right = window_size
     if causal:
         right = 0
+    softcap, sinks = _softcap(softcap), _sinks(learnable_sink)
+    if sinks is not None:
+        sinks = sinks.detach()  # decoding is not differentiable (a model's sinks parameter may require grad)
     if _eager(q, k_cache, v_cache):
         o, lse = _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, left, right,
-                         num_splits, return_softmax_lse, sync_check)
+                         softcap, alibi_slopes, sinks, num_splits, return_softmax_lse, sync_check)
     else:
         o, lse = _fwd_kvcache_op(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal,
-                                 int(left), int(right), num_splits, sync_check)
+                                 int(left), int(right), softcap, alibi_slopes, sinks, num_splits, sync_check)
     return (o, lse) if return_softmax_lse else o
 

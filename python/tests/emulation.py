@@ -1,7 +1,9 @@
 """Stand-ins for the library's three calls, in plain PyTorch, with the same
 signatures and output layouts as flash_ladder.interface's _forward, _backward
-and _decode. With them patched in, everything above the library (autograd,
-the custom ops, their fake implementations, torch.compile) runs on the CPU."""
+and _decode, the score modifiers (softcap, ALiBi, sinks and the sinks'
+gradient) included. With them patched in, everything above the library
+(autograd, the custom ops, their fake implementations, torch.compile) runs on
+the CPU."""
 
 import math
 
@@ -12,10 +14,12 @@ from flash_ladder import interface
 import reference
 
 
-def forward(q, k, v, softmax_scale, causal, window_left, window_right, with_lse):
+def forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, with_lse):
     calls.append(("forward", causal, window_left, window_right))
+    scores.append(("forward", softcap, alibi_slopes, sinks))
     out, lse = reference.attention(q, k, v, softmax_scale, causal, dtype=torch.float32,
-                                   window_size=(window_left, window_right))
+                                   window_size=(window_left, window_right), softcap=softcap,
+                                   alibi_slopes=alibi_slopes, sinks=sinks)
     o = interface._out_like(q)
     o.copy_(out)
     if not with_lse:
@@ -25,19 +29,25 @@ def forward(q, k, v, softmax_scale, causal, window_left, window_right, with_lse)
     return o, lse_out
 
 
-def backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, deterministic):
+def backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
+             deterministic):
     calls.append(("backward", causal, window_left, window_right))
-    grads = reference.attention_backward(dout, q, k, v, softmax_scale, causal, dtype=torch.float32,
-                                         window_size=(window_left, window_right))
+    scores.append(("backward", softcap, alibi_slopes, sinks))
+    *grads, dsinks = reference.attention_backward(dout, q, k, v, softmax_scale, causal, dtype=torch.float32,
+                                                  window_size=(window_left, window_right), softcap=softcap,
+                                                  alibi_slopes=alibi_slopes, sinks=sinks)
     outs = (interface._out_like(q), interface._out_like(k), interface._out_like(v))
     for out, g in zip(outs, grads):
         out.copy_(g)
-    return outs
+    if sinks is not None:  # the library's dsinks: float32, shaped like sinks, a tensor of its own
+        dsinks = torch.empty(sinks.shape, dtype=torch.float32, device=sinks.device).copy_(dsinks)
+    return (*outs, dsinks)
 
 
 def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, causal, window_left, window_right,
-           num_splits, with_lse, sync_check):
+           softcap, alibi_slopes, sinks, num_splits, with_lse, sync_check):
     calls.append(("decode", causal, window_left, window_right))
+    scores.append(("decode", softcap, alibi_slopes, sinks))
     batch, seqlen_q, heads_q, head_dim = q.shape
     o, lse = interface._out_like(q), interface._lse_for(q)
     page_size = k_cache.shape[1]
@@ -57,8 +67,10 @@ def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, 
         length = start + new
         keys = torch.stack([k_cache[slot(j)] for j in range(length)]) if length else k_cache[0, :0]
         values = torch.stack([v_cache[slot(j)] for j in range(length)]) if length else v_cache[0, :0]
+        slopes = alibi_slopes[b : b + 1] if alibi_slopes is not None and alibi_slopes.dim() == 2 else alibi_slopes
         out, row_lse = reference.attention(q[b : b + 1], keys[None], values[None], softmax_scale, causal,
-                                           dtype=torch.float32, window_size=(window_left, window_right))
+                                           dtype=torch.float32, window_size=(window_left, window_right),
+                                           softcap=softcap, alibi_slopes=slopes, sinks=sinks)
         o[b] = out[0]
         lse[b] = row_lse[0]
     return o, (lse if with_lse else None)
@@ -67,10 +79,13 @@ def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, 
 # (call, causal, window_left, window_right) of every stand-in call since install():
 # what reached the library's level, for the tests that check the window arrives.
 calls = []
+# (call, softcap, alibi_slopes, sinks) of the same calls: the score modifiers as they arrived.
+scores = []
 
 
 def install(monkeypatch):
     calls.clear()
+    scores.clear()
     monkeypatch.setattr(interface, "_forward", forward)
     monkeypatch.setattr(interface, "_backward", backward)
     monkeypatch.setattr(interface, "_decode", decode)

@@ -94,15 +94,15 @@ def test_backward_arguments():
     lse = torch.randn(B, HQ, SQ)
     dout = torch.randn_like(q)
     with raises("dout.shape[1] (seqlen_q) = 8; expected 16 (q's shape)"):
-        interface._backward(dout[:, :8], q, k, v, o, lse, None, False, -1, -1, False)
+        interface._backward(dout[:, :8], q, k, v, o, lse, None, False, -1, -1, 0.0, None, None, False)
     with raises("lse.dtype is bf16; expected f32"):
-        interface._backward(dout, q, k, v, o, lse.to(BF16), None, False, -1, -1, False)
+        interface._backward(dout, q, k, v, o, lse.to(BF16), None, False, -1, -1, 0.0, None, None, False)
     with raises("lse.shape[2] (seqlen_q) = 15; expected 16 (q.shape[1])"):
-        interface._backward(dout, q, k, v, o, lse[..., 1:], None, False, -1, -1, False)
+        interface._backward(dout, q, k, v, o, lse[..., 1:], None, False, -1, -1, 0.0, None, None, False)
     with raises("softmax_scale"):
-        interface._backward(dout, q, k, v, o, lse, -1.0, False, -1, -1, False)
+        interface._backward(dout, q, k, v, o, lse, -1.0, False, -1, -1, 0.0, None, None, False)
     with raises(NOT_ON_GPU):
-        interface._backward(dout, q, k, v, o, lse, None, True, -1, 0, True)
+        interface._backward(dout, q, k, v, o, lse, None, True, -1, 0, 0.0, None, None, True)
 
 
 CAPACITY = 64
@@ -203,8 +203,9 @@ def test_backward_window_arguments():
     q, k, v = qkv()
     o, lse, dout = torch.randn_like(q), torch.randn(B, HQ, SQ), torch.randn_like(q)
     with raises("window_left = -2"):
-        interface._backward(dout, q, k, v, o, lse, None, False, -2, -1, False)
+        interface._backward(dout, q, k, v, o, lse, None, False, -2, -1, 0.0, None, None, False)
     with raises("window_right = 3 with causal = true: causal means window_right = 0"):
-        interface._backward(dout, q, k, v, o, lse, None, True, -1, 3, False)  # below the public layer's normalization
+        # below the public layer's normalization
+        interface._backward(dout, q, k, v, o, lse, None, True, -1, 3, 0.0, None, None, False)
     with raises(NOT_ON_GPU):
-        interface._backward(dout, q, k, v, o, lse, None, True, 16, 0, False)
+        interface._backward(dout, q, k, v, o, lse, None, True, 16, 0, 0.0, None, None, False)

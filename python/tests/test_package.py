@@ -23,14 +23,18 @@ def test_library_loads():
 
 
 @pytest.mark.parametrize(
-    "cls, size", [(_capi.ForwardArgs, 464), (_capi.BackwardArgs, 784), (_capi.DecodeArgs, 872), (_capi.Plan, 80)]
+    "cls, size, version2_size",
+    [(_capi.ForwardArgs, 632, 464), (_capi.BackwardArgs, 1032, 784), (_capi.DecodeArgs, 1040, 872),
+     (_capi.Plan, 80, None)],
 )
-def test_struct_sizes_match_the_header(cls, size):
-    # flash_c.h's structs on 64-bit Linux; the library itself rejects a call
-    # whose struct_size differs (test_struct_size_is_checked).
+def test_struct_sizes_match_the_header(cls, size, version2_size):
+    # flash_c.h's structs on 64-bit Linux (tests/test_c_api.c checks the same
+    # numbers); the library itself rejects a call whose struct_size is
+    # neither this nor version 2's (test_struct_size_is_checked).
     assert ctypes.sizeof(cls) == size
     if cls is not _capi.Plan:
         assert struct.calcsize(_capi.struct_format(cls)) == size
+        assert cls.softcap.offset == version2_size  # version 3 appended the score modifiers
 
 
 def _args(entry, fields):
@@ -70,9 +74,10 @@ def test_struct_size_is_checked():
 @pytest.mark.parametrize(
     "entry_name, tensor_names",
     [
-        ("forward", ["q", "k", "v", "o", "lse"]),
-        ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv"]),
-        ("decode", ["q", "k_cache", "v_cache", "page_table", "cache_seqlens", "k_new", "v_new", "o", "lse", "status"]),
+        ("forward", ["q", "k", "v", "o", "lse", "alibi_slopes", "sinks"]),
+        ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv", "alibi_slopes", "sinks", "dsinks"]),
+        ("decode", ["q", "k_cache", "v_cache", "page_table", "cache_seqlens", "k_new", "v_new", "o", "lse", "status",
+                    "alibi_slopes", "sinks"]),
     ],
 )
 def test_each_tensor_field_reaches_the_library_under_its_name(entry_name, tensor_names):
@@ -137,6 +142,39 @@ def test_window_fields_reach_the_library_under_their_names(entry_name):
     assert status == _capi.ERROR_INVALID_ARGUMENT and "window_right = -7" in message, message
     status, message = _call(entry, causal=1, window_left=-1, window_right=5, **tensors)
     assert status == _capi.ERROR_INVALID_ARGUMENT and "window_right = 5 with causal = true" in message, message
+
+
+@pytest.mark.parametrize("entry_name", ["forward", "backward", "decode"])
+def test_score_fields_reach_the_library_under_their_names(entry_name):
+    # softcap by a bad value; the optional f32 tensors by a bad shape (they
+    # are valid views otherwise), so the C++ checks name each one.
+    entry = getattr(_capi.library(), entry_name)
+    tensors = {"forward": _valid_forward, "backward": _valid_backward, "decode": _valid_decode}[entry_name]()
+    status, message = _call(entry, softcap=-3.0, **tensors)
+    assert status == _capi.ERROR_INVALID_ARGUMENT and "softcap" in message, message
+    heads = {"data": 10 << 28, "dtype": _capi.F32, "rank": 1, "shape": [3, 0, 0, 0], "strides": [1, 0, 0, 0]}
+    for name in ("alibi_slopes", "sinks"):
+        status, message = _call(entry, **{name: heads}, **tensors)
+        assert status == _capi.ERROR_INVALID_ARGUMENT and name in message, message
+    if entry_name == "backward":
+        sinks = dict(heads, shape=[4, 0, 0, 0])
+        status, message = _call(entry, sinks=sinks, dsinks=dict(heads, data=11 << 28), **tensors)
+        assert status == _capi.ERROR_INVALID_ARGUMENT and "dsinks" in message, message
+
+
+@pytest.mark.parametrize("entry_name", ["forward", "backward", "decode"])
+def test_a_version2_struct_is_read_without_the_score_fields(entry_name):
+    # A struct_size of version 2 (up to softcap): the library ignores what
+    # follows, so the bad softcap there is not seen and the call is valid.
+    entry = getattr(_capi.library(), entry_name)
+    tensors = {"forward": _valid_forward, "backward": _valid_backward, "decode": _valid_decode}[entry_name]()
+    args = _args(entry, dict(tensors, softcap=-3.0))
+    args.struct_size = entry.args_cls.softcap.offset
+    try:
+        kernel, _, _ = entry.plan(ctypes.addressof(args))
+        assert kernel
+    except _capi.FlashError as e:
+        assert e.status == _capi.ERROR_NO_DEVICE, str(e)
 
 
 def test_window_defaults_match_the_header_init():

@@ -72,8 +72,8 @@ def test_reference_window_rows_without_keys():
     out, lse = reference.attention(q, k, v, window_size=(0, 0))  # queries 0..2 are above the keys
     assert torch.equal(out[:, :3], torch.zeros_like(out[:, :3])) and bool(torch.isneginf(lse[..., :3]).all())
     assert bool(torch.isfinite(lse[..., 3:]).all())
-    grads = reference.attention_backward(torch.randn_like(out), q, k, v, window_size=(0, 0))
-    assert all(bool(torch.isfinite(g).all()) for g in grads)
+    *grads, dsinks = reference.attention_backward(torch.randn_like(out), q, k, v, window_size=(0, 0))
+    assert all(bool(torch.isfinite(g).all()) for g in grads) and dsinks is None
 
 
 def test_reference_backward_with_a_window_matches_autograd():
@@ -151,24 +151,27 @@ def test_eager_without_grad_skips_the_lse(emulated):
 @needs_custom_op
 def test_opcheck(emulated):
     q, k, v = inputs(requires_grad=True)
-    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, -1, 0, False))
+    none = (0.0, None, None)  # softcap, alibi_slopes, sinks: no score modifier
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, -1, 0, *none, False))
     torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q.transpose(1, 2).contiguous().transpose(1, 2), k, v,
-                                                               0.5, False, -1, -1, False))
-    o, lse = emulation.forward(q.detach(), k.detach(), v.detach(), None, False, -1, -1, True)
+                                                               0.5, False, -1, -1, *none, False))
+    o, lse = emulation.forward(q.detach(), k.detach(), v.detach(), None, False, -1, -1, *none, True)
     torch.library.opcheck(torch.ops.flash_ladder.bwd.default,
-                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, -1, -1, False))
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, -1, -1, *none,
+                           False))
     k_cache, v_cache = torch.zeros(2, 32, 2, 16), torch.zeros(2, 32, 2, 16)
     q1, k1, v1 = inputs(sq=1, sk=1)
     lens = torch.tensor([3, 7], dtype=torch.int32)
     torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
-                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, -1, 0, 0, False))
+                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, -1, 0, *none, 0, False))
     # With sliding windows.
-    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, 7, 0, False))
-    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, 0.5, False, 3, 5, True))
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, None, True, 7, 0, *none, False))
+    torch.library.opcheck(torch.ops.flash_ladder.fwd.default, (q, k, v, 0.5, False, 3, 5, *none, True))
     torch.library.opcheck(torch.ops.flash_ladder.bwd.default,
-                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, 2, 9, False))
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, None, False, 2, 9, *none,
+                           False))
     torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
-                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, 2, 0, 0, False))
+                          (q1, k_cache, v_cache, k1, v1, lens, None, None, True, 2, 0, *none, 0, False))
 
 
 class Recorder:
