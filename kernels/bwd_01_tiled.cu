@@ -58,7 +58,8 @@ __device__ __forceinline__ void load_tile(const void* x, std::int64_t batch_stri
 }
 
 // S, P, dP and dS for (query row m0 + i, key n0 + j) from fp32 tiles:
-// returns dS and stores P in *p_out. Pairs the Mask hides give P = dS = 0.
+// returns dS (times the softcap's derivative) and stores P in *p_out. Pairs
+// the Mask hides give P = dS = 0.
 template <int kHeadDim>
 __device__ __forceinline__ float tile_ds(const Mask& mask, const ScoreMod& scores, const float* sQ, const float* sdO,
                                          const float* sK,
@@ -71,9 +72,11 @@ __device__ __forceinline__ float tile_ds(const Mask& mask, const ScoreMod& score
     s += sQ[i * kStride + c] * sK[j * kStride + c];
     dp += sdO[i * kStride + c] * sV[j * kStride + c];
   }
-  const float prob = mask.visible(row, key) ? exp2f(scores.score(s, row, key) * scores.exp2_scale() - lse2) : 0.0f;
+  float dcap;  // the softcap's derivative (1 without one)
+  const float u = scores.score(s, row, key, &dcap);
+  const float prob = mask.visible(row, key) ? exp2f(u * scores.exp2_scale() - lse2) : 0.0f;
   *p_out = prob;
-  return prob * (dp - dpsum);
+  return prob * (dp - dpsum) * dcap;
 }
 
 template <class T, int kHeadDim>
@@ -100,9 +103,9 @@ __global__ void __launch_bounds__(kThreads) bwd_01_tiled_dkv_kernel(const __grid
   float acc_dk[Cfg::kDimsPerThread] = {}, acc_dv[Cfg::kDimsPerThread] = {};
   // The query tiles that see some key of this block (common/mask.h).
   const Mask mask = p.mask_for();
-  const ScoreMod scores(p);
   const TileRange q_tiles = mask.query_tiles<kBlock>(n0, kBlock);
   for (int h = h_kv * p.group_size; h < (h_kv + 1) * p.group_size; ++h) {
+    const ScoreMod scores(p, b, h, mask.diag);
     const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
     for (int m0 = q_tiles.begin * kBlock; m0 < q_tiles.end * kBlock; m0 += kBlock) {
       __syncthreads();  // the previous tile's readers are done
@@ -163,7 +166,7 @@ __global__ void __launch_bounds__(kThreads) bwd_01_tiled_dq_kernel(const __grid_
   float acc_dq[Cfg::kDimsPerThread] = {};
   // The key tiles this block sees (common/mask.h); the rest are never loaded.
   const Mask mask = p.mask_for();
-  const ScoreMod scores(p);
+  const ScoreMod scores(p, b, h, mask.diag);
   const TileRange tiles = mask.key_tiles<kBlock>(m0, kBlock);
   for (int n0 = tiles.begin * kBlock; n0 < tiles.end * kBlock; n0 += kBlock) {
     __syncthreads();

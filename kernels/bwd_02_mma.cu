@@ -314,7 +314,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
     // tile, taken only on the diagonal and the key tail).
     zero(acc_s);
     warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
-    ScoreMod(p).apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
+    const ScoreMod scores(p, b, h, p.mask_for().diag);
+    scores.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     if (need_mask) p.mask_for().apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     // P = exp2(S scale log2e - LSE log2e), stored; its exp2s and stores
     // overlap the dP products below (one basic block).
@@ -344,6 +345,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
           for (int e = 2 * half; e < 2 * half + 2; ++e)
             acc_dp[mt][nt][e] = acc_s[mt][nt][e] * (acc_dp[mt][nt][e] - dpsum);
       }
+    scores.apply_grad(acc_dp, acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane, [&](int mt, int half) {
+      return sLse[stage * kBlockM + sdp_m * kSdpRows + mt * 16 + g + 8 * half];
+    });
     store_tile(sdS, acc_dp);
     __syncthreads();  // P and dS complete
 
@@ -472,7 +476,8 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
     // exp2s overlap the dP products; then dS = P (dP - dpsum).
     zero(acc_s);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
-    ScoreMod(p).apply(acc_s, m0 + warp * 16, n0, lane);
+    const ScoreMod scores(p, b, h, p.mask_for().diag);
+    scores.apply(acc_s, m0 + warp * 16, n0, lane);
     if (need_mask) p.mask_for().apply(acc_s, m0 + warp * 16, n0, lane);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
@@ -484,6 +489,7 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc_dp[0][nt][e] = acc_s[0][nt][e] * (acc_dp[0][nt][e] - dpsum[e / 2]);
+    scores.apply_grad(acc_dp, acc_s, m0 + warp * 16, n0, lane, [&](int, int half) { return lse2[half]; });
     // dQ += dS K: dS packed from the accumulators into A fragments.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {

@@ -205,6 +205,14 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   OnlineSoftmax<1> softmax;
   // Row r of the mma tile is token r / group_size (of head r % group_size).
   const auto token_of = [&](int, int half) { return (m_block * 16 + g + 8 * half) / p.group_size; };
+  // The score rule of each of this lane's two rows (their heads differ when
+  // a tile packs several query heads: ALiBi slope per row).
+  const Mask seq_mask = p.mask_for(p.seqlen_q, seq_keys);
+  float slopes[2];
+#pragma unroll
+  for (int half = 0; half < 2; ++half)
+    slopes[half] = ScoreMod::alibi_slope(p, b, h_kv * p.group_size + (m_block * 16 + g + 8 * half) % p.group_size);
+  const ScoreMod scores(p, 0.0f, seq_mask.diag);
 
   for (int j = 0; j < n_tiles; ++j) {
     const int tile = tile_begin + j;
@@ -237,10 +245,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
       mma_16816<T>(acc_s[0][1], a, b1);
     }
     const int n0 = tile * kBlockN;
-    ScoreMod(p).apply(acc_s, m_block * 16, n0 + warp * 16, lane);
-    const Mask mask = p.mask_for(p.seqlen_q, seq_keys);
-    if (mask.row_block(tok_first, tok_last - tok_first + 1).needs_mask(n0, kBlockN))
-      mask.apply(acc_s, n0 + warp * 16, lane, token_of);
+    scores.apply(acc_s, n0 + warp * 16, lane, token_of, [&](int, int half) { return slopes[half]; });
+    if (seq_mask.row_block(tok_first, tok_last - tok_first + 1).needs_mask(n0, kBlockN))
+      seq_mask.apply(acc_s, n0 + warp * 16, lane, token_of);
     softmax.update(acc_s, acc_o, ScoreMod(p).exp2_scale());
 
     std::uint32_t a[4];
@@ -301,9 +308,10 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
         o[0] += f * x.x, o[1] += f * x.y, o[2] += f * x.z, o[3] += f * x.w;
       }
     }
-    const float inv = l > 0.0f ? 1.0f / l : 0.0f;
-    const float lse = row_lse(m * ScoreMod(p).lse_scale(), l);
+    float inv = l > 0.0f ? 1.0f / l : 0.0f;
+    float lse = row_lse(m * ScoreMod(p).lse_scale(), l);
     const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
+    if (direct) inv *= add_sink(lse, ScoreMod::sink(p, h));  // split partials get it in the combine
     const std::int64_t out_row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
     if (direct) {
       store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + tok * p.o_row_stride + h * p.o_head_stride + c,

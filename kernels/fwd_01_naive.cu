@@ -61,7 +61,7 @@ __global__ void fwd_01_naive_scores_kernel(const __grid_constant__ FwdParams p, 
   const int i = i0 + ty, j = j0 + tx;
   if (i < p.seqlen_q && j < p.seqlen_k) {
     // Scores in natural-log units, -inf where the mask hides the key.
-    const ScoreMod scores(p);
+    const ScoreMod scores(p, b, h, p.mask_for().diag);
     const float s = scores.score(acc, i, j) * scores.lse_scale();
     gS[(static_cast<std::int64_t>(bh) * p.seqlen_q + i) * p.seqlen_k + j] = p.mask_for().visible(i, j) ? s : -INFINITY;
   }
@@ -100,15 +100,15 @@ __global__ void __launch_bounds__(kSoftmaxThreads) fwd_01_naive_softmax_kernel(c
   }
   row_sum = block_reduce(row_sum, red, [](float a, float b) { return a + b; });
 
-  const float inv_sum = row_sum > 0.0f ? 1.0f / row_sum : 0.0f;
+  // The sink joins the denominator (add_sink): P shrinks by the returned factor.
+  const int i = static_cast<int>(row % p.seqlen_q);
+  const int bh = static_cast<int>(row / p.seqlen_q);
+  const int b = bh / p.heads_q, h = bh % p.heads_q;
+  float lse = row_lse(row_max, row_sum);
+  const float inv_sum = (row_sum > 0.0f ? 1.0f / row_sum : 0.0f) * add_sink(lse, ScoreMod::sink(p, h));
   for (int j = threadIdx.x; j < p.seqlen_k; j += kSoftmaxThreads) gS[j] = row_max == -INFINITY ? 0.0f : gS[j] * inv_sum;
 
-  if (threadIdx.x == 0 && p.lse != nullptr) {
-    const int i = static_cast<int>(row % p.seqlen_q);
-    const int bh = static_cast<int>(row / p.seqlen_q);
-    const int b = bh / p.heads_q, h = bh % p.heads_q;
-    p.lse[p.lse_offset(b, h, i)] = row_lse(row_max, row_sum);
-  }
+  if (threadIdx.x == 0 && p.lse != nullptr) p.lse[p.lse_offset(b, h, i)] = lse;
 }
 
 template <class T>

@@ -88,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
   const Mask mask = p.mask_for();
   const RowBlockKeys keys = mask.row_block(m0, kBlockM);
   const TileRange tiles = keys.key_tiles<kBlockN>();
-  const ScoreMod scores(p);
+  const ScoreMod scores(p, b, h, mask.diag);
 
   float acc[kRows][kChunks][4];
   float row_max[kRows], row_sum[kRows];
@@ -198,22 +198,23 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
     __syncthreads();  // every thread is done with K, V and P before the next tile overwrites them
   }
 
-  // Epilogue: O = acc / row_sum, LSE = max * scale + ln(row_sum); rows that
-  // saw no key get O = 0 and LSE = -inf.
+  // Epilogue: O = acc / row_sum, LSE = max * scale + ln(row_sum), then the
+  // sink (add_sink); rows that saw no key get O = 0 and LSE = -inf (or the sink).
   T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int row = m0 + row0 + r;
     const float sum = group_sum<kRowLanes>(row_sum[r]);
     if (row >= p.seqlen_q) continue;
-    const float inv_sum = sum > 0.0f ? 1.0f / sum : 0.0f;
+    float lse = row_lse(row_max[r] * scores.lse_scale(), sum);
+    const float inv_sum = (sum > 0.0f ? 1.0f / sum : 0.0f) * add_sink(lse, ScoreMod::sink(p, h));
 #pragma unroll
     for (int c = 0; c < kChunks; ++c) {
       store4_from_float(gO + row * p.o_row_stride + 4 * (row_lane + kRowLanes * c), acc[r][c][0] * inv_sum,
                         acc[r][c][1] * inv_sum, acc[r][c][2] * inv_sum, acc[r][c][3] * inv_sum);
     }
     if (p.lse != nullptr && row_lane == 0) {
-      p.lse[p.lse_offset(b, h, row)] = row_lse(row_max[r] * scores.lse_scale(), sum);
+      p.lse[p.lse_offset(b, h, row)] = lse;
     }
   }
 }

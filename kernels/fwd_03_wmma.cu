@@ -184,7 +184,13 @@ cudaError_t wmma_run(const FwdParams& p, void*, cudaStream_t stream) {
 }  // namespace
 
 const FwdVariant* variant_wmma() {
-  static const FwdVariant v = tensor_core_variant(wmma_check, wmma_run);
+  // A teaching rung: the score modifiers (softcap, ALiBi, sinks) are left to
+  // the rungs from mma on, and a call with one is refused.
+  static const FwdVariant v = [] {
+    FwdVariant w = tensor_core_variant(wmma_check, wmma_run);
+    w.features &= ~kScoreFeatures;
+    return w;
+  }();
   return &v;
 }
 

@@ -36,6 +36,16 @@ BwdParams check_args(const BackwardArgs& a) {
   BwdParams p;
   detail::check_attention({a.q, a.k, a.v, a.o, &a.lse}, a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
+  if (a.dsinks) {
+    if (!a.sinks) fail("dsinks is set but sinks is not; dsinks is the gradient of sinks");
+    check_view("dsinks", *a.dsinks, 1);
+    if (a.dsinks->dtype != DType::f32) fail("dsinks.dtype is " + std::string(dtype_name(a.dsinks->dtype)) + "; expected f32");
+    check_dim("dsinks", *a.dsinks, 0, "heads_q", p.heads_q, "q.shape[2]");
+    check_no_self_overlap("dsinks", *a.dsinks);
+    p.dsinks = static_cast<float*>(a.dsinks->data);
+    p.dsinks_stride = a.dsinks->stride[0];
+  }
   // dO and the gradients: shaped like o (dout, dq) and k (dk, dv), in q's dtype.
   const Named q_like[] = {{"dout", &a.dout}, {"dq", &a.dq}};
   const Named k_like[] = {{"dk", &a.dk}, {"dv", &a.dv}};
@@ -51,9 +61,15 @@ BwdParams check_args(const BackwardArgs& a) {
   }
   const Named outputs[] = {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}};
   for (const auto& [name, t] : outputs) check_no_self_overlap(name, *t);
-  detail::check_no_overlap(
-      {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}, {"lse", &a.lse}, {"dout", &a.dout}},
-      {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}});
+  detail::check_no_overlap({{"q", &a.q},
+                            {"k", &a.k},
+                            {"v", &a.v},
+                            {"o", &a.o},
+                            {"lse", &a.lse},
+                            {"dout", &a.dout},
+                            {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
+                            {"sinks", detail::view_or_null(a.sinks)}},
+                           {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}, {"dsinks", detail::view_or_null(a.dsinks)}});
 
   p.dout = a.dout.data;
   p.dq = a.dq.data, p.dk = a.dk.data, p.dv = a.dv.data;
@@ -72,6 +88,7 @@ BwdParams check_args(const BackwardArgs& a) {
 std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const BackwardArgs& a) {
   const BwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
+  if (std::string why = detail::feature_reason(v->features, p, false); !why.empty()) return why;
   return detail::variant_reason(*v, p.dtype, p.head_dim,
                                 {{"q", &a.q},
                                  {"k", &a.k},
@@ -115,8 +132,10 @@ void attention_backward(const BackwardArgs& args) {
   BwdParams p = r.params;
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
   if (is_empty(p)) {
-    // No key: dQ = 0. No query: dK = dV = 0. No batch: nothing at all.
+    // No key: dQ = 0. No query: dK = dV = 0. No batch: nothing at all but
+    // dsinks = 0 (no row: a zero gradient; no key: O = 0, so rowsum(dO * O) = 0).
     if (p.batch > 0) detail::check_cuda(detail::bwd_fill_zero(p, stream), "launching the empty-call zero fill");
+    if (p.dsinks != nullptr) detail::check_cuda(detail::bwd_zero_dsinks(p, stream), "launching the dsinks zero fill");
     return;
   }
   const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable

@@ -45,6 +45,7 @@ DecodeParams check_args(const DecodeArgs& a) {
   detail::check_attention({a.q, a.k_cache, a.v_cache, a.o, detail::view_or_null(a.lse), "k_cache", "v_cache", false},
                           a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   const DType dtype = p.dtype;
   // The kernels index rows in int grid dimensions: the attention's x is
   // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits
@@ -125,6 +126,8 @@ DecodeParams check_args(const DecodeArgs& a) {
                             {"v_new", detail::view_or_null(a.v_new)},
                             {"cache_seqlens", &a.cache_seqlens},
                             {"page_table", detail::view_or_null(a.page_table)},
+                            {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
+                            {"sinks", detail::view_or_null(a.sinks)},
                             appends ? none : k_cache,
                             appends ? none : v_cache},
                            {{"o", &a.o},
@@ -140,6 +143,7 @@ DecodeParams check_args(const DecodeArgs& a) {
 std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p, const DecodeArgs& a) {
   const detail::DecodeVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
+  if (std::string why = detail::feature_reason(v->features, p, p.lse != nullptr); !why.empty()) return why;
   return detail::variant_reason(*v, p.dtype, p.head_dim,
                                 {{"q", &a.q},
                                  {"k_cache", &a.k_cache},

@@ -29,8 +29,13 @@ FwdParams check_args(const ForwardArgs& a) {
   FwdParams p;
   detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   check_no_self_overlap("o", a.o);
-  detail::check_no_overlap({{"q", &a.q}, {"k", &a.k}, {"v", &a.v}},
+  detail::check_no_overlap({{"q", &a.q},
+                            {"k", &a.k},
+                            {"v", &a.v},
+                            {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
+                            {"sinks", detail::view_or_null(a.sinks)}},
                            {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
   return p;
 }
@@ -39,15 +44,7 @@ FwdParams check_args(const ForwardArgs& a) {
 std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const ForwardArgs& a) {
   const FwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
-  const struct { unsigned bit; bool used; const char* what; } features[] = {
-      {kFeatureCausal, p.mask.causal, "the causal mask"},
-      {kFeatureGqa, p.group_size > 1, "heads_q != heads_kv (GQA/MQA)"},
-      {kFeatureLse, p.lse != nullptr, "the LSE output"},
-      {kFeatureUnequalSeqlens, p.seqlen_q != p.seqlen_k, "seqlen_q != seqlen_k"},
-      {kFeatureWindow, p.mask.window_left >= 0 || (!p.mask.causal && p.mask.window_right >= 0), "a sliding window"},
-  };
-  for (const auto& f : features)
-    if (f.used && !(v->features & f.bit)) return std::string(f.what) + " is not supported";
+  if (std::string why = detail::feature_reason(v->features, p, p.lse != nullptr); !why.empty()) return why;
   return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}});
 }
 

@@ -1,6 +1,8 @@
 // Argument checks shared by the entry points (validate.h).
 #include "validate.h"
 
+#include "flash/variants.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -339,6 +341,55 @@ void check_attention(const AttnTensors& t, const std::optional<float>& given_sca
     p.lse = static_cast<float*>(t.lse->data);
     p.lse_batch_stride = t.lse->stride[0], p.lse_head_stride = t.lse->stride[1], p.lse_row_stride = t.lse->stride[2];
   }
+}
+
+void check_scores(float softcap, const TensorView* alibi, const TensorView* sinks, AttnProblem& p) {
+  if (!std::isfinite(softcap) || softcap < 0.0f)
+    fail("softcap = " + std::to_string(softcap) + "; expected 0 (off) or a finite value > 0");
+  p.scores = ScoreSpec{};
+  p.scores.softcap = softcap;
+  auto check_f32 = [](const char* name, const TensorView& t, int rank) {
+    check_view(name, t, rank);
+    if (t.dtype != DType::f32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected f32");
+  };
+  if (alibi != nullptr) {
+    const TensorView& t = *alibi;
+    if (t.rank != 1 && t.rank != 2)
+      fail("alibi_slopes: expected a rank-1 [heads_q] or rank-2 [batch, heads_q] view, got rank " +
+           std::to_string(t.rank));
+    check_f32("alibi_slopes", t, t.rank);
+    if (t.rank == 2) check_dim("alibi_slopes", t, 0, "batch", p.batch, "q.shape[0]");
+    check_dim("alibi_slopes", t, t.rank - 1, "heads_q", p.heads_q, "q.shape[2]");
+    p.scores.alibi = static_cast<const float*>(t.data);
+    p.scores.alibi_batch_stride = t.rank == 2 ? t.stride[0] : 0;
+    p.scores.alibi_head_stride = t.stride[t.rank - 1];
+  }
+  if (sinks != nullptr) {
+    check_f32("sinks", *sinks, 1);
+    check_dim("sinks", *sinks, 0, "heads_q", p.heads_q, "q.shape[2]");
+    p.scores.sinks = static_cast<const float*>(sinks->data);
+    p.scores.sinks_stride = sinks->stride[0];
+  }
+  // An empty view (heads_q 0 cannot happen: check_attention wants >= 1) has a
+  // null pointer only when it has no element; batch 0 may leave alibi empty.
+  if (p.scores.alibi != nullptr && alibi->numel() == 0) p.scores.alibi = nullptr;
+  p.derive_scores();
+}
+
+std::string feature_reason(unsigned features, const AttnProblem& p, bool writes_lse) {
+  const struct { unsigned bit; bool used; const char* what; } used[] = {
+      {kFeatureCausal, p.mask.causal, "the causal mask"},
+      {kFeatureGqa, p.group_size > 1, "heads_q != heads_kv (GQA/MQA)"},
+      {kFeatureLse, writes_lse, "the LSE output"},
+      {kFeatureUnequalSeqlens, p.seqlen_q != p.seqlen_k, "seqlen_q != seqlen_k"},
+      {kFeatureWindow, p.mask.window_left >= 0 || (!p.mask.causal && p.mask.window_right >= 0), "a sliding window"},
+      {kFeatureSoftcap, p.scores.softcap > 0.0f, "softcap"},
+      {kFeatureAlibi, p.scores.alibi != nullptr, "alibi_slopes"},
+      {kFeatureSinks, p.scores.sinks != nullptr, "sinks"},
+  };
+  for (const auto& f : used)
+    if (f.used && !(features & f.bit)) return std::string(f.what) + " is not supported";
+  return {};
 }
 
 float softmax_scale(const std::optional<float>& given, int head_dim) {

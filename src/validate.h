@@ -108,6 +108,17 @@ void check_attention(const AttnTensors& t, const std::optional<float>& softmax_s
 // error (FlashAttention silently sets it to 0).
 MaskSpec mask_spec(bool causal, int window_left, int window_right);
 
+// The score modifiers (ForwardArgs::softcap, alibi_slopes, sinks), after
+// check_attention has filled p's sizes: softcap 0 or finite and > 0;
+// alibi_slopes fp32 [heads_q] or [batch, heads_q]; sinks fp32 [heads_q].
+// Fills p.scores and the score units (AttnProblem::derive_scores).
+void check_scores(float softcap, const TensorView* alibi_slopes, const TensorView* sinks, AttnProblem& p);
+
+// Why a variant with these Feature bits cannot take problem p (empty: it
+// can): the first feature the call uses that the variant lacks. writes_lse:
+// the call asks for the LSE output (the forward's kFeatureLse).
+std::string feature_reason(unsigned features, const AttnProblem& p, bool writes_lse);
+
 // The softmax scale: the given one, or 1 / sqrt(head_dim); finite and > 0.
 float softmax_scale(const std::optional<float>& given, int head_dim);
 

@@ -92,7 +92,7 @@ struct ForwardArgs {
   float softcap = 0.0f;
   // Optional fp32 [heads_q] (one slope per query head) or [batch, heads_q].
   std::optional<TensorView> alibi_slopes;
-  // Optional fp32 [heads_q]; finite values (a sink of -inf is no sink).
+  // Optional fp32 [heads_q]; a sink of -inf is no sink.
   std::optional<TensorView> sinks;
   Stream stream = nullptr;
   // A variant name from flash::forward_variants(), or "auto": the last

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "common/backward.h"
+#include "common/constants.h"
 #include "common/numeric.cuh"
 #include "common/reduce.cuh"
 
@@ -65,7 +66,39 @@ __global__ void __launch_bounds__(kThreads) zero_view_kernel(T* x, int batch, in
   }
 }
 
+// dsinks[h] = -sum over the batch and the rows of head h of exp(sink - LSE)
+// * rowsum(dO * O): one CTA per head, in a fixed order (deterministic).
+// Reads the preprocess's per-row arrays (lse_log2 is +inf in the padding and
+// dpsum 0, so padded rows add 0).
+__global__ void __launch_bounds__(kThreads) bwd_dsinks_kernel(const __grid_constant__ BwdParams p) {
+  const int h = blockIdx.x;
+  const float sink2 = p.scores.sinks[h * p.scores.sinks_stride] * static_cast<float>(kLog2e);
+  float sum = 0.0f;
+  for (int b = 0; b < p.batch; ++b) {
+    const std::int64_t base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
+    for (int i = threadIdx.x; i < p.seqlen_q; i += kThreads) sum += exp2f(sink2 - p.lse_log2[base + i]) * p.dpsum[base + i];
+  }
+  __shared__ float warp_sums[kThreads / 32];
+  sum = group_sum<32>(sum);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    float total = 0.0f;
+    for (int w = 0; w < kThreads / 32; ++w) total += warp_sums[w];
+    p.dsinks[h * p.dsinks_stride] = -total;
+  }
+}
+
+__global__ void bwd_zero_dsinks_kernel(float* dsinks, std::int64_t stride, int n) {
+  for (int h = blockIdx.x * blockDim.x + threadIdx.x; h < n; h += gridDim.x * blockDim.x) dsinks[h * stride] = 0.0f;
+}
+
 }  // namespace
+
+cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream) {
+  bwd_zero_dsinks_kernel<<<blocks_for(p.heads_q, kThreads), kThreads, 0, stream>>>(p.dsinks, p.dsinks_stride, p.heads_q);
+  return cudaGetLastError();
+}
 
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   if (p.dq_accum != nullptr) {
@@ -74,10 +107,13 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
     if (err != cudaSuccess) return err;
   }
   const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
-  return dispatch_dtype(p.dtype, [&](auto tag) {
+  const cudaError_t err = dispatch_dtype(p.dtype, [&](auto tag) {
     bwd_preprocess_kernel<typename decltype(tag)::type><<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(p);
     return cudaGetLastError();
   });
+  if (err != cudaSuccess || p.dsinks == nullptr) return err;
+  bwd_dsinks_kernel<<<p.heads_q, kThreads, 0, stream>>>(p);
+  return cudaGetLastError();
 }
 
 cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream) {

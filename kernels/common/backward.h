@@ -14,8 +14,12 @@ namespace flash::detail {
 
 // Before the main kernels: per (batch, head_q, row) of the padded rows,
 // dpsum = rowsum(dO * O) in fp32 and lse_log2 = LSE * log2(e) (+inf where
-// the LSE is -inf, and in the padding); zeroes dq_accum when it is bound.
+// the LSE is -inf, and in the padding); zeroes dq_accum when it is bound;
+// then dsinks when it is bound (it needs every row's dpsum and LSE).
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream);
+
+// dsinks = 0 (empty calls with sinks: no row, or no key and so O = 0).
+cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream);
 
 // Zero gradients for empty calls: dq when seqlen_k == 0 (no key: no
 // gradient), dk and dv when seqlen_q == 0.
@@ -33,7 +37,8 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
   v.head_dims = HeadDims::data();
   v.num_head_dims = HeadDims::size();
   v.alignment = 16;
-  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow;  // every backward takes the LSE as input
+  // Every backward takes the LSE as input (no kFeatureLse).
+  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures;
   v.check = check;
   v.workspace_bytes = workspace_bytes;
   v.run = run;

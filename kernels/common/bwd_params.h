@@ -31,6 +31,9 @@ struct BwdParams : AttnParams {
   std::int64_t dv_batch_stride = 0, dv_row_stride = 0, dv_head_stride = 0;
 
   bool deterministic = false;
+  // Optional fp32 [heads_q] output: the gradient of the sinks (ScoreSpec::sinks).
+  float* dsinks = nullptr;
+  std::int64_t dsinks_stride = 0;
 
   // The workspace, carved by bind_bwd_workspace(). Per (batch, head_q) row
   // arrays of seqlen_q_pad entries:

@@ -214,9 +214,10 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
 
   // The score rule, then -inf for the keys the Mask hides (kMaskOnlyWhereNeeded:
   // only on the tiles that hold such keys for some row of the block).
+  const ScoreMod scores(p, b, h, p.mask_for().diag);
   auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
     const int n0 = j * kBlockN;  // relative to key0
-    ScoreMod(p).apply(acc_s, m0 + warp_row0, key0 + n0, lane);
+    scores.apply(acc_s, m0 + warp_row0, key0 + n0, lane);
     if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
     p.mask_for().apply(acc_s, m0 + warp_row0, key0 + n0, lane);
   };
@@ -276,7 +277,7 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
   }
 
   float lse[2 * kMTiles];
-  softmax.finalize(acc_o, ScoreMod(p).lse_scale(), lse);
+  softmax.finalize(acc_o, ScoreMod(p).lse_scale(), lse, ScoreMod::sink(p, h));
 
   T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
   if constexpr (Cfg::kVectorEpilogue) {

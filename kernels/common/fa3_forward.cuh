@@ -283,6 +283,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
     int row0;                              // first row of this warp (global query index)
     int n_last, n_blocks;                  // K/V tiles n_last, n_last - 1, ... (n_blocks of them)
     int full_begin, full_end;              // keys every row of this warpgroup sees (Mask::row_block)
+    float slope;                           // ALiBi slope of this tile's head (ScoreMod::alibi_slope); 0: none
 
     // Pingpong: warpgroup wg issues its GEMMs after the previous one has.
     __device__ void sched_sync() const {
@@ -348,7 +349,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
     // (constant bank): held in the consumer they would take registers.
     __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
       const int n0 = n_block * kBlockN;
-      ScoreMod(p).apply(s, row0, n0, lane);
+      ScoreMod(p, slope, p.mask_for().diag).apply(s, row0, n0, lane);
       if (tile_needs_mask(n0, kBlockN, full_begin, full_end)) p.mask_for().apply(s, row0, n0, lane);
     }
 
@@ -468,7 +469,7 @@ template <class T, class Cfg> struct Fa3Epilogue {
                                OnlineSoftmax<1>& softmax, int wg, int tid, int m0, int h, int b) {
     const FwdParams& p = prm.p;
     float lse[2];
-    softmax.finalize(o, ScoreMod(p).lse_scale(), lse);
+    softmax.finalize(o, ScoreMod(p).lse_scale(), lse, ScoreMod::sink(p, h));
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
@@ -551,7 +552,8 @@ template <class T, class Cfg, class Scheduler> __device__ __forceinline__ void f
                                                  tiles.end - 1,
                                                  tiles.count(),
                                                  keys.all_begin,
-                                                 keys.all_end};
+                                                 keys.all_end,
+                                                 ScoreMod::alibi_slope(p, tile.batch, tile.head)};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
         if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)

@@ -12,6 +12,7 @@
 #include "common/decode_params.h"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/scores.h"
 
 namespace flash::detail {
 
@@ -152,6 +153,11 @@ __global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(cons
   for (int w = 0; w < kCombineWarps - 1; ++w)
 #pragma unroll
     for (int c = 0; c < kCols; ++c) acc[c] += partial[w][lane * kCols + c];
+  // The sink joins the denominator once the splits are merged (add_sink).
+  float lse_out = lse;
+  const float sink_factor = add_sink(lse_out, ScoreMod::sink(p, h));
+#pragma unroll
+  for (int c = 0; c < kCols; ++c) acc[c] *= sink_factor;
   T* dst = static_cast<T*>(p.o) + b * p.o_batch_stride + i * p.o_row_stride + h * p.o_head_stride + lane * kCols;
   if constexpr (kCols == 2) {
     union { T e[2]; std::uint32_t raw; } u;
@@ -161,7 +167,7 @@ __global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(cons
 #pragma unroll
     for (int c = 0; c < kCols; c += 4) store4_from_float(dst + c, acc[c], acc[c + 1], acc[c + 2], acc[c + 3]);
   }
-  if (p.lse != nullptr && lane == 0) p.lse[p.lse_offset(b, h, i)] = lse;
+  if (p.lse != nullptr && lane == 0) p.lse[p.lse_offset(b, h, i)] = lse_out;
 }
 
 }  // namespace flash::detail

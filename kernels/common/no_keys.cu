@@ -1,4 +1,5 @@
-// seqlen_k == 0: every query row sees no key, so O = 0 and LSE = -inf.
+// seqlen_k == 0: every query row sees no key, so O = 0 and LSE = -inf (the
+// sink, with sinks: ScoreMod::sink).
 // The dispatcher calls this instead of a variant, so each variant may assume
 // seqlen_k >= 1.
 #include <algorithm>
@@ -6,6 +7,7 @@
 
 #include "common/numeric.cuh"
 #include "common/no_keys.h"
+#include "common/scores.h"
 
 namespace flash::detail {
 namespace {
@@ -25,7 +27,7 @@ __global__ void fill_no_keys_kernel(const __grid_constant__ FwdParams p) {
     const int b = static_cast<int>(row / (static_cast<std::int64_t>(p.heads_q) * p.seqlen_q));
     static_cast<T*>(p.o)[b * p.o_batch_stride + i * p.o_row_stride + h * p.o_head_stride + d] = from_float<T>(0.0f);
     if (d == 0 && p.lse != nullptr) {
-      p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + i * p.lse_row_stride] = -INFINITY;
+      p.lse[b * p.lse_batch_stride + h * p.lse_head_stride + i * p.lse_row_stride] = ScoreMod::sink(p, h);
     }
   }
 }

@@ -36,6 +36,18 @@ __device__ __forceinline__ float row_lse(float row_max_scaled, float sum) {
   return sum > 0.0f ? row_max_scaled + logf(sum) : -INFINITY;
 }
 
+// Folds a sink logit (natural log; -inf: none) into a finished row: the LSE
+// becomes log(exp(lse) + exp(sink)) and the returned factor, exp(old lse -
+// new lse) = 1 / (1 + exp(sink - lse)), is what O (normalized without the
+// sink) is multiplied by. A row that saw no key (lse -inf) gets factor 0 and
+// LSE = sink. Every kernel's epilogue calls it once per row.
+__device__ __forceinline__ float add_sink(float& lse, float sink) {
+  if (sink == -INFINITY) return 1.0f;
+  const float factor = 1.0f / (1.0f + expf(sink - lse));
+  lse = fmaxf(lse, sink) + log1pf(expf(-fabsf(lse - sink)));
+  return factor;
+}
+
 template <int kMTiles> struct OnlineSoftmax {
   static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
   float row_max[kRows];
@@ -100,17 +112,19 @@ template <int kMTiles> struct OnlineSoftmax {
   }
 
   // Reduces the row sums over the quad, scales O by 1 / row_sum (0 for rows
-  // that saw no key) and returns each row's LSE (natural log) in lse[].
+  // that saw no key) and returns each row's LSE (natural log) in lse[];
+  // `sink` (natural log, -inf: none) joins every row's denominator (add_sink).
   template <int kNTilesO>
-  __device__ __forceinline__ void finalize(float (&o)[kMTiles][kNTilesO][4], float scale, float (&lse)[kRows]) {
+  __device__ __forceinline__ void finalize(float (&o)[kMTiles][kNTilesO][4], float scale, float (&lse)[kRows],
+                                           float sink = -INFINITY) {
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 2 * mt + half;
         const float sum = quad_sum(row_sum[r]);
-        const float inv = sum > 0.0f ? 1.0f / sum : 0.0f;
         lse[r] = row_lse(row_max[r] * scale, sum);
+        const float inv = (sum > 0.0f ? 1.0f / sum : 0.0f) * add_sink(lse[r], sink);
 #pragma unroll
         for (int nt = 0; nt < kNTilesO; ++nt) o[mt][nt][2 * half] *= inv, o[mt][nt][2 * half + 1] *= inv;
       }

@@ -1,36 +1,178 @@
 // What happens to the raw scores S = Q K^T between the product and the
-// softmax, in one place for every kernel. Today only the softmax scale, which
-// the kernels fold into the softmax's exp2 (one FFMA per element): the scores
-// stay raw, exp2_scale() is what exp2 multiplies them by, and lse_scale()
-// turns a raw row max into natural-log units for the LSE. A softcap or a
-// bias becomes an edit here: apply() transforms the scores (before the mask,
-// which writes -inf) and the two scales follow.
+// softmax, in one place for every kernel: the softmax scale, the softcap
+// (Gemma 2, Grok), ALiBi (BLOOM, MPT) and the sink logit (gpt-oss).
+//
+// The kernels keep scores in "score units" u and fold the rest into the
+// softmax's exp2 (one FFMA per element): exp2_scale() is what exp2
+// multiplies u by, lse_scale() turns a row max of u into natural-log units.
+//   no softcap:   u = q.k                       exp2_scale = scale log2(e)
+//   softcap c:    u = tanh(scale q.k / c)       exp2_scale = c log2(e)
+//   ALiBi:        u -= slope / lse_scale * |row + diag - key|
+// apply() runs before the mask (which writes -inf), so a new score rule is an
+// edit here; the sink joins each row's denominator once, in the epilogue
+// (add_sink in common/online_softmax.cuh), and needs nothing per element.
+// Without a softcap or ALiBi apply() is one uniform branch per tile.
 #pragma once
+
+#include <cmath>
 
 #include "common/constants.h"
 #include "common/params.h"
 
 namespace flash::detail {
 
-// A view of the params: kernels construct it where they use it, so its
-// values stay operands in the kernel's constant bank instead of registers
-// that live across the key loop.
+// tanh(x) from 2^(2 x log2 e), exact to ~1e-7 in absolute terms (the
+// softcap multiplies the error by c): tanh.approx.f32 is 20x coarser, more
+// than a bf16 softmax tolerates once c is 30 or 50. Saturates to +-1.
+FLASH_HOST_DEVICE float softcap_tanh(float x) {
+#ifdef __CUDA_ARCH__
+  float e;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * static_cast<float>(2.0 * kLog2e)));
+  return 1.0f - __fdividef(2.0f, 1.0f + e);
+#else
+  return std::tanh(x);
+#endif
+}
+
+// log2(x) by MUFU.LG2 (-inf for 0), where the backward recovers a score
+// from its probability.
+FLASH_HOST_DEVICE float fast_log2(float x) {
+#ifdef __CUDA_ARCH__
+  float y;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+#else
+  return std::log2(x);
+#endif
+}
+
+// A view of the params plus what one (batch, head) adds: kernels build it
+// once per tile of work (b, h known), so the flags and scales stay operands
+// in the kernel's constant bank and only the ALiBi slope takes a register.
 struct ScoreMod {
   const AttnProblem& p;
+  float slope = 0.0f;  // ALiBi slope in score units (slope / lse_scale); 0: none
+  int diag = 0;        // seqlen_k - seqlen_q of the sequence: ALiBi's distance is |row + diag - key|
 
+  // For kernels and epilogues that need only the units.
   FLASH_HOST_DEVICE explicit ScoreMod(const AttnProblem& params) : p(params) {}
+  // Query head h of sequence b, whose keys are aligned by diag.
+  FLASH_HOST_DEVICE ScoreMod(const AttnProblem& params, int b, int h, int diag_)
+      : p(params), slope(alibi_slope(params, b, h)), diag(diag_) {}
+  // The same with the slope already looked up (alibi_slope).
+  FLASH_HOST_DEVICE ScoreMod(const AttnProblem& params, float slope_, int diag_)
+      : p(params), slope(slope_), diag(diag_) {}
 
-  FLASH_HOST_DEVICE float exp2_scale() const { return p.scale_log2; }  // softmax scale * log2(e)
-  FLASH_HOST_DEVICE float lse_scale() const { return p.scale; }        // softmax scale
+  // ALiBi slope of (b, h) in score units; 0 without ALiBi.
+  FLASH_HOST_DEVICE static float alibi_slope(const AttnProblem& p, int b, int h) {
+    if (p.scores.alibi == nullptr) return 0.0f;
+    return p.scores.alibi[b * p.scores.alibi_batch_stride + h * p.scores.alibi_head_stride] / p.score_lse;
+  }
+  // The sink logit of query head h in natural-log units; -inf without sinks.
+  FLASH_HOST_DEVICE static float sink(const AttnProblem& p, int h) {
+    return p.scores.sinks == nullptr ? -INFINITY : p.scores.sinks[h * p.scores.sinks_stride];
+  }
+
+  FLASH_HOST_DEVICE float exp2_scale() const { return p.score_exp2; }
+  FLASH_HOST_DEVICE float lse_scale() const { return p.score_lse; }
+  FLASH_HOST_DEVICE bool capped() const { return p.scores.softcap > 0.0f; }
 
   // One raw score of row `row` and key `key`, for kernels that handle scores
-  // one at a time (fwd_01_naive).
-  FLASH_HOST_DEVICE float score(float raw, int /*row*/, int /*key*/) const { return raw; }
+  // one at a time (fwd_01, fwd_02, bwd_01); *dcap (when given) gets the
+  // softcap's derivative factor 1 - tanh^2 (1 without a softcap).
+  FLASH_HOST_DEVICE float score(float raw, int row, int key, float* dcap = nullptr) const {
+    float u = raw;
+    if (capped()) {
+      u = tanhf(raw * p.softcap_in);
+      if (dcap != nullptr) *dcap = 1.0f - u * u;
+    } else if (dcap != nullptr) {
+      *dcap = 1.0f;
+    }
+    if (slope != 0.0f) u -= slope * fabsf(static_cast<float>(row - key + diag));
+    return u;
+  }
 
-  // The scores of an m16n8 accumulator fragment (rows as in Mask::apply);
-  // nothing to do while the scale is folded into exp2.
+  // The scores of an m16n8 accumulator fragment (mma.sync and wgmma share the
+  // layout; see Mask::apply): element e of n-tile nt in m-tile mt is row
+  // row_of(mt, e / 2), key n0 + 8 nt + 2 (lane % 4) + e % 2. slope_of(mt, half)
+  // gives each fragment row's slope (decode packs several heads in a tile).
+  template <int kMTiles, int kNTiles, class RowOf, class SlopeOf>
+  FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of,
+                               SlopeOf&& slope_of) const {
+    if (capped()) {
+      const float in = p.softcap_in;
+FLASH_UNROLL
+      for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 4; ++e) s[mt][nt][e] = softcap_tanh(s[mt][nt][e] * in);
+    }
+    if (p.scores.alibi != nullptr) {
+      const int base = n0 + 2 * (lane % 4);
+FLASH_UNROLL
+      for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+        for (int half = 0; half < 2; ++half) {
+          // distance = |d0 - (8 nt + e)|, d0 = row + diag - base
+          const float d0 = static_cast<float>(row_of(mt, half) - base + diag), sl = slope_of(mt, half);
+FLASH_UNROLL
+          for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+            for (int e = 0; e < 2; ++e)
+              s[mt][nt][2 * half + e] -= sl * fabsf(d0 - static_cast<float>(nt * 8 + e));
+        }
+    }
+  }
+  template <int kMTiles, int kNTiles, class RowOf>
+  FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of) const {
+    apply(s, n0, lane, row_of, [&](int, int) { return slope; });
+  }
+  // The common case: a warp's rows start at row0, 16 per m-tile, and the
+  // lane holds rows g and g + 8 of each (g = lane / 4).
   template <int kMTiles, int kNTiles>
-  FLASH_HOST_DEVICE void apply(float (&)[kMTiles][kNTiles][4], int /*row0*/, int /*n0*/, int /*lane*/) const {}
+  FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int row0, int n0, int lane) const {
+    const int g = lane / 4;
+    apply(s, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; });
+  }
+
+  // The backward: dS (from P (dP - rowsum(dO O))) times the softcap's
+  // derivative 1 - t^2, t = tanh(scale q.k / c), for a fragment of dS and
+  // its P. t is recovered from P rather than kept from the forward pass of
+  // the tile (no second fragment of live registers): u = (log2 P + lse2) /
+  // exp2_scale, t = u + the ALiBi bias; P = 0 (masked or underflowed) gives
+  // dS = 0 either way, so t is clamped to [-1, 1]. lse2_of(mt, half) is the
+  // row's LSE * log2(e). A no-op without a softcap.
+  template <int kMTiles, int kNTiles, class RowOf, class Lse2Of>
+  FLASH_HOST_DEVICE void apply_grad(float (&ds)[kMTiles][kNTiles][4], const float (&prob)[kMTiles][kNTiles][4],
+                                    int n0, int lane, RowOf&& row_of, Lse2Of&& lse2_of) const {
+    if (!capped()) return;
+    const float inv_e2 = 1.0f / p.score_exp2;
+    const int base = n0 + 2 * (lane % 4);
+FLASH_UNROLL
+    for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        const float lse2 = lse2_of(mt, half);
+        const float d0 = static_cast<float>(row_of(mt, half) - base + diag);
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 2; ++e) {
+            const int i = 2 * half + e;
+            float t = (fast_log2(prob[mt][nt][i]) + lse2) * inv_e2;
+            if (slope != 0.0f) t += slope * fabsf(d0 - static_cast<float>(nt * 8 + e));
+            t = fminf(fmaxf(t, -1.0f), 1.0f);
+            ds[mt][nt][i] *= 1.0f - t * t;
+          }
+      }
+  }
+  template <int kMTiles, int kNTiles, class Lse2Of>
+  FLASH_HOST_DEVICE void apply_grad(float (&ds)[kMTiles][kNTiles][4], const float (&prob)[kMTiles][kNTiles][4],
+                                    int row0, int n0, int lane, Lse2Of&& lse2_of) const {
+    const int g = lane / 4;
+    apply_grad(ds, prob, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; }, lse2_of);
+  }
 };
 
 }  // namespace flash::detail
