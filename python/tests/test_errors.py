@@ -209,3 +209,77 @@ def test_backward_window_arguments():
         interface._backward(dout, q, k, v, o, lse, None, True, -1, 3, 0.0, None, None, False)
     with raises(NOT_ON_GPU):
         interface._backward(dout, q, k, v, o, lse, None, True, 16, 0, 0.0, None, None, False)
+
+
+# ----------------------------------------------------------- score modifiers
+
+
+def _every_path(q, k, v, message, **scores):
+    """The forward (with and without autograd), the plan and the decode all
+    raise `message` for these score modifiers."""
+    with raises(message):
+        flash_attn_func(q, k, v, **scores)
+    with raises(message):
+        flash_attn_func(q.clone().requires_grad_(), k, v, **scores)  # the autograd path
+    with raises(message):
+        interface.plan_forward(q, k, v, **scores)
+    with raises(message):
+        flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, **scores)
+
+
+@pytest.mark.parametrize("softcap", [-1.0, math.nan, math.inf, -math.inf])
+def test_bad_softcaps(softcap):
+    _every_path(*qkv(), "softcap", softcap=softcap)
+
+
+@pytest.mark.parametrize(
+    "scores, message",
+    [
+        ({"alibi_slopes": torch.zeros(HQ, dtype=BF16)}, "alibi_slopes"),  # FlashAttention-2's rule: float32
+        ({"alibi_slopes": torch.zeros(HKV)}, "alibi_slopes"),  # one slope per query head
+        ({"alibi_slopes": torch.zeros(B + 1, HQ)}, "alibi_slopes"),
+        ({"alibi_slopes": torch.zeros(1, B, HQ)}, "alibi_slopes"),
+        ({"alibi_slopes": torch.zeros(HQ, dtype=torch.int32)}, "alibi_slopes"),
+        ({"learnable_sink": torch.zeros(HQ + 1)}, "sinks"),
+        ({"learnable_sink": torch.zeros(1, HQ)}, "sinks"),
+        ({"learnable_sink": torch.zeros(HQ, dtype=torch.int32)}, "sinks"),
+        ({"learnable_sink": torch.zeros(HQ, dtype=torch.float64)}, "sinks"),
+        ({"learnable_sink": torch.tensor(0.0)}, "sinks"),
+    ],
+    ids=["alibi_bf16", "alibi_heads_kv", "alibi_batch", "alibi_rank3", "alibi_int32", "sink_heads", "sink_rank2",
+         "sink_int32", "sink_float64", "sink_0d"],
+)
+def test_bad_alibi_slopes_and_sinks(scores, message):
+    _every_path(*qkv(), message, **scores)
+
+
+def test_score_modifiers_that_are_accepted():
+    q, k, v = qkv()
+    for scores in [{"softcap": 0.0}, {"softcap": None}, {"softcap": 50.0}, {"alibi_slopes": torch.rand(HQ)},
+                   {"alibi_slopes": torch.rand(B, HQ)}, {"learnable_sink": torch.randn(HQ)},
+                   {"learnable_sink": torch.randn(HQ, dtype=BF16)},  # FlashAttention-4's dtype: cast to float32
+                   {"softcap": 30.0, "alibi_slopes": torch.rand(HQ), "learnable_sink": torch.randn(HQ)}]:
+        with raises(NOT_ON_GPU):
+            flash_attn_func(q, k, v, causal=True, **scores)
+        with raises(NOT_ON_GPU):
+            flash_attn_func(q.clone().requires_grad_(), k, v, **scores)
+        with raises(NOT_ON_GPU):
+            flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=True, **scores)
+
+
+def test_the_device_check_names_the_score_tensors():
+    with raises("alibi_slopes on cpu, learnable_sink on cpu"):
+        flash_attn_func(*qkv(), alibi_slopes=torch.rand(HQ), learnable_sink=torch.randn(HQ))
+
+
+def test_backward_score_arguments():
+    q, k, v = qkv()
+    o, lse, dout = torch.randn_like(q), torch.randn(B, HQ, SQ), torch.randn_like(q)
+    with raises("softcap"):
+        interface._backward(dout, q, k, v, o, lse, None, False, -1, -1, -2.0, None, None, False)
+    with raises("alibi_slopes"):
+        interface._backward(dout, q, k, v, o, lse, None, False, -1, -1, 0.0, torch.zeros(HQ - 1), None, False)
+    with raises("sinks"):
+        interface._backward(dout, q, k, v, o, lse, None, False, -1, -1, 0.0, None, torch.zeros(HQ, dtype=BF16), False)
+    with raises(NOT_ON_GPU):  # dsinks, allocated by the package, passes the library's checks
+        interface._backward(dout, q, k, v, o, lse, None, True, -1, 0, 30.0, torch.rand(B, HQ), torch.randn(HQ), False)
