@@ -5,8 +5,10 @@ examples/generate.py.
 On the CPU (the library's calls swapped for emulation.py's stand-ins): the
 plug-in registers and dispatches, its output equals sdpa's, GQA reaches the
 library with its own KV heads, a sliding window (Mistral) reaches it as
-transformers' flash path converts it and matches sdpa, and what flash cannot
-express (padding, dropout, biases, masks other than its own) raises ValueError.
+transformers' flash path converts it and matches sdpa, Gemma 2's softcap and
+gpt-oss's sinks reach it and match transformers' eager attention (the sinks'
+gradient too), and what flash cannot express (padding, dropout, biases, masks
+other than its own) raises ValueError.
 
 On the GPU: tiny Llama (GQA), GPT-2 and Qwen2 (MQA) models from configs with
 random weights and a fixed seed. Greedy generation of 64 tokens equals sdpa's
@@ -218,8 +220,20 @@ def test_what_flash_cannot_express_is_refused():
     q, k = torch.randn(1, 4, 8, 64), torch.randn(1, 2, 8, 64)
     with pytest.raises(ValueError, match="dropout"):
         flash_transformers.attention_forward(module, q, k, k, None, dropout=0.1)
-    with pytest.raises(ValueError, match="softcapping"):
-        flash_transformers.attention_forward(module, q, k, k, None, softcap=30.0)
+    with pytest.raises(ValueError, match="additive position bias"):
+        flash_transformers.attention_forward(module, q, k, k, None, position_bias=torch.zeros(1, 4, 8, 8))
+
+
+def test_softcap_and_sinks_reach_the_library(emulated):
+    module = torch.nn.Module()
+    module.is_causal = True
+    q, k, v = torch.randn(1, 4, 8, 64), torch.randn(1, 2, 8, 64), torch.randn(1, 2, 8, 64)
+    sinks = torch.nn.Parameter(torch.randn(4, dtype=torch.bfloat16))
+    flash_transformers.attention_forward(module, q, k, v, None, softcap=None)  # Gemma 2 without a cap
+    flash_transformers.attention_forward(module, q, k, v, None, softcap=30.0, s_aux=sinks)
+    assert [c[:2] for c in emulation.scores] == [("forward", 0.0), ("forward", 30.0)]
+    assert emulation.scores[0][3] is None
+    torch.testing.assert_close(emulation.scores[1][3], sinks.detach().float())  # gpt-oss's s_aux, in float32
 
 
 def test_sliding_window_as_transformers_flash_path_converts_it(emulated):
@@ -267,6 +281,60 @@ def test_mistral_sliding_window_matches_sdpa_on_the_cpu(emulated):
         tokens = model.generate(ids, max_new_tokens=6, do_sample=False)
     torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
     assert torch.equal(tokens, reference_tokens)
+
+
+def small_model(family, attn="eager"):
+    """Tiny Gemma 2 (logit softcapping 2.0, sliding-window and full layers) or
+    gpt-oss (a learnable sink per head, sliding and full layers, 4 experts)."""
+    from transformers import AutoModelForCausalLM, Gemma2Config, GptOssConfig
+
+    common = dict(vocab_size=512, hidden_size=256, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+                  head_dim=64, sliding_window=6, initializer_range=0.1)
+    if family == "gemma2":
+        cfg = Gemma2Config(intermediate_size=512, max_position_embeddings=512, attn_logit_softcapping=2.0,
+                           final_logit_softcapping=None, query_pre_attn_scalar=64, **common)
+    else:  # max_position_embeddings: what its YaRN factor 32 over 4096 positions implies
+        cfg = GptOssConfig(intermediate_size=256, num_local_experts=4, num_experts_per_tok=2,
+                           max_position_embeddings=131072, **common)
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_config(cfg, attn_implementation=attn)
+    if family == "gpt_oss":
+        with torch.no_grad():
+            for layer in model.model.layers:  # sinks that matter: comparable with the scores
+                layer.self_attn.sinks.copy_(torch.randn(4) * 2)
+    return model.eval()
+
+
+@pytest.mark.parametrize("family", ["gemma2", "gpt_oss"])
+def test_softcap_and_sink_models_match_eager_on_the_cpu(emulated, family):
+    # transformers' eager attention is the reference: its sdpa path has no softcap or sinks.
+    model = small_model(family)
+    ids = prompt(batch=2, length=16)
+    with torch.no_grad():
+        expected = model(ids).logits
+        model.set_attn_implementation(NAME)
+        emulation.scores.clear()
+        got = model(ids).logits
+    torch.testing.assert_close(got, expected, atol=1e-4, rtol=1e-4)
+    softcap, sinks = {"gemma2": (2.0, False), "gpt_oss": (0.0, True)}[family]
+    assert len(emulation.scores) == 2 and all(c[1] == softcap and (c[3] is not None) == sinks
+                                              for c in emulation.scores)
+
+
+def test_gpt_oss_sinks_learn_as_with_eager(emulated):
+    # Training: the loss and every gradient, the sinks' among them (the library's dsinks), as eager's.
+    ids = prompt(batch=2, length=12)
+    grads = {}
+    for attn in ("eager", NAME):
+        model = small_model("gpt_oss", attn).train()
+        loss = model(ids, labels=ids).loss
+        loss.backward()
+        grads[attn] = (loss.detach(), {n: p.grad for n, p in model.named_parameters() if p.grad is not None})
+    (loss_eager, eager), (loss_flash, flash) = grads["eager"], grads[NAME]
+    torch.testing.assert_close(loss_flash, loss_eager, atol=1e-5, rtol=1e-5)
+    assert eager.keys() == flash.keys() and any(n.endswith("self_attn.sinks") for n in flash)
+    for name in eager:
+        torch.testing.assert_close(flash[name], eager[name], atol=1e-4, rtol=1e-3, msg=name)
 
 
 def test_dropout_in_training_is_refused(emulated):

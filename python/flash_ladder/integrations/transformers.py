@@ -23,11 +23,17 @@ Every attention layer that goes through transformers' AttentionInterface
   with causal the right side 0): a query sees itself and the
   sliding_window - 1 keys before it, the mask that
   sliding_window_causal_mask_function builds.
+- Logit softcapping (Gemma 2): the layer's `softcap` kwarg becomes
+  flash_attn_func's softcap (None: off), applied before the mask as in
+  transformers' eager attention.
+- Attention sinks (gpt-oss): the layer's `s_aux` kwarg, one learnable logit
+  per query head, becomes flash_attn_func's learnable_sink (cast to float32;
+  its gradient flows back to the parameter in training).
 
 What flash cannot express yet is refused with a ValueError, never computed
 wrongly: a padding mask (a left-padded batch from a tokenizer), packed
 sequences, a static cache's unfilled slots, chunked attention, an additive
-bias, softcapping, attention sinks, dropout in training.
+bias, dropout in training.
 
 Masks, and what they cost. transformers builds the mask once per forward
 pass through the mask function registered under the same name
@@ -60,10 +66,9 @@ __all__ = ["DEFAULT_NAME", "attention_forward", "mask_function", "register", "wi
 DEFAULT_NAME = "ladder"
 
 # kwargs of transformers' attention functions that change the attention in a
-# way flash does not implement: refused unless None.
+# way flash does not implement: refused unless None. (softcap and s_aux, the
+# other two score changes models pass, are flash's softcap and sinks.)
 _UNSUPPORTED = {
-    "softcap": "logit softcapping",
-    "s_aux": "attention sinks (s_aux)",
     "position_bias": "an additive position bias",
 }
 
@@ -222,6 +227,8 @@ def attention_forward(module, query, key, value, attention_mask, scaling=None, d
         query.transpose(1, 2), key.transpose(1, 2), value.transpose(1, 2), softmax_scale=scaling,
         causal=bool(is_causal) and seqlen_q > 1,  # one query sees every key either way
         window_size=window,
+        softcap=kwargs.get("softcap") or 0.0,  # Gemma 2's attn_logit_softcapping; None: off
+        learnable_sink=kwargs.get("s_aux"),  # gpt-oss's sinks, (heads_q,)
     )
     return out, None
 
