@@ -213,6 +213,10 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
         std::fill(o.begin(), o.end(), 0.0);
         for (int j = 0; j < Sk; ++j) {
           prob[j] /= row_sum;
+          if (prob[j] == 0.0) {  // hidden (or underflowed): no share of anything
+            dprob[j] = 0.0;
+            continue;
+          }
           const double* vj = &v[kv_idx(b, j, hk)];
           double dp = 0.0;
           for (int d = 0; d < D; ++d) {
