@@ -51,8 +51,8 @@ TensorView ViewSpec::view(void* data, DType dtype) const {
                    {heads * seqlen * head_dim, head_dim, seqlen * head_dim, 1});
 }
 
-std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng) {
-  std::normal_distribution<double> dist(0.0, 1.0);
+std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev) {
+  std::normal_distribution<double> dist(0.0, stddev);
   std::vector<double> out(n);
   for (auto& x : out) x = reference::round_to(dtype, dist(rng));
   return out;
@@ -138,9 +138,56 @@ std::vector<int> sample_rows(int seqlen_q, int count, std::uint64_t seed) {
   return {picked.begin(), picked.end()};
 }
 
+double typical_row_max(double qk_gain, float softcap) {
+  const double row_max = 3.0 * qk_gain * qk_gain;
+  return softcap > 0.0f ? std::min<double>(row_max, softcap) : row_max;
+}
+
+ScoreInputs make_score_inputs(int batch, int heads_q, float softcap, Alibi alibi, bool sinks, double level,
+                              std::mt19937_64& rng) {
+  ScoreInputs in;
+  in.softcap = softcap;
+  auto to_f32 = [](double x) { return static_cast<double>(static_cast<float>(x)); };
+  if (alibi != Alibi::none) {
+    const int rows = alibi == Alibi::per_batch ? batch : 1;
+    std::uniform_real_distribution<double> u(0.0, 1.0);
+    in.alibi.resize(static_cast<std::size_t>(rows) * heads_q);
+    for (double& x : in.alibi) x = to_f32(0.5 * std::exp2(-8.0 * u(rng)));
+    in.d_alibi = DeviceBuffer(std::max<std::size_t>(1, in.alibi.size()) * sizeof(float));
+    in.alibi_view = alibi == Alibi::per_batch
+                        ? make_contiguous(in.d_alibi.get(), DType::f32, {batch, heads_q})
+                        : make_contiguous(in.d_alibi.get(), DType::f32, {heads_q});
+    upload(in.alibi, *in.alibi_view);
+  }
+  if (sinks) {
+    std::normal_distribution<double> n(0.0, 2.0);
+    std::uniform_real_distribution<double> u(-1.0, 1.0), far(8.0, 20.0);
+    in.sinks.resize(static_cast<std::size_t>(heads_q));
+    for (int h = 0; h < heads_q; ++h) {
+      const bool large = h % 4 == 1, above = h % 8 == 1;  // head 1 above the scores, head 5 below, ...
+      const double x = large ? (above ? level + far(rng) : -(level + far(rng))) : level * u(rng) + n(rng);
+      in.sinks[h] = to_f32(x);
+    }
+    in.d_sinks = DeviceBuffer(std::max<std::size_t>(1, in.sinks.size()) * sizeof(float));
+    in.sinks_view = make_contiguous(in.d_sinks.get(), DType::f32, {heads_q});
+    upload(in.sinks, *in.sinks_view);
+  }
+  return in;
+}
+
+void ScoreInputs::apply(reference::Problem& rp) const {
+  rp.softcap = softcap;
+  rp.alibi_slopes = alibi;
+  rp.sinks = sinks;
+}
+
 namespace {
 
-reference::Problem reference_problem(const Shape& s, bool causal) {
+ScoreInputs score_inputs(const Shape& s, std::mt19937_64& rng) {
+  return make_score_inputs(s.batch, s.heads_q, s.softcap, s.alibi, s.sinks, typical_row_max(s.qk_gain, s.softcap), rng);
+}
+
+reference::Problem reference_problem(const Shape& s, bool causal, const ScoreInputs& scores) {
   reference::Problem rp;
   rp.batch = s.batch;
   rp.seqlen_q = s.seqlen_q;
@@ -152,6 +199,7 @@ reference::Problem reference_problem(const Shape& s, bool causal) {
   rp.causal = causal;
   rp.window_left = s.window_left;
   rp.window_right = s.window_right;
+  scores.apply(rp);
   return rp;
 }
 
@@ -167,9 +215,10 @@ Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, st
   std::mt19937_64 rng(seed);
   const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
   const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
-  p.q = random_values(q_spec.elements(), dtype, rng);
-  p.k = random_values(kv_spec.elements(), dtype, rng);
+  p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain);
+  p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain);
   p.v = random_values(kv_spec.elements(), dtype, rng);
+  p.scores = score_inputs(s, rng);
 
   const std::size_t esize = dtype_size(dtype);
   p.dq = DeviceBuffer(q_spec.elements() * esize);
@@ -186,7 +235,7 @@ Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, st
   upload(p.k, p.vk);
   upload(p.v, p.vv);
 
-  p.ref = reference::forward(reference_problem(s, causal), p.q, p.k, p.v, dtype, p.rows);
+  p.ref = reference::forward(reference_problem(s, causal, p.scores), p.q, p.k, p.v, dtype, p.rows);
   return p;
 }
 
@@ -214,6 +263,7 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
   args.causal = prob.causal;
   args.window_left = s.window_left;
   args.window_right = s.window_right;
+  prob.scores.apply(args);
   args.kernel = kernel;
   try {
     attention_forward(args);
@@ -269,11 +319,12 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
   std::mt19937_64 rng(seed);
   const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
   const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
-  p.q = random_values(q_spec.elements(), dtype, rng);
-  p.k = random_values(kv_spec.elements(), dtype, rng);
+  p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain);
+  p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain);
   p.v = random_values(kv_spec.elements(), dtype, rng);
   p.dout = random_values(q_spec.elements(), dtype, rng);
-  const reference::Problem rp = reference_problem(s, causal);
+  p.scores = score_inputs(s, rng);
+  const reference::Problem rp = reference_problem(s, causal, p.scores);
   const reference::Result fwd = reference::forward(rp, p.q, p.k, p.v);
   p.ref = reference::backward(rp, p.q, p.k, p.v, p.dout, 0, dtype);
 
@@ -294,6 +345,11 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
   a.causal = causal;
   a.window_left = s.window_left;
   a.window_right = s.window_right;
+  p.scores.apply(a);
+  if (s.sinks) {
+    p.bdsinks = DeviceBuffer(static_cast<std::size_t>(std::max(1, s.heads_q)) * sizeof(float));
+    a.dsinks = make_contiguous(p.bdsinks.get(), DType::f32, {s.heads_q});
+  }
   upload(p.q, a.q);
   upload(p.k, a.k);
   upload(p.v, a.v);
@@ -311,6 +367,7 @@ BwdCheck run_and_check_backward(BwdProblem& prob, const std::string& kernel, boo
   poison(a.dq);
   poison(a.dk);
   poison(a.dv);
+  if (a.dsinks) poison(*a.dsinks);
   try {
     attention_backward(a);
     check(cudaDeviceSynchronize(), "kernel execution");
@@ -318,11 +375,13 @@ BwdCheck run_and_check_backward(BwdProblem& prob, const std::string& kernel, boo
     r.error = e.what();
     return r;
   }
-  const TensorView* views[3] = {&a.dq, &a.dk, &a.dv};
-  const std::vector<double>* refs[3] = {&prob.ref.dq, &prob.ref.dk, &prob.ref.dv};
-  const std::vector<double>* lowps[3] = {&prob.ref.dq_lowp, &prob.ref.dk_lowp, &prob.ref.dv_lowp};
+  const TensorView* views[4] = {&a.dq, &a.dk, &a.dv, a.dsinks ? &*a.dsinks : nullptr};
+  const std::vector<double>* refs[4] = {&prob.ref.dq, &prob.ref.dk, &prob.ref.dv, &prob.ref.dsinks};
+  const std::vector<double>* lowps[4] = {&prob.ref.dq_lowp, &prob.ref.dk_lowp, &prob.ref.dv_lowp,
+                                         &prob.ref.dsinks_lowp};
   r.ok = true;
-  for (int t = 0; t < 3; ++t) {
+  for (int t = 0; t < 4; ++t) {
+    if (views[t] == nullptr) continue;
     const std::vector<double> got = download(*views[t]);
     double lowp_err = 0, max_ref = 0;
     for (std::size_t i = 0; i < got.size(); ++i) {
@@ -359,8 +418,8 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
   const bool paged = s.page_size > 0;
   const std::size_t es = dtype_size(s.dtype);
 
-  p.q = random_values(static_cast<std::size_t>(B * s.seqlen_q * Hq * D), s.dtype, rng);
-  p.k_new = random_values(static_cast<std::size_t>(B * s.seqlen_new * Hkv * D), s.dtype, rng);
+  p.q = random_values(static_cast<std::size_t>(B * s.seqlen_q * Hq * D), s.dtype, rng, s.qk_gain);
+  p.k_new = random_values(static_cast<std::size_t>(B * s.seqlen_new * Hkv * D), s.dtype, rng, s.qk_gain);
   p.v_new = random_values(p.k_new.size(), s.dtype, rng);
   std::int64_t blocks = B, block_rows = s.capacity;
   if (paged) {
@@ -378,8 +437,10 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
     }
   }
   const std::size_t cache_elems = static_cast<std::size_t>(blocks * block_rows * Hkv * D);
-  p.k_cache = random_values(cache_elems, s.dtype, rng);
+  p.k_cache = random_values(cache_elems, s.dtype, rng, s.qk_gain);
   p.v_cache = random_values(cache_elems, s.dtype, rng);
+  p.scores = make_score_inputs(s.batch, s.heads_q, s.softcap, s.alibi, s.sinks, typical_row_max(s.qk_gain, s.softcap),
+                               rng);
 
   // Where key `pos` of sequence b, head h lives in the cache (element index).
   auto at = [&](int b, int pos, int h) -> std::size_t {
@@ -429,6 +490,7 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
   a.window_left = s.window_left;
   a.window_right = s.window_right;
   a.num_splits = s.num_splits;
+  p.scores.apply(a);
   upload(p.q, a.q);
   upload(p.k_cache, a.k_cache);
   upload(p.v_cache, a.v_cache);
@@ -451,6 +513,10 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
     rp.causal = s.causal;
     rp.window_left = s.window_left;
     rp.window_right = s.window_right;
+    p.scores.apply(rp);
+    if (s.alibi == Alibi::per_batch)  // this sequence's row of slopes, one per head
+      rp.alibi_slopes.assign(p.scores.alibi.begin() + static_cast<std::ptrdiff_t>(b) * Hq,
+                             p.scores.alibi.begin() + static_cast<std::ptrdiff_t>(b + 1) * Hq);
     const std::size_t q_elems = static_cast<std::size_t>(s.seqlen_q * Hq * D);
     std::vector<double> qb(p.q.begin() + b * q_elems, p.q.begin() + (b + 1) * q_elems);
     std::vector<double> kb(static_cast<std::size_t>(L * Hkv * D)), vb(kb.size());

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -47,8 +48,9 @@ struct ViewSpec {
   std::size_t elements() const { return static_cast<std::size_t>(batch * seqlen * heads * head_dim); }
 };
 
-// Standard normal values rounded to dtype (so they are exact in it).
-std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng);
+// Normal values (mean 0, standard deviation `stddev`) rounded to dtype (so
+// they are exact in it).
+std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev = 1.0);
 
 // Host values in BSHD order to/from a device view of any strides.
 void upload(const std::vector<double>& host, const TensorView& view);
@@ -57,11 +59,57 @@ std::vector<double> download(const TensorView& view);
 void poison(const TensorView& view);
 std::size_t view_bytes(const TensorView& view);
 
+// ALiBi slopes of a call: none, one per query head (fp32 [heads_q]) or one
+// per sequence and query head (fp32 [batch, heads_q]).
+enum class Alibi { none, per_head, per_batch };
+
 struct Shape {
   int batch = 1, seqlen_q = 1, seqlen_k = 1, heads_q = 1, heads_kv = 1, head_dim = 64;
   // Sliding window sides (ForwardArgs::window_left / window_right); -1: unbounded.
   int window_left = -1, window_right = -1;
+  // Score modifiers (ForwardArgs::softcap, alibi_slopes, sinks); the slopes
+  // and sinks are random (make_score_inputs).
+  float softcap = 0.0f;
+  Alibi alibi = Alibi::none;
+  bool sinks = false;
+  // q and k are drawn with this standard deviation: scores of about
+  // qk_gain^2 (large ones, for a softcap that bites).
+  double qk_gain = 1.0;
 };
+
+// The score modifiers of one call as its inputs: the softcap, random ALiBi
+// slopes (0.5 * 2^(-8u), u uniform in [0, 1]: BLOOM's range of slopes, per
+// head or per sequence and head) and random sinks (both signs, near the
+// rows' largest scores, and every fourth head from the second a large one,
+// 8 to 20 beyond them: above for heads 1, 9, ..., a sink that takes nearly
+// all of the weight, below for heads 5, 13, ..., one that takes none),
+// rounded to fp32 so that the reference and the kernels see the same values,
+// and their fp32 device copies.
+struct ScoreInputs {
+  float softcap = 0.0f;
+  std::vector<double> alibi;  // host values; empty without ALiBi
+  std::vector<double> sinks;  // host values; empty without sinks
+  DeviceBuffer d_alibi, d_sinks;
+  std::optional<TensorView> alibi_view, sinks_view;
+
+  // Sets softcap, alibi_slopes and sinks of ForwardArgs, BackwardArgs or DecodeArgs.
+  template <class Args> void apply(Args& a) const {
+    a.softcap = softcap;
+    a.alibi_slopes = alibi_view;
+    a.sinks = sinks_view;
+  }
+  // The same into the reference's problem.
+  void apply(reference::Problem& rp) const;
+};
+
+// `level`: about the largest score of a row (the sinks are drawn around it).
+// Draws from rng only what the call uses.
+ScoreInputs make_score_inputs(int batch, int heads_q, float softcap, Alibi alibi, bool sinks, double level,
+                              std::mt19937_64& rng);
+
+// About the largest score of a row of random inputs drawn with qk_gain
+// (three standard deviations, qk_gain^2 each), within the softcap if any.
+double typical_row_max(double qk_gain, float softcap);
 
 // One problem: random inputs on host and device, and the reference for
 // `rows` (every row when empty).
@@ -72,6 +120,7 @@ struct Problem {
   Layout layout = Layout::bshd;
   std::vector<int> rows;
   std::vector<double> q, k, v;
+  ScoreInputs scores;  // from the shape's softcap, alibi and sinks
   reference::Result ref;
   DeviceBuffer dq, dk, dv, d_o, d_lse;
   TensorView vq, vk, vv, vo, vlse;
@@ -92,8 +141,9 @@ struct CheckResult {
   std::size_t unwritten = 0;  // output elements still NaN after the call
 };
 
-// Poisons O and LSE, runs `kernel`, and checks O and LSE by FlashAttention's
-// rule: max|out - ref| <= 2 * max|out_lowp - ref| + floor(dtype) * max|ref|.
+// Poisons O and LSE, runs `kernel` (with prob.scores), and checks O and LSE
+// by FlashAttention's rule:
+//   max|out - ref| <= 2 * max|out_lowp - ref| + floor(dtype) * max|ref|.
 CheckResult run_and_check(Problem& prob, const std::string& kernel);
 
 // Rounding floor of the bound, relative to max|ref|.
@@ -101,16 +151,18 @@ double rounding_floor(DType dtype);
 
 // A backward call: random q, k, v and dO; O (rounded to the dtype) and the
 // LSE from the fp64 forward reference; the fp64 gradients and their
-// low-precision counterparts.
+// low-precision counterparts. With sinks, args.dsinks is set too (fp32
+// [heads_q]); a caller may reset it (dsinks is optional).
 struct BwdProblem {
   Shape shape;
   DType dtype = DType::bf16;
   bool causal = false;
   Layout layout = Layout::bshd;
   std::vector<double> q, k, v, dout;
+  ScoreInputs scores;
   reference::Gradients ref;
-  DeviceBuffer bq, bk, bv, bo, blse, bdo, bdq, bdk, bdv;
-  BackwardArgs args;  // every view and flag set; kernel and deterministic left to the caller
+  DeviceBuffer bq, bk, bv, bo, blse, bdo, bdq, bdk, bdv, bdsinks;
+  BackwardArgs args;  // every view, flag and modifier set; kernel and deterministic left to the caller
 };
 
 BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed);
@@ -118,14 +170,15 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
 struct BwdCheck {
   bool ok = false;
   std::string error;
-  // dq, dk, dv: max|g - ref| and its bound
+  // dq, dk, dv and dsinks (0 when not given): max|g - ref| and its bound
   // 3 * max|g_lowp - ref| + floor(dtype) * max|ref| + 2^-16.
-  double err[3] = {}, bound[3] = {};
+  double err[4] = {}, bound[4] = {};
   std::size_t unwritten = 0;  // gradient elements still NaN after the call
 };
 
-// Poisons dq, dk and dv, runs the backward with `kernel`, and checks every
-// gradient by FlashAttention's rule (3x the low-precision error).
+// Poisons dq, dk, dv (and dsinks when given), runs the backward with
+// `kernel`, and checks every gradient by FlashAttention's rule (3x the
+// low-precision error).
 BwdCheck run_and_check_backward(BwdProblem& prob, const std::string& kernel, bool deterministic = false);
 
 // A decode call (flash::attention_decode) with random inputs: the cache
@@ -141,6 +194,12 @@ struct DecodeSpec {
   bool causal = false;
   int window_left = -1, window_right = -1;  // DecodeArgs::window_left / window_right
   int num_splits = 0;
+  // Score modifiers and the inputs' scale, as in Shape (query i of the new
+  // tokens sits at position i + L - seqlen_q for ALiBi's distance).
+  float softcap = 0.0f;
+  Alibi alibi = Alibi::none;
+  bool sinks = false;
+  double qk_gain = 1.0;  // q and the keys (cache and new)
   std::vector<int> lens;  // cache_seqlens, batch entries
 };
 
@@ -150,6 +209,7 @@ struct DecodeProblem {
   std::vector<double> q, k_cache, v_cache, k_new, v_new;  // host, in the views' shapes
   std::vector<double> k_expected, v_expected;             // the caches after the append
   std::vector<int> page_table;
+  ScoreInputs scores;
   reference::Result ref;  // o [batch, seqlen_q, heads_q, head_dim], lse [batch, heads_q, seqlen_q]
   DeviceBuffer dq, dkc, dvc, dkn, dvn, d_o, d_lse, d_table, d_lens;
   DecodeArgs args;
