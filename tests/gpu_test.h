@@ -13,6 +13,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "flash/variants.h"
 #include "testing/testing.h"
@@ -88,6 +89,95 @@ inline std::string window_name(const ::testing::TestParamInfo<WindowParam>& info
   const auto [dtype, head_dim, win_idx, seq_idx] = info.param;
   return fmt::format("{}_d{}_{}_sq{}_sk{}", dtype_name(dtype), head_dim, kWindows[win_idx].name,
                      kWindowSeqlens[seq_idx][0], kWindowSeqlens[seq_idx][1]);
+}
+
+// Score modifiers that the ForwardScores, BackwardScores and DecodeScores
+// suites cross with masks and shapes: the two softcaps of issue 16 over
+// scores of about 64 (q and k drawn with standard deviation 8), where 15
+// saturates and 50 bends; sinks (random, both signs, some large); ALiBi
+// slopes per head and per sequence; all three together (cap 30 over scores
+// of about 16, sinks around them).
+struct ScoreCase {
+  const char* name;
+  float softcap;
+  testing::Alibi alibi;
+  bool sinks;
+  double qk_gain;  // q and k's standard deviation: scores of about qk_gain^2
+};
+inline constexpr ScoreCase kScoreCases[] = {
+    {"cap15", 15.0f, testing::Alibi::none, false, 8.0},
+    {"cap50", 50.0f, testing::Alibi::none, false, 8.0},
+    {"sinks", 0.0f, testing::Alibi::none, true, 1.0},
+    {"alibi_head", 0.0f, testing::Alibi::per_head, false, 1.0},
+    {"alibi_batch", 0.0f, testing::Alibi::per_batch, false, 1.0},
+    {"cap30_alibi_batch_sinks", 30.0f, testing::Alibi::per_batch, true, 4.0},
+};
+inline constexpr int kNumScoreCases = sizeof(kScoreCases) / sizeof(kScoreCases[0]);
+
+// Masks and shapes under the score modifiers: causal with seqlen_q below
+// seqlen_k (GQA 4), full and causal with seqlen_q above it (MQA; causal rows
+// that see no key, whose LSE is the sink), a two-sided window and a causal
+// window over ragged 1023 x 1024 tails.
+struct ScoreGeometry {
+  const char* name;
+  int seqlen_q, seqlen_k, heads_q, heads_kv;
+  bool causal;
+  int left, right;
+};
+inline constexpr ScoreGeometry kScoreGeometries[] = {
+    {"causal_sq113_sk203_gqa4", 113, 203, 8, 2, true, -1, -1},
+    {"full_sq257_sk129_mqa", 257, 129, 3, 1, false, -1, -1},
+    {"causal_sq257_sk129_gqa2", 257, 129, 4, 2, true, -1, -1},
+    {"l64_r32_sq1023_sk1024_mha", 1023, 1024, 2, 2, false, 64, 32},
+    {"causal_l127_sq1023_sk1024_gqa4", 1023, 1024, 8, 2, true, 127, -1},
+};
+inline constexpr int kNumScoreGeometries = sizeof(kScoreGeometries) / sizeof(kScoreGeometries[0]);
+
+// A sparse cross, not the full product: each (case, geometry) pair runs at
+// one head dim, rotating over 64, 128 and 256, so that every case meets
+// every head dim and every geometry too.
+inline constexpr int kScoreHeadDims[] = {64, 128, 256};
+inline int score_head_dim(int case_idx, int geometry_idx) { return kScoreHeadDims[(case_idx + geometry_idx) % 3]; }
+
+using ScoreParam = std::tuple<int, int, DType>;  // score case, geometry, dtype
+
+inline std::string score_name(const ::testing::TestParamInfo<ScoreParam>& info) {
+  const auto [case_idx, geo_idx, dtype] = info.param;
+  return fmt::format("{}_d{}_{}_{}", dtype_name(dtype), score_head_dim(case_idx, geo_idx), kScoreCases[case_idx].name,
+                     kScoreGeometries[geo_idx].name);
+}
+
+// The shape of one (case, geometry, head dim), batch 2.
+inline testing::Shape score_shape(const ScoreCase& c, const ScoreGeometry& g, int head_dim) {
+  return testing::Shape{.batch = 2, .seqlen_q = g.seqlen_q, .seqlen_k = g.seqlen_k, .heads_q = g.heads_q,
+                        .heads_kv = g.heads_kv, .head_dim = head_dim, .window_left = g.left, .window_right = g.right,
+                        .softcap = c.softcap, .alibi = c.alibi, .sinks = c.sinks, .qk_gain = c.qk_gain};
+}
+
+// The Feature bits (flash/variants.h) a forward or backward call of shape s
+// needs; lse: it writes the LSE (the forward's kFeatureLse).
+inline unsigned needed_features(const testing::Shape& s, bool causal, bool lse) {
+  unsigned f = 0;
+  if (causal) f |= kFeatureCausal;
+  if (s.heads_q != s.heads_kv) f |= kFeatureGqa;
+  if (lse) f |= kFeatureLse;
+  if (s.seqlen_q != s.seqlen_k) f |= kFeatureUnequalSeqlens;
+  if (s.window_left >= 0 || (!causal && s.window_right >= 0)) f |= kFeatureWindow;
+  if (s.softcap > 0.0f) f |= kFeatureSoftcap;
+  if (s.alibi != testing::Alibi::none) f |= kFeatureAlibi;
+  if (s.sinks) f |= kFeatureSinks;
+  return f;
+}
+
+// A variant that lacks a score modifier's bit must refuse the call with a
+// flash::Error naming the argument ("softcap", "alibi_slopes" or "sinks").
+inline void expect_refusal(const std::string& error, unsigned missing, const std::string& variant) {
+  const std::pair<unsigned, const char*> names[] = {
+      {kFeatureSoftcap, "softcap"}, {kFeatureAlibi, "alibi_slopes"}, {kFeatureSinks, "sinks"}};
+  bool named = false;
+  for (const auto& [bit, name] : names) named = named || ((missing & bit) && error.find(name) != std::string::npos);
+  EXPECT_TRUE(named) << variant << " lacks a score modifier's feature bit but did not refuse the call naming it; "
+                     << "error: '" << error << "'";
 }
 
 }  // namespace flash::gpu_test

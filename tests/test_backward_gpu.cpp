@@ -7,10 +7,12 @@
 // forward reference, so a forward bug cannot hide a backward one.
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
+#include <string>
 #include <tuple>
 #include <vector>
 
@@ -29,8 +31,10 @@ using flash::gpu_test::base_seed;
 using flash::gpu_test::runnable;
 
 std::string describe(const flash::testing::BwdCheck& r) {
-  return fmt::format("err dq {:.3g} (bound {:.3g}) dk {:.3g} ({:.3g}) dv {:.3g} ({:.3g}), unwritten {} {}", r.err[0],
-                     r.bound[0], r.err[1], r.bound[1], r.err[2], r.bound[2], r.unwritten, r.error);
+  return fmt::format("err dq {:.3g} (bound {:.3g}) dk {:.3g} ({:.3g}) dv {:.3g} ({:.3g}) dsinks {:.3g} ({:.3g}), "
+                     "unwritten {} {}",
+                     r.err[0], r.bound[0], r.err[1], r.bound[1], r.err[2], r.bound[2], r.err[3], r.bound[3],
+                     r.unwritten, r.error);
 }
 
 // Every built variant that supports the case, in both modes.
@@ -105,6 +109,155 @@ INSTANTIATE_TEST_SUITE_P(Window, BackwardWindow,
                                             ::testing::Range(0, flash::gpu_test::kNumWindows),
                                             ::testing::Range(0, flash::gpu_test::kNumWindowSeqlens)),
                          flash::gpu_test::window_name);
+
+// Score modifiers (gpu_test.h: kScoreCases x kScoreGeometries, a sparse
+// cross over head dims), dsinks checked with the gradients whenever the call
+// has sinks. Every variant whose features have the bits the call needs
+// matches the reference in both modes; a variant that lacks a score
+// modifier's bit refuses the call with a flash::Error naming it, and writes
+// nothing.
+void check_scores_all_variants(BwdProblem& prob) {
+  const unsigned needed = flash::gpu_test::needed_features(prob.shape, prob.causal, /*lse=*/false);
+  int checked = 0;
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, prob.dtype, prob.shape.head_dim)) continue;
+    const unsigned missing = needed & ~v.features;
+    if (missing & ~flash::kScoreFeatures) continue;  // a mask or shape it does not take: not this suite's concern
+    if (missing != 0) {
+      const auto r = flash::testing::run_and_check_backward(prob, v.name);
+      flash::gpu_test::expect_refusal(r.error, missing, v.name);
+      std::size_t written = 0;
+      for (double x : flash::testing::download(prob.args.dq)) written += !std::isnan(x);
+      EXPECT_EQ(written, 0u) << v.name << ": a refused call wrote dq";
+      continue;
+    }
+    for (bool deterministic : {false, true}) {
+      const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
+      ++checked;
+      EXPECT_TRUE(r.ok) << v.name << (deterministic ? " deterministic" : "") << ": " << describe(r);
+    }
+  }
+  EXPECT_GT(checked, 0) << "no built backward variant supports this case";
+}
+
+using flash::gpu_test::ScoreParam;
+using flash::gpu_test::kScoreCases;
+using flash::gpu_test::kScoreGeometries;
+class BackwardScores : public ::testing::TestWithParam<ScoreParam> {};
+
+TEST_P(BackwardScores, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const auto [case_idx, geo_idx, dtype] = GetParam();
+  const auto& g = kScoreGeometries[geo_idx];
+  const Shape s =
+      flash::gpu_test::score_shape(kScoreCases[case_idx], g, flash::gpu_test::score_head_dim(case_idx, geo_idx));
+  const std::uint64_t seed = flash::gpu_test::test_seed();
+  auto prob = flash::testing::make_bwd_problem(s, dtype, g.causal, Layout::bshd, seed);
+  SCOPED_TRACE(fmt::format("seed {} sq{} sk{} hq{} hkv{} d{} {} window ({}, {}){} softcap {} slopes {} sinks {}", seed,
+                           s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(dtype),
+                           s.window_left, s.window_right, g.causal ? " causal" : "", s.softcap,
+                           fmt::join(prob.scores.alibi, ","), fmt::join(prob.scores.sinks, ",")));
+  check_scores_all_variants(prob);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scores, BackwardScores,
+                         ::testing::Combine(::testing::Range(0, flash::gpu_test::kNumScoreCases),
+                                            ::testing::Range(0, flash::gpu_test::kNumScoreGeometries),
+                                            ::testing::Values(DType::bf16, DType::f16)),
+                         flash::gpu_test::score_name);
+
+// The variants that take every score modifier.
+std::vector<std::string> score_variants(DType dtype, int head_dim) {
+  std::vector<std::string> names;
+  for (const auto& v : flash::backward_variants())
+    if (runnable(v, dtype, head_dim) && (v.features & flash::kScoreFeatures) == flash::kScoreFeatures)
+      names.push_back(v.name);
+  return names;
+}
+
+// dsinks is optional: sinks without it give the same dq, dk and dv.
+TEST(BackwardScoresEdges, SinksWithoutDsinks) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 2, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
+                .softcap = 30.0f, .sinks = true, .qk_gain = 4.0};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, true, Layout::bshd, base_seed());
+  prob.args.dsinks.reset();
+  for (const std::string& name : score_variants(DType::bf16, 128))
+    for (bool deterministic : {false, true}) {
+      const auto r = flash::testing::run_and_check_backward(prob, name, deterministic);
+      EXPECT_TRUE(r.ok) << name << (deterministic ? " deterministic" : "") << ": " << describe(r);
+    }
+}
+
+// Empty calls with sinks: no key (O = 0, so rowsum(dO * O) = 0), no query
+// and no batch all give dsinks = 0, every element written.
+TEST(BackwardScoresEdges, EmptyCallsZeroDsinks) {
+  SKIP_WITHOUT_GPU();
+  for (Shape s : {Shape{.batch = 2, .seqlen_q = 5, .seqlen_k = 0, .heads_q = 4, .heads_kv = 2, .head_dim = 64},
+                  Shape{.batch = 2, .seqlen_q = 0, .seqlen_k = 7, .heads_q = 4, .heads_kv = 2, .head_dim = 64},
+                  Shape{.batch = 0, .seqlen_q = 5, .seqlen_k = 7, .heads_q = 4, .heads_kv = 2, .head_dim = 64}}) {
+    s.sinks = true;
+    s.softcap = 10.0f;
+    s.alibi = flash::testing::Alibi::per_head;
+    auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+    for (const std::string& name : score_variants(DType::bf16, 64)) {
+      const auto r = flash::testing::run_and_check_backward(prob, name);
+      EXPECT_TRUE(r.ok) << name << " b " << s.batch << " sq " << s.seqlen_q << " sk " << s.seqlen_k << ": "
+                        << describe(r);
+    }
+  }
+}
+
+// deterministic = true takes no floating-point atomics: dsinks, a sum over
+// the batch and every row, is bit-identical from run to run like dq.
+TEST(BackwardScoresEdges, DeterministicDsinks) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 3, .seqlen_q = 777, .seqlen_k = 640, .heads_q = 8, .heads_kv = 2, .head_dim = 64,
+                .sinks = true};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  for (const std::string& name : score_variants(DType::bf16, 64)) {
+    flash::BackwardArgs a = prob.args;
+    a.kernel = name;
+    a.deterministic = true;
+    const std::size_t nq = flash::testing::view_bytes(a.dq), ns = flash::testing::view_bytes(*a.dsinks);
+    std::vector<unsigned char> first(nq + ns), again(nq + ns);
+    int differing_runs = 0;
+    for (int run = 0; run < 10; ++run) {
+      flash::testing::poison(a.dq);
+      flash::testing::poison(*a.dsinks);
+      flash::attention_backward(a);
+      auto& dst = run == 0 ? first : again;
+      ASSERT_EQ(cudaMemcpy(dst.data(), a.dq.data, nq, cudaMemcpyDeviceToHost), cudaSuccess);
+      ASSERT_EQ(cudaMemcpy(dst.data() + nq, a.dsinks->data, ns, cudaMemcpyDeviceToHost), cudaSuccess);
+      if (run > 0) differing_runs += std::memcmp(first.data(), again.data(), first.size()) != 0;
+    }
+    EXPECT_EQ(differing_runs, 0) << name << ": deterministic runs differ from the first (dq or dsinks)";
+    const auto r = flash::testing::run_and_check_backward(prob, name, true);
+    EXPECT_TRUE(r.ok) << name << ": " << describe(r);
+  }
+}
+
+// Negative controls: a call that leaves out the softcap or the slopes must
+// fail the check (O and the LSE come from the reference with them). Sinks
+// change only dsinks in the backward (P = exp(S - LSE) and the LSE holds the
+// sink), which the check compares element by element.
+TEST(BackwardScoresChecker, FailsWithoutTheSoftcapOrTheSlopes) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 2, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 8, .heads_kv = 2, .head_dim = 64,
+                .softcap = 15.0f, .alibi = flash::testing::Alibi::per_batch, .sinks = true, .qk_gain = 4.0};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, true, Layout::bshd, base_seed());
+  for (const std::string& name : score_variants(DType::bf16, 64)) {
+    EXPECT_TRUE(flash::testing::run_and_check_backward(prob, name).ok) << name << ": with every modifier";
+    prob.args.softcap = 0.0f;
+    auto r = flash::testing::run_and_check_backward(prob, name);
+    EXPECT_FALSE(r.ok) << name << ": passed without the softcap (" << describe(r) << ")";
+    prob.args.softcap = s.softcap;
+    prob.args.alibi_slopes.reset();
+    r = flash::testing::run_and_check_backward(prob, name);
+    EXPECT_FALSE(r.ok) << name << ": passed without the ALiBi slopes (" << describe(r) << ")";
+    prob.scores.apply(prob.args);
+  }
+}
 
 // BHSD memory through strided views, and several key blocks per CTA walk.
 TEST(BackwardLayouts, StridedBhsdViews) {

@@ -7,6 +7,7 @@
 // expected append. Bad metadata must throw and write nothing.
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -101,6 +102,98 @@ TEST(DecodeWindow, MatchesReference) {
         auto prob = flash::testing::make_decode_problem(s, seed);
         EXPECT_GT(decode_variants_checked(prob), 0);
       }
+}
+
+// Score modifiers (gpu_test.h: kScoreCases) over contiguous and paged
+// caches, in two modes: one new token appended and attended causally (the
+// usual step; the split count the heuristic's), and four query tokens
+// without an append under a left window of 300, split in 3 (the sinks enter
+// the combine once), where the empty sequence's rows see no key (LSE = the
+// sink). dtype and head dim rotate over the cases. A variant that lacks a
+// score modifier's bit refuses the call with a flash::Error naming it.
+using DecodeScoreParam = std::tuple<int, int, int>;  // score case, page size, mode
+class DecodeScores : public ::testing::TestWithParam<DecodeScoreParam> {};
+
+DecodeSpec decode_score_spec(int case_idx, int page_size, int mode) {
+  const auto& c = flash::gpu_test::kScoreCases[case_idx];
+  DecodeSpec s{.dtype = (case_idx + mode) % 2 ? DType::f16 : DType::bf16, .batch = 5, .capacity = 768,
+               .page_size = page_size};
+  s.head_dim = flash::gpu_test::kScoreHeadDims[(case_idx + mode + (page_size > 0)) % 3];
+  if (mode == 0) {
+    s.seqlen_q = 1, s.heads_q = 8, s.heads_kv = 2, s.seqlen_new = 1, s.causal = true;
+  } else {
+    s.seqlen_q = 4, s.heads_q = 4, s.heads_kv = 1, s.seqlen_new = 0, s.window_left = 300, s.num_splits = 3;
+  }
+  s.softcap = c.softcap, s.alibi = c.alibi, s.sinks = c.sinks, s.qk_gain = c.qk_gain;
+  return s;
+}
+
+TEST_P(DecodeScores, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const auto [case_idx, page_size, mode] = GetParam();
+  DecodeSpec s = decode_score_spec(case_idx, page_size, mode);
+  const std::uint64_t seed = test_seed();
+  s.lens = ragged_lens(s.batch, s.capacity, s.seqlen_new, seed);
+  auto prob = flash::testing::make_decode_problem(s, seed);
+  SCOPED_TRACE(fmt::format("seed {} lens {} softcap {} slopes {} sinks {}", seed, fmt::join(s.lens, ","), s.softcap,
+                           fmt::join(prob.scores.alibi, ","), fmt::join(prob.scores.sinks, ",")));
+  unsigned needed = 0;
+  if (s.softcap > 0.0f) needed |= flash::kFeatureSoftcap;
+  if (s.alibi != flash::testing::Alibi::none) needed |= flash::kFeatureAlibi;
+  if (s.sinks) needed |= flash::kFeatureSinks;
+  int checked = 0;
+  for (const auto& v : flash::decode_variants()) {
+    if (!v.supports(s.dtype, s.head_dim)) continue;
+    if (const unsigned missing = needed & ~v.features; missing != 0) {
+      const auto r = flash::testing::run_and_check_decode(prob, v.name);
+      flash::gpu_test::expect_refusal(r.error, missing, v.name);
+      continue;
+    }
+    const auto r = flash::testing::run_and_check_decode(prob, v.name);
+    ++checked;
+    EXPECT_TRUE(r.error.empty()) << v.name << ": " << r.error;
+    EXPECT_EQ(r.unwritten, 0u) << v.name << ": output elements left unwritten";
+    EXPECT_EQ(r.cache_mismatch, 0u) << v.name << ": cache elements differ from the expected append";
+    EXPECT_LE(r.max_err, r.bound) << v.name << ": O error over the bound";
+    EXPECT_LE(r.lse_err, r.lse_bound) << v.name << ": LSE error over the bound";
+  }
+  EXPECT_GT(checked, 0) << "no built decode variant supports this case";
+}
+
+std::string decode_score_name(const ::testing::TestParamInfo<DecodeScoreParam>& info) {
+  const auto [case_idx, page_size, mode] = info.param;
+  const DecodeSpec s = decode_score_spec(case_idx, page_size, mode);
+  return fmt::format("{}_d{}_{}_{}_{}", flash::dtype_name(s.dtype), s.head_dim,
+                     flash::gpu_test::kScoreCases[case_idx].name, page_size ? fmt::format("page{}", page_size) : std::string("contiguous"),
+                     mode == 0 ? "sq1_causal_append" : "sq4_left300_splits3");
+}
+
+INSTANTIATE_TEST_SUITE_P(Scores, DecodeScores,
+                         ::testing::Combine(::testing::Range(0, flash::gpu_test::kNumScoreCases),
+                                            ::testing::Values(0, 16), ::testing::Values(0, 1)),
+                         decode_score_name);
+
+// Negative controls: a call that leaves out one modifier must fail the check.
+TEST(DecodeScoresChecker, FailsWithoutEachModifier) {
+  SKIP_WITHOUT_GPU();
+  DecodeSpec s{.dtype = DType::bf16, .batch = 5, .seqlen_q = 4, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
+               .capacity = 768, .page_size = 16, .seqlen_new = 4, .causal = true, .softcap = 15.0f,
+               .alibi = flash::testing::Alibi::per_batch, .sinks = true, .qk_gain = 8.0};
+  s.lens = ragged_lens(s.batch, s.capacity, s.seqlen_new, test_seed());
+  auto prob = flash::testing::make_decode_problem(s, test_seed());
+  for (const auto& v : flash::decode_variants()) {
+    if (!v.supports(s.dtype, s.head_dim) || (v.features & flash::kScoreFeatures) != flash::kScoreFeatures) continue;
+    EXPECT_TRUE(flash::testing::run_and_check_decode(prob, v.name).ok) << v.name << ": with every modifier";
+    prob.args.softcap = 0.0f;
+    EXPECT_FALSE(flash::testing::run_and_check_decode(prob, v.name).ok) << v.name << ": passed without the softcap";
+    prob.scores.apply(prob.args);
+    prob.args.alibi_slopes.reset();
+    EXPECT_FALSE(flash::testing::run_and_check_decode(prob, v.name).ok) << v.name << ": passed without the slopes";
+    prob.scores.apply(prob.args);
+    prob.args.sinks.reset();
+    EXPECT_FALSE(flash::testing::run_and_check_decode(prob, v.name).ok) << v.name << ": passed without the sinks";
+    prob.scores.apply(prob.args);
+  }
 }
 
 // Every power-of-two page size from 16 to 256, with an append that crosses pages.

@@ -6,6 +6,7 @@
 // random unless FLASH_TEST_SEED is set, and printed so a failure can be rerun.
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -108,6 +109,110 @@ INSTANTIATE_TEST_SUITE_P(Window, ForwardWindow,
                                             ::testing::Values(64, 128, 256), ::testing::Range(0, flash::gpu_test::kNumWindows),
                                             ::testing::Range(0, flash::gpu_test::kNumWindowSeqlens)),
                          flash::gpu_test::window_name);
+
+// Score modifiers (gpu_test.h: kScoreCases x kScoreGeometries, a sparse
+// cross over head dims). Every variant whose features have the bits the call
+// needs matches the reference; a variant that lacks a score modifier's bit
+// refuses the call with a flash::Error naming it, and writes nothing.
+void check_scores_all_variants(flash::testing::Problem& prob) {
+  const unsigned needed = flash::gpu_test::needed_features(prob.shape, prob.causal, /*lse=*/true);
+  int checked = 0;
+  for (const auto& v : flash::forward_variants()) {
+    if (!runnable(v, prob.dtype, prob.shape.head_dim)) continue;
+    const unsigned missing = needed & ~v.features;
+    if (missing & ~flash::kScoreFeatures) continue;  // a mask or shape it does not take: not this suite's concern
+    const auto r = flash::testing::run_and_check(prob, v.name);
+    if (missing != 0) {
+      flash::gpu_test::expect_refusal(r.error, missing, v.name);
+      std::size_t written = 0;
+      for (double x : flash::testing::download(prob.vo)) written += !std::isnan(x);
+      EXPECT_EQ(written, 0u) << v.name << ": a refused call wrote O";
+      continue;
+    }
+    ++checked;
+    EXPECT_TRUE(r.error.empty()) << v.name << ": " << r.error;
+    EXPECT_EQ(r.unwritten, 0u) << v.name << ": output elements left unwritten";
+    EXPECT_LE(r.max_err, r.bound) << v.name << ": O error over the bound";
+    EXPECT_LE(r.lse_err, r.lse_bound) << v.name << ": LSE error over the bound";
+  }
+  EXPECT_GT(checked, 0) << "no built variant supports this case";
+}
+
+using flash::gpu_test::ScoreParam;
+using flash::gpu_test::kScoreCases;
+using flash::gpu_test::kScoreGeometries;
+
+class ForwardScores : public ::testing::TestWithParam<ScoreParam> {};
+
+TEST_P(ForwardScores, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  const auto [case_idx, geo_idx, dtype] = GetParam();
+  const auto& g = kScoreGeometries[geo_idx];
+  const Shape s =
+      flash::gpu_test::score_shape(kScoreCases[case_idx], g, flash::gpu_test::score_head_dim(case_idx, geo_idx));
+  const std::uint64_t seed = flash::gpu_test::test_seed();
+  auto prob = flash::testing::make_problem(s, dtype, g.causal, Layout::bshd, seed);
+  SCOPED_TRACE(fmt::format("seed {} sq{} sk{} hq{} hkv{} d{} {} window ({}, {}){} softcap {} slopes {} sinks {}", seed,
+                           s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(dtype),
+                           s.window_left, s.window_right, g.causal ? " causal" : "", s.softcap,
+                           fmt::join(prob.scores.alibi, ","), fmt::join(prob.scores.sinks, ",")));
+  check_scores_all_variants(prob);
+}
+
+INSTANTIATE_TEST_SUITE_P(Scores, ForwardScores,
+                         ::testing::Combine(::testing::Range(0, flash::gpu_test::kNumScoreCases),
+                                            ::testing::Range(0, flash::gpu_test::kNumScoreGeometries),
+                                            ::testing::Values(DType::bf16, DType::f16)),
+                         flash::gpu_test::score_name);
+// f32 (the variants that take it) on the two smaller geometries.
+INSTANTIATE_TEST_SUITE_P(ScoresF32, ForwardScores,
+                         ::testing::Combine(::testing::Range(0, flash::gpu_test::kNumScoreCases),
+                                            ::testing::Values(0, 1), ::testing::Values(DType::f32)),
+                         flash::gpu_test::score_name);
+
+// seqlen_k 0: every row sees no key, O = 0 and LSE = the sink of its head.
+TEST(ForwardScoresEdges, NoKeysGivesTheSinkAsLse) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 2, .seqlen_q = 5, .seqlen_k = 0, .heads_q = 4, .heads_kv = 2, .head_dim = 64, .softcap = 20.0f,
+                .alibi = flash::testing::Alibi::per_batch, .sinks = true};
+  auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  for (const auto& v : flash::forward_variants()) {
+    if (!runnable(v, DType::bf16, 64) || (v.features & flash::kScoreFeatures) != flash::kScoreFeatures) continue;
+    const auto r = flash::testing::run_and_check(p, v.name);
+    EXPECT_TRUE(r.ok) << v.name << " " << r.error << " unwritten " << r.unwritten << " err " << r.max_err << " lse err "
+                      << r.lse_err;
+  }
+}
+
+// Negative controls: with the same inputs, a call that leaves out one
+// modifier must fail the check, or the suite above would not show that the
+// kernels apply it (the cap bites, the slopes and the sinks matter).
+TEST(ForwardScoresChecker, FailsWithoutEachModifier) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 2, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 8, .heads_kv = 2, .head_dim = 64,
+                .softcap = 15.0f, .alibi = flash::testing::Alibi::per_head, .sinks = true, .qk_gain = 8.0};
+  auto p = flash::testing::make_problem(s, DType::bf16, true, Layout::bshd, base_seed());
+  for (const auto& v : flash::forward_variants()) {
+    if (!runnable(v, DType::bf16, 64) || (v.features & flash::kScoreFeatures) != flash::kScoreFeatures) continue;
+    EXPECT_TRUE(flash::testing::run_and_check(p, v.name).ok) << v.name << ": with every modifier";
+    const float softcap = p.scores.softcap;
+    p.scores.softcap = 0.0f;
+    auto r = flash::testing::run_and_check(p, v.name);
+    EXPECT_FALSE(r.ok) << v.name << ": passed without the softcap (err " << r.max_err << ", bound " << r.bound << ")";
+    p.scores.softcap = softcap;
+    const auto slopes = p.scores.alibi_view;
+    p.scores.alibi_view.reset();
+    r = flash::testing::run_and_check(p, v.name);
+    EXPECT_FALSE(r.ok) << v.name << ": passed without the ALiBi slopes (err " << r.max_err << ", bound " << r.bound
+                       << ")";
+    p.scores.alibi_view = slopes;
+    const auto sinks = p.scores.sinks_view;
+    p.scores.sinks_view.reset();
+    r = flash::testing::run_and_check(p, v.name);
+    EXPECT_FALSE(r.ok) << v.name << ": passed without the sinks (err " << r.max_err << ", bound " << r.bound << ")";
+    p.scores.sinks_view = sinks;
+  }
+}
 
 // BHSD memory ([batch, heads, seqlen, head_dim]) through strided views.
 TEST(ForwardLayouts, StridedBhsdViews) {
