@@ -14,6 +14,7 @@
 
 #include "cpu_test.h"
 #include "flash/flash.h"
+#include "flash/variants.h"
 #include "testing/testing.h"
 #include "validate.h"
 
@@ -36,11 +37,14 @@ struct Buffers {
   alignas(256) std::uint16_t v[kB * kS * kHkv * kD + 1];  // + 1: room for v shifted by one element
   alignas(256) std::uint16_t o[kB * kS * kH * kD];
   alignas(256) float lse[kB * kH * kS];
+  alignas(256) float slopes[kB * kH + 1];  // + 1: room for a view shifted by one element
+  alignas(256) float sinks[kH + 1];
 };
 
 class ApiErrors : public ::testing::Test {
  protected:
   void SetUp() override {
+    args_ = {};
     std::memset(&buf_, 0, sizeof(buf_));
     for (auto& x : buf_.o) x = kPattern;
     for (auto& x : buf_.lse) x = 123.0f;
@@ -181,6 +185,114 @@ TEST_F(ApiErrors, CausalWithAWindowPastTheDiagonal) {
   expect_error({"window_right = 3", "causal", "window_right = 0"});
 }
 
+// The score modifiers: a bad one is a flash::Error whose message names the
+// argument (softcap, alibi_slopes, sinks), and nothing is written.
+TEST_F(ApiErrors, BadSoftcap) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float c : {-1.0f, -1e-30f, std::nanf(""), inf, -inf}) {
+    args_.softcap = c;
+    expect_error({"softcap"});
+    EXPECT_THROW(flash::plan_forward(args_), flash::Error) << c;
+  }
+  for (float c : {0.0f, 1e-3f, 30.0f, 1e30f}) {  // 0 is off; any finite cap > 0 is valid
+    args_.softcap = c;
+    expect_valid([&] { flash::plan_forward(args_); });
+  }
+}
+
+TEST_F(ApiErrors, BadAlibiSlopes) {
+  auto slopes = [&](std::initializer_list<std::int64_t> shape) {
+    args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, shape);
+  };
+  slopes({kH});
+  args_.alibi_slopes->dtype = DType::bf16;
+  expect_error({"alibi_slopes"});
+  slopes({kH + 1});
+  expect_error({"alibi_slopes"});
+  slopes({kH - 1});
+  expect_error({"alibi_slopes"});
+  slopes({kB + 1, kH});
+  expect_error({"alibi_slopes"});
+  slopes({kB, kH + 1});
+  expect_error({"alibi_slopes"});
+  slopes({1, kB, kH});  // rank 3
+  expect_error({"alibi_slopes"});
+  slopes({kH});
+  args_.alibi_slopes->data = nullptr;
+  expect_error({"alibi_slopes"});
+  slopes({kH});
+  args_.alibi_slopes->data = reinterpret_cast<char*>(buf_.slopes) + 2;  // not float-aligned
+  expect_error({"alibi_slopes"});
+  slopes({kH});
+  args_.alibi_slopes->stride[0] = -1;
+  expect_error({"alibi_slopes"});
+  // Valid: one slope per query head, or one per sequence and query head.
+  slopes({kH});
+  expect_valid([&] { flash::plan_forward(args_); });
+  slopes({kB, kH});
+  expect_valid([&] { flash::plan_forward(args_); });
+}
+
+TEST_F(ApiErrors, BadSinks) {
+  auto sinks = [&](std::initializer_list<std::int64_t> shape) {
+    args_.sinks = flash::make_contiguous(buf_.sinks, DType::f32, shape);
+  };
+  sinks({kH});
+  args_.sinks->dtype = DType::f16;
+  expect_error({"sinks"});
+  sinks({kH - 1});
+  expect_error({"sinks"});
+  sinks({kH + 1});
+  expect_error({"sinks"});
+  sinks({1, kH});  // rank 2
+  expect_error({"sinks"});
+  sinks({kB, kH});  // a sink per sequence is not a thing
+  expect_error({"sinks"});
+  sinks({kH});
+  args_.sinks->data = nullptr;
+  expect_error({"sinks"});
+  sinks({kH});
+  args_.sinks->data = reinterpret_cast<char*>(buf_.sinks) + 1;
+  expect_error({"sinks"});
+  sinks({kH});
+  expect_valid([&] { flash::plan_forward(args_); });
+  args_.softcap = 50.0f;  // all three together
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kB, kH});
+  expect_valid([&] { flash::plan_forward(args_); });
+}
+
+// Outputs may not share memory with the modifiers (inputs of the call).
+TEST_F(ApiErrors, OutputsOverlappingTheModifiers) {
+  args_.sinks = flash::make_contiguous(buf_.o, DType::f32, {kH});  // the first bytes of o
+  expect_error({"sinks"});
+  SetUp();
+  args_.alibi_slopes = flash::make_contiguous(buf_.lse, DType::f32, {kB, kH});  // the first elements of lse
+  expect_error({"alibi_slopes"});
+}
+
+// A variant whose features lack a modifier's bit refuses the call naming the
+// modifier (checked before any device query, so without a GPU too).
+TEST_F(ApiErrors, VariantsWithoutAModifierRefuseIt) {
+  struct Modifier {
+    unsigned bit;
+    const char* name;
+  };
+  const Modifier modifiers[] = {
+      {flash::kFeatureSoftcap, "softcap"}, {flash::kFeatureAlibi, "alibi_slopes"}, {flash::kFeatureSinks, "sinks"}};
+  for (const Modifier& m : modifiers) {
+    for (const auto& v : flash::forward_variants()) {
+      if (!v.built || (v.features & m.bit)) continue;
+      SCOPED_TRACE(v.name);
+      SetUp();
+      args_.kernel = v.name;
+      if (m.bit == flash::kFeatureSoftcap) args_.softcap = 30.0f;
+      if (m.bit == flash::kFeatureAlibi) args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kH});
+      if (m.bit == flash::kFeatureSinks) args_.sinks = flash::make_contiguous(buf_.sinks, DType::f32, {kH});
+      expect_error({v.name.c_str(), m.name});
+    }
+  }
+}
+
 TEST_F(ApiErrors, UnknownVariant) {
   args_.kernel = "warp-drive";
   expect_error({"kernel", "warp-drive", "naive"});
@@ -298,11 +410,14 @@ struct DecodeBuffers {
   alignas(256) float lse[kB * kH * 1];
   alignas(256) std::int32_t lens[kB];
   alignas(256) std::int32_t table[kB * kMaxPages];
+  alignas(256) float slopes[kB * kH];
+  alignas(256) float sinks[kH];
 };
 
 class DecodeApiErrors : public ::testing::Test {
  protected:
   void SetUp() override {
+    args_ = {};
     std::memset(&buf_, 0, sizeof(buf_));
     for (auto& x : buf_.o) x = kPattern;
     for (auto& x : buf_.kc) x = kPattern;
@@ -470,6 +585,31 @@ TEST_F(DecodeApiErrors, NumSplitsAndStatus) {
   args_.num_splits = 0;
   args_.status = flash::make_contiguous(buf_.lens, DType::i32, {2});
   expect_error({"status.shape[0]", "4"});
+}
+
+// The score modifiers, as in the forward: a flash::Error naming the argument.
+TEST_F(DecodeApiErrors, BadScoreModifiers) {
+  for (float c : {-2.0f, std::nanf(""), std::numeric_limits<float>::infinity()}) {
+    args_.softcap = c;
+    expect_error({"softcap"});
+  }
+  SetUp();
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kB + 1, kH});
+  expect_error({"alibi_slopes"});
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::bf16, {kH});
+  expect_error({"alibi_slopes"});
+  SetUp();
+  args_.sinks = flash::make_contiguous(buf_.sinks, DType::i32, {kH});
+  expect_error({"sinks"});
+  args_.sinks = flash::make_contiguous(buf_.sinks, DType::f32, {kHkv});  // one per KV head: not the rule
+  expect_error({"sinks"});
+  SetUp();
+  args_.softcap = 30.0f;
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kB, kH});
+  args_.sinks = flash::make_contiguous(buf_.sinks, DType::f32, {kH});
+  expect_valid([&] { flash::plan_decode(args_); });
+  args_.sinks = flash::make_contiguous(buf_.o, DType::f32, {kH});  // inside the output
+  expect_error({"sinks"});
 }
 
 TEST_F(DecodeApiErrors, UnknownKernel) {

@@ -12,6 +12,7 @@
 
 #include "cpu_test.h"
 #include "flash/flash.h"
+#include "flash/variants.h"
 #include "testing/testing.h"
 
 namespace {
@@ -20,6 +21,7 @@ using flash::DType;
 
 constexpr int kB = 2, kSq = 8, kSk = 12, kH = 4, kHkv = 2, kD = 64;
 constexpr std::uint16_t kPattern = 0x7e57;
+constexpr float kDsinksPattern = 321.0f;
 
 // The variant the tests name: the last built one (mma in a full build), so
 // that a build of a subset of variants (FLASH_VARIANTS) passes too.
@@ -40,15 +42,20 @@ struct Buffers {
   alignas(256) std::uint16_t dk[kB * kSk * kHkv * kD];
   alignas(256) std::uint16_t dv[kB * kSk * kHkv * kD];
   alignas(256) float lse[kB * kH * kSq];
+  alignas(256) float slopes[kB * kH];
+  alignas(256) float sinks[kH];
+  alignas(256) float dsinks[kH];
 };
 
 class BackwardApiErrors : public ::testing::Test {
  protected:
   void SetUp() override {
+    args_ = {};
     std::memset(&buf_, 0, sizeof(buf_));
     for (auto& x : buf_.dq) x = kPattern;
     for (auto& x : buf_.dk) x = kPattern;
     for (auto& x : buf_.dv) x = kPattern;
+    for (auto& x : buf_.dsinks) x = kDsinksPattern;
     auto qv = [](void* p) { return flash::make_contiguous(p, DType::bf16, {kB, kSq, kH, kD}); };
     auto kv = [](void* p) { return flash::make_contiguous(p, DType::bf16, {kB, kSk, kHkv, kD}); };
     args_.q = qv(buf_.q), args_.o = qv(buf_.o), args_.dout = qv(buf_.dout), args_.dq = qv(buf_.dq);
@@ -70,6 +77,13 @@ class BackwardApiErrors : public ::testing::Test {
     for (auto x : buf_.dq) ASSERT_EQ(x, kPattern) << "dq was written";
     for (auto x : buf_.dk) ASSERT_EQ(x, kPattern) << "dk was written";
     for (auto x : buf_.dv) ASSERT_EQ(x, kPattern) << "dv was written";
+    for (auto x : buf_.dsinks) ASSERT_EQ(x, kDsinksPattern) << "dsinks was written";
+  }
+
+  // Sinks and their gradient, valid.
+  void with_sinks() {
+    args_.sinks = flash::make_contiguous(buf_.sinks, DType::f32, {kH});
+    args_.dsinks = flash::make_contiguous(buf_.dsinks, DType::f32, {kH});
   }
 
   Buffers buf_;
@@ -154,6 +168,88 @@ TEST_F(BackwardApiErrors, UnknownKernelAndBadScale) {
   for (float scale : {0.0f, -1.0f, std::nanf(""), inf, -inf}) {
     args_.softmax_scale = scale;
     expect_error({"softmax_scale", "expected a finite value > 0"});
+  }
+}
+
+// The score modifiers and dsinks: a bad one is a flash::Error whose message
+// names the argument, and nothing is written (dsinks included).
+TEST_F(BackwardApiErrors, BadScoreModifiers) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (float c : {-1.0f, std::nanf(""), inf, -inf}) {
+    args_.softcap = c;
+    expect_error({"softcap"});
+  }
+  SetUp();
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kH + 1});
+  expect_error({"alibi_slopes"});
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kB, kHkv});
+  expect_error({"alibi_slopes"});
+  args_.alibi_slopes = flash::make_contiguous(nullptr, DType::f32, {kH});
+  expect_error({"alibi_slopes"});
+  SetUp();
+  args_.sinks = flash::make_contiguous(buf_.sinks, DType::bf16, {kH});
+  expect_error({"sinks"});
+  args_.sinks = flash::make_contiguous(buf_.sinks, DType::f32, {kH - 1});
+  expect_error({"sinks"});
+}
+
+TEST_F(BackwardApiErrors, BadDsinks) {
+  args_.dsinks = flash::make_contiguous(buf_.dsinks, DType::f32, {kH});  // without sinks
+  expect_error({"dsinks"});
+  with_sinks();
+  args_.dsinks->dtype = DType::bf16;
+  expect_error({"dsinks"});
+  with_sinks();
+  args_.dsinks = flash::make_contiguous(buf_.dsinks, DType::f32, {kH - 1});
+  expect_error({"dsinks"});
+  args_.dsinks = flash::make_contiguous(buf_.dsinks, DType::f32, {1, kH});
+  expect_error({"dsinks"});
+  args_.dsinks = flash::make_contiguous(nullptr, DType::f32, {kH});
+  expect_error({"dsinks"});
+  args_.dsinks = flash::make_contiguous(reinterpret_cast<char*>(buf_.dsinks) + 2, DType::f32, {kH - 1});
+  expect_error({"dsinks"});
+  // Overlaps: the gradient in dq's memory, in the sinks' own memory, in the LSE's.
+  with_sinks();
+  args_.dsinks = flash::make_contiguous(buf_.dq, DType::f32, {kH});
+  expect_error({"dsinks"});
+  with_sinks();
+  args_.dsinks = args_.sinks;
+  expect_error({"dsinks"});
+  with_sinks();
+  args_.dsinks = flash::make_contiguous(buf_.lse + 1, DType::f32, {kH});
+  expect_error({"dsinks"});
+  // Valid: sinks with or without their gradient, with the other modifiers.
+  with_sinks();
+  args_.softcap = 30.0f;
+  args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kB, kH});
+  flash::cpu_test::expect_valid([&] { flash::plan_backward(args_); });
+  args_.dsinks.reset();
+  flash::cpu_test::expect_valid([&] { flash::plan_backward(args_); });
+}
+
+// A backward variant whose features lack a modifier's bit refuses it by name.
+TEST_F(BackwardApiErrors, VariantsWithoutAModifierRefuseIt) {
+  for (const auto& v : flash::backward_variants()) {
+    if (!v.built) continue;
+    SCOPED_TRACE(v.name);
+    if (!(v.features & flash::kFeatureSoftcap)) {
+      SetUp();
+      args_.kernel = v.name;
+      args_.softcap = 30.0f;
+      expect_error({"softcap"});
+    }
+    if (!(v.features & flash::kFeatureAlibi)) {
+      SetUp();
+      args_.kernel = v.name;
+      args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kH});
+      expect_error({"alibi_slopes"});
+    }
+    if (!(v.features & flash::kFeatureSinks)) {
+      SetUp();
+      args_.kernel = v.name;
+      with_sinks();
+      expect_error({"sinks"});
+    }
   }
 }
 
