@@ -10,12 +10,14 @@
 //   ./runner --bwd                    the backward variants (both modes) on the default shapes
 //   ./runner --decode                 the decode variants, contiguous and paged caches
 //   ./runner --decode --batch 2 --cache 8192 --seqlen-q 4 --append 4 --causal
+//   ./runner --causal --softcap 30 --sinks --alibi   score modifiers (forward, --bwd and --decode)
 //
 // The flags, the FLOP counts and the timer are bench's too
 // (src/testing/tools.h), so one shape gives the same TFLOPS in both.
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 #include <random>
@@ -60,7 +62,8 @@ void print_help() {
       "Without --seq (or --cache with --decode) runs a default list of shapes: head dims 64, 128\n"
       "and 256, both masks, bf16 (--batch, --heads, --heads-kv, --dhead, --dtype and --causal narrow\n"
       "it). One shape defaults to --batch 2 --heads 8 --dhead 128; with --decode to --batch 1\n"
-      "--heads 32 --heads-kv 8 --dhead 128, every sequence's cache full.\n",
+      "--heads 32 --heads-kv 8 --dhead 128, every sequence's cache full. With --softcap C, q and k are\n"
+      "drawn with scores of about C, so that the cap bites and the check sees it.\n",
       flash::testing::problem_flags_help());
 }
 
@@ -183,6 +186,16 @@ struct Cases {
   std::vector<bool> causals;
 };
 
+// The score modifiers of --softcap, --sinks and --alibi. With a softcap, q
+// and k are drawn with scores of about C (standard deviation qk_gain^2 = C),
+// so that the cap bites and the check sees it.
+void set_scores(const ProblemFlags& f, Shape& s) {
+  s.softcap = f.softcap;
+  s.sinks = f.sinks;
+  s.alibi = f.alibi ? flash::testing::Alibi::per_head : flash::testing::Alibi::none;
+  if (f.softcap > 0.0f) s.qk_gain = std::sqrt(static_cast<double>(f.softcap));
+}
+
 Cases attention_cases(const ProblemFlags& f) {
   Cases c;
   if (f.seq) {
@@ -193,6 +206,7 @@ Cases attention_cases(const ProblemFlags& f) {
     s.heads_q = f.heads.value_or(8);
     s.heads_kv = f.heads_kv.value_or(s.heads_q);
     s.window_left = f.window_left, s.window_right = f.window_right;
+    set_scores(f, s);
     c.shapes.push_back(s);
     c.dheads = {f.dhead.value_or(128)};
     c.causals = {f.causal};
@@ -206,6 +220,7 @@ Cases attention_cases(const ProblemFlags& f) {
     s.heads_q = f.heads.value_or(8);
     s.heads_kv = f.heads_kv.value_or(2);
     s.window_left = f.window_left, s.window_right = f.window_right;
+    set_scores(f, s);
     c.shapes.push_back(s);
   }
   c.dheads = f.dhead ? std::vector<int>{*f.dhead} : std::vector<int>{64, 128, 256};
@@ -255,6 +270,7 @@ int run_forward(const Options& opt, int cc) {
             args.q = prob.vq, args.k = prob.vk, args.v = prob.vv, args.o = prob.vo, args.lse = prob.vlse;
             args.causal = causal;
             args.window_left = s.window_left, args.window_right = s.window_right;
+            prob.scores.apply(args);
             args.kernel = k;
             std::string name = k;
             try {
@@ -264,10 +280,10 @@ int run_forward(const Options& opt, int cc) {
               flash::testing::L2Flush flush(flash::testing::view_bytes(prob.vq) + flash::testing::view_bytes(prob.vk) +
                                             flash::testing::view_bytes(prob.vv) + flash::testing::view_bytes(prob.vo));
               const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_forward(args); });
-              fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}{}\n",
+              fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}{}{}\n",
                          name, shape_text(s), d, flash::dtype_name(dtype), r.max_err, r.bound, r.lse_err, r.lse_bound,
                          ms, flash::testing::forward_flops(s, causal) / (ms * 1e-3) / 1e12, r.ok ? "[OK]" : "[FAIL]",
-                         causal ? " causal" : "", unwritten_note(r.unwritten));
+                         causal ? " causal" : "", flash::testing::score_note(s), unwritten_note(r.unwritten));
               (r.ok ? tally.passed : tally.failed)++;
             } catch (const flash::Error& e) {
               fmt::print("{:<21} {:>22} {:>5} {:>6}  [FAIL] ERROR {}\n", name, shape_text(s), d, flash::dtype_name(dtype),
@@ -313,11 +329,14 @@ int run_backward(const Options& opt, int cc) {
                                               flash::testing::view_bytes(a.v) + flash::testing::view_bytes(a.o) +
                                               flash::testing::view_bytes(a.dout));
                 const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_backward(a); });
+                const std::string dsinks =
+                    a.dsinks ? fmt::format(" (dsinks err {:.3e} / bound {:.3e})", r.err[3], r.bound[3]) : std::string();
                 fmt::print("{:<21} {:>22} {:>4} {:>5} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} {:>10.3e}/{:>10.3e} "
-                           "{:>8.3f} {:>7.2f}  {}{}{}\n",
+                           "{:>8.3f} {:>7.2f}  {}{}{}{}{}\n",
                            name, shape_text(s), d, flash::dtype_name(dtype), r.err[0], r.bound[0], r.err[1], r.bound[1],
                            r.err[2], r.bound[2], ms, flash::testing::backward_flops(s, causal) / (ms * 1e-3) / 1e12,
-                           r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "", unwritten_note(r.unwritten));
+                           r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "", flash::testing::score_note(s), dsinks,
+                           unwritten_note(r.unwritten));
                 (r.ok ? tally.passed : tally.failed)++;
               } catch (const flash::Error& e) {
                 fmt::print("{:<21} {:>22} {:>4} {:>5}  [FAIL] ERROR {}\n", name, shape_text(s), d,
@@ -396,6 +415,9 @@ int run_decode(const Options& opt, int cc) {
             spec.causal = causal;
             spec.window_left = f.window_left, spec.window_right = f.window_right;
             spec.num_splits = f.splits.value_or(0);
+            Shape mods;  // the score modifiers, as the forward's
+            set_scores(f, mods);
+            spec.softcap = mods.softcap, spec.alibi = mods.alibi, spec.sinks = mods.sinks, spec.qk_gain = mods.qk_gain;
             // A paged cache holds whole pages.
             const int keys = sh.full ? sh.cache + sh.append : sh.cache;
             spec.capacity = page > 0 ? (keys + page - 1) / page * page : keys;
@@ -435,10 +457,10 @@ int run_decode(const Options& opt, int cc) {
                 std::string notes = unwritten_note(r.unwritten);
                 if (r.cache_mismatch) notes += fmt::format(" ({} cache elements differ from the append)", r.cache_mismatch);
                 fmt::print("{:<21} {:>24} {:>4} {:>5} {:>7} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.2f} {:>8.1f}  "
-                           "{}{}{}\n",
+                           "{}{}{}{}\n",
                            name, shape, d, flash::dtype_name(dtype), layout, plan.num_splits, r.max_err, r.bound,
                            r.lse_err, r.lse_bound, ms * 1e3, flash::testing::decode_kv_bytes(spec) / (ms * 1e-3) / 1e9,
-                           r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "", notes);
+                           r.ok ? "[OK]" : "[FAIL]", causal ? " causal" : "", flash::testing::score_note(mods), notes);
                 (r.ok ? tally.passed : tally.failed)++;
               } catch (const flash::Error& e) {
                 fmt::print("{:<21} {:>24} {:>4} {:>5} {:>7}  [FAIL] ERROR {}\n", name, shape, d,

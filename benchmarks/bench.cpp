@@ -12,6 +12,9 @@
 //                                             heads 32 / 8, dhead 128, bf16, contiguous and
 //                                             paged (page 16 and 256) caches
 //   ./bench --decode --batch 4 --cache 32768 --page-size 64 --seqlen-q 4 --append 4 --causal --splits 8
+//   ./bench --seq 8192 --causal --softcap 30  score modifiers (--softcap C, --sinks, --alibi; forward, --bwd
+//                                             and --decode): names gain _cap<C>, _sinks, _alibi; the
+//                                             FLOP count is the same (only the mask changes it)
 //   ./bench --help                            bench's flags, then Google Benchmark's
 //
 // The flags, the FLOP counts and the timer are runner's too
@@ -59,6 +62,20 @@ struct Options {
 // "_w<left>_<right>" for a sliding window in a benchmark's name; "" without one.
 std::string window_suffix(int left, int right) {
   return left >= 0 || right >= 0 ? fmt::format("_w{}_{}", left, right) : std::string();
+}
+
+// "_cap<C>", "_sinks" and "_alibi" for the score modifiers in a benchmark's name.
+std::string score_suffix(const ProblemFlags& f) {
+  return (f.softcap > 0.0f ? fmt::format("_cap{}", f.softcap) : std::string()) + (f.sinks ? "_sinks" : "") +
+         (f.alibi ? "_alibi" : "");
+}
+
+// The score modifiers of --softcap, --sinks and --alibi: random slopes and
+// sinks (one per query head) on the device.
+flash::testing::ScoreInputs score_inputs(const ProblemFlags& f, int batch, int heads_q, std::mt19937_64& rng) {
+  return flash::testing::make_score_inputs(batch, heads_q, f.softcap,
+                                           f.alibi ? flash::testing::Alibi::per_head : flash::testing::Alibi::none,
+                                           f.sinks, flash::testing::typical_row_max(1.0, f.softcap), rng);
 }
 
 void print_help() {
@@ -135,9 +152,11 @@ class DisplayReporter : public benchmark::BenchmarkReporter {
 
 struct Inputs {
   DeviceBuffer q, k, v, o, lse;
+  flash::testing::ScoreInputs scores;
   flash::ForwardArgs args;
-  // --bwd: dO, the gradients, and the call (O and LSE from a forward call).
-  DeviceBuffer dout, dq, dk, dv;
+  // --bwd: dO, the gradients (dsinks too with --sinks), and the call (O and
+  // LSE from a forward call).
+  DeviceBuffer dout, dq, dk, dv, dsinks;
   flash::BackwardArgs bwd;
   std::unique_ptr<L2Flush> flush;
 };
@@ -166,6 +185,8 @@ Inputs make_inputs(const Options& o) {
   flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), a.q);
   flash::testing::upload(flash::testing::random_values(nkv, o.dtype, rng), a.k);
   flash::testing::upload(flash::testing::random_values(nkv, o.dtype, rng), a.v);
+  in.scores = score_inputs(o.flags, s.batch, s.heads_q, rng);
+  in.scores.apply(a);
   in.flush = std::make_unique<L2Flush>((2 * nq + 2 * nkv) * es);
   if (o.flags.bwd) {
     in.dout = DeviceBuffer(nq * es), in.dq = DeviceBuffer(nq * es);
@@ -178,6 +199,11 @@ Inputs make_inputs(const Options& o) {
     b.dv = flash::make_contiguous(in.dv.get(), o.dtype, {s.batch, s.seqlen_k, s.heads_kv, s.head_dim});
     b.causal = o.flags.causal;
     b.window_left = s.window_left, b.window_right = s.window_right;
+    in.scores.apply(b);
+    if (o.flags.sinks) {  // the sinks' gradient, as a training step with learned sinks takes it
+      in.dsinks = DeviceBuffer(std::size_t(s.heads_q) * sizeof(float));
+      b.dsinks = flash::make_contiguous(in.dsinks.get(), DType::f32, {s.heads_q});
+    }
     flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), b.dout);
     flash::attention_forward(a);  // the real O and LSE
     check(cudaDeviceSynchronize(), "forward for the backward inputs");
@@ -352,6 +378,8 @@ void run_decode(benchmark::State& state, const Options& o, const DecodeShape& sh
   a.causal = spec.causal;
   a.window_left = spec.window_left, a.window_right = spec.window_right;
   a.num_splits = spec.num_splits;
+  const flash::testing::ScoreInputs scores = score_inputs(o.flags, B, Hq, rng);
+  scores.apply(a);
   a.kernel = kernel;
   a.sync_check = false;
   a.status = flash::make_contiguous(status.get(), DType::i32, {4});
@@ -388,10 +416,11 @@ int register_decode(const Options& o) {
     for (const DecodeShape& sh : decode_shapes(f)) {
       const flash::testing::DecodeSpec s = decode_spec(o, sh);
       const std::string name = fmt::format(
-          "decode/{}/b{}_cache{}_{}_hq{}_hkv{}_sq{}{}_d{}_{}{}{}", kernel, sh.batch, sh.cache,
+          "decode/{}/b{}_cache{}_{}_hq{}_hkv{}_sq{}{}_d{}_{}{}{}{}", kernel, sh.batch, sh.cache,
           sh.page_size ? fmt::format("page{}", sh.page_size) : std::string("contiguous"), s.heads_q, s.heads_kv,
           s.seqlen_q, s.seqlen_new ? fmt::format("_new{}", s.seqlen_new) : std::string(), s.head_dim,
-          flash::dtype_name(s.dtype), s.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right));
+          flash::dtype_name(s.dtype), s.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right),
+          score_suffix(f));
       benchmark::RegisterBenchmark(name.c_str(), [o, sh, kernel](benchmark::State& st) { run_decode(st, o, sh, kernel); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
@@ -437,9 +466,10 @@ int main(int argc, char** argv) {
     what = fmt::format("decode at dhead {} {}", f.dhead.value_or(128), flash::dtype_name(o.dtype));
   } else {
     const Shape& s = o.shape;
-    const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}{}", s.batch, s.heads_q, s.heads_kv,
+    const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}{}{}", s.batch, s.heads_q, s.heads_kv,
                                           s.seqlen_q, s.seqlen_k, s.head_dim, flash::dtype_name(o.dtype),
-                                          f.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right));
+                                          f.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right),
+                                          score_suffix(f));
     what = shape;
     if (f.bwd) {
       for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, s.head_dim))

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 
 namespace flash::testing {
@@ -57,6 +59,16 @@ bool parse_problem_flag(int argc, char** argv, int& i, ProblemFlags& f) {
     f.window_left = static_cast<int>(l);
     f.window_right = static_cast<int>(r);
   }
+  else if (a == "--softcap") {
+    const std::string v = value();
+    char* end = nullptr;
+    const float c = std::strtof(v.c_str(), &end);
+    if (end == v.c_str() || *end != '\0' || !std::isfinite(c) || c < 0.0f)
+      throw UsageError("--softcap expects a finite value >= 0 (0: off), got '" + v + "'");
+    f.softcap = c;
+  }
+  else if (a == "--sinks") f.sinks = true;
+  else if (a == "--alibi") f.alibi = true;
   else if (a == "--bwd") f.bwd = true;
   else if (a == "--decode") f.decode = true;
   else if (a == "--cache") f.cache = number();
@@ -94,6 +106,9 @@ std::string problem_flags_help() {
          "  --causal          causal mask, bottom-right aligned\n"
          "  --window L,R      sliding window: L keys left and R right of the diagonal (-1: unbounded;\n"
          "                    with --causal R must be 0 or -1)\n"
+         "  --softcap C       cap the scores: C * tanh(score / C) (0: off)\n"
+         "  --sinks           a random sink logit per query head (gpt-oss's attention sinks)\n"
+         "  --alibi           random ALiBi slopes, one per query head\n"
          "  --bwd             the backward: every backward variant, each also in deterministic mode\n"
          "  --decode          decode with a KV cache: every decode variant, contiguous and paged caches\n"
          "  with --decode:\n"
@@ -129,6 +144,19 @@ double forward_flops(const Shape& s, bool causal) {
 }
 
 double backward_flops(const Shape& s, bool causal) { return 2.5 * forward_flops(s, causal); }
+
+std::string score_note(const Shape& s) {
+  std::string note;
+  if (s.softcap > 0.0f) {
+    char cap[32];
+    std::snprintf(cap, sizeof(cap), " cap%g", static_cast<double>(s.softcap));
+    note += cap;
+  }
+  if (s.sinks) note += " sinks";
+  if (s.alibi == Alibi::per_head) note += " alibi";
+  if (s.alibi == Alibi::per_batch) note += " alibi_per_batch";
+  return note;
+}
 
 double decode_flops(const DecodeSpec& s) {
   double keys = 0;  // summed over the sequences and their query rows

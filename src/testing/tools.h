@@ -27,6 +27,10 @@ struct ProblemFlags {
   std::optional<int> batch, heads, heads_kv, seq, seq_k, dhead;
   bool causal = false;
   int window_left = -1, window_right = -1;  // --window L,R
+  // Score modifiers: --softcap C (0: off), --sinks (random, one per query
+  // head), --alibi (random slopes, one per query head).
+  float softcap = 0.0f;
+  bool sinks = false, alibi = false;
   bool bwd = false;     // --bwd: the backward
   bool decode = false;  // --decode: decode with a KV cache
   // Decode only.
@@ -55,6 +59,7 @@ std::string problem_flags_help();
 // A forward call: 4 * B * Hq * Sq * Sk * D (S = Q K^T and O = P V, each
 // 2 * Sq * Sk * D per head), halved when causal (FlashAttention's count);
 // with a sliding window, 4 * B * Hq * D * the (query, key) pairs visible.
+// The score modifiers (softcap, ALiBi, sinks) add no FLOPs to the count.
 double forward_flops(const Shape& s, bool causal);
 
 // A backward call: 2.5x the forward (five matmuls to the forward's two).
@@ -68,6 +73,10 @@ double decode_flops(const DecodeSpec& s);
 // Bytes of K and V a decode call reads: each key a sequence holds, once per
 // KV head (GQA reads each K/V head once for its group).
 double decode_kv_bytes(const DecodeSpec& s);
+
+// " cap<C> sinks alibi" (those the shape uses): the score modifiers of a
+// case in runner's result notes.
+std::string score_note(const Shape& s);
 
 // --- Timing -----------------------------------------------------------------
 
