@@ -1,7 +1,8 @@
 """The package on a GPU: forward, backward and decode against a float64
 reference by FlashAttention's rule (the error may be 2x, for gradients 3x, that
 of the same math in the input dtype, plus a rounding floor), GQA/MQA, causal,
-unequal lengths, sliding windows (window_size), strided views, autograd against SDPA's gradients,
+unequal lengths, sliding windows (window_size), the score modifiers (softcap,
+alibi_slopes, learnable_sink and its gradient), strided views, autograd against SDPA's gradients,
 torch.compile(fullgraph=True), CUDA graphs and streams.
 
 Marked gpu: skipped, saying why, without a CUDA device (conftest.py)."""
@@ -48,9 +49,11 @@ def make(shape, dtype, requires_grad=False, seed=0):
             for s, h in ((sq, hq), (sk, hkv), (sk, hkv))]
 
 
-def check_forward(out, lse, q, k, v, causal, softmax_scale=None, window_size=(-1, -1)):
-    exact, exact_lse = reference.attention(q, k, v, softmax_scale, causal, window_size=window_size)
-    lowp, _ = reference.attention(q, k, v, softmax_scale, causal, lowp=True, window_size=window_size)
+def check_forward(out, lse, q, k, v, causal, softmax_scale=None, window_size=(-1, -1), **scores):
+    """scores: the reference's softcap, alibi_slopes and sinks. With sinks
+    every LSE is finite (a row that sees no key has the sink's) and compared."""
+    exact, exact_lse = reference.attention(q, k, v, softmax_scale, causal, window_size=window_size, **scores)
+    lowp, _ = reference.attention(q, k, v, softmax_scale, causal, lowp=True, window_size=window_size, **scores)
     err, bound = max_error(out, exact), error_bound(exact, lowp, q.dtype, 2)
     assert err <= bound, f"max |out - ref| = {err:.3g} > bound {bound:.3g}"
     if lse is not None:
@@ -126,13 +129,17 @@ def test_strided_views_need_no_copy():
 # ------------------------------------------------------------------ backward
 
 
-def check_gradients(grads, q, k, v, dout, causal, factor=3, window_size=(-1, -1)):
-    exact = reference.attention_backward(dout, q, k, v, causal=causal, window_size=window_size)
+def check_gradients(grads, q, k, v, dout, causal, factor=3, window_size=(-1, -1), **scores):
+    """grads: (dq, dk, dv), and dsinks (float32) when scores has sinks."""
+    exact = reference.attention_backward(dout, q, k, v, causal=causal, window_size=window_size, **scores)
     leaves = [t.detach().clone().requires_grad_() for t in (q, k, v)]
-    lowp_out, _ = reference.attention(*leaves, causal=causal, lowp=True, window_size=window_size)
+    if scores.get("sinks") is not None:  # the sinks' lowp gradient comes from autograd too
+        scores = dict(scores, sinks=scores["sinks"].detach().clone().requires_grad_())
+        leaves.append(scores["sinks"])
+    lowp_out, _ = reference.attention(*leaves[:3], causal=causal, lowp=True, window_size=window_size, **scores)
     lowp = torch.autograd.grad(lowp_out, leaves, dout)
-    for name, g, e, lo in zip(("dq", "dk", "dv"), grads, exact, lowp):
-        assert g.shape == e.shape and g.dtype == q.dtype
+    for name, g, e, lo in zip(("dq", "dk", "dv", "dsinks"), grads, exact, lowp):
+        assert g.shape == e.shape and g.dtype == (q.dtype if name != "dsinks" else torch.float32)
         err, bound = max_error(g, e), error_bound(e, lo, q.dtype, factor, absolute=2.0**-16)
         assert err <= bound, f"{name}: max |g - ref| = {err:.3g} > bound {bound:.3g}"
 
@@ -203,6 +210,108 @@ def test_window_larger_than_the_keys_is_no_window():
                                flash_attn_func(q, k, v, causal=True), atol=0, rtol=0)
 
 
+# ----------------------------------------------------------- score modifiers
+
+
+def alibi_slopes(heads):
+    """ALiBi's slopes (Press et al.): 2^(-8 i / heads), i = 1..heads."""
+    return torch.tensor([2.0 ** (-8.0 * (i + 1) / heads) for i in range(heads)], device="cuda")
+
+
+def make_scores(case, batch, heads, seed=4):
+    """The reference's softcap / alibi_slopes / sinks for a named case (sinks
+    ~ N(0, 2^2): some below the scores, some above, so that they matter)."""
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    sinks = torch.randn(heads, device="cuda", generator=g) * 2
+    per_batch = alibi_slopes(heads) * (0.5 + torch.rand(batch, 1, device="cuda", generator=g))
+    return {
+        "softcap": {"softcap": 2.0},  # strong: scores of randn inputs are ~N(0, 1)
+        "alibi": {"alibi_slopes": alibi_slopes(heads)},
+        "alibi_batch": {"alibi_slopes": per_batch},
+        "sinks": {"sinks": sinks},
+        "all": {"softcap": 30.0, "alibi_slopes": per_batch, "sinks": sinks},
+    }[case]
+
+
+def flash_scores(scores):
+    """flash_attn_func's names for the reference's: learnable_sink is sinks."""
+    return {("learnable_sink" if n == "sinks" else n): t for n, t in scores.items()}
+
+
+SCORE_CASES = ["softcap", "alibi", "alibi_batch", "sinks", "all"]
+SCORE_MASKS = [(False, (-1, -1)), (True, (-1, -1)), (True, (64, 64))]
+
+
+@pytest.mark.parametrize("mask", SCORE_MASKS, ids=window_id)
+@pytest.mark.parametrize("case", SCORE_CASES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", WINDOW_SHAPES, ids=shape_id)
+def test_forward_score_modifiers(shape, dtype, case, mask):
+    causal, window_size = mask
+    q, k, v = make(shape, dtype)
+    scores = make_scores(case, shape[0], shape[3])
+    out, lse = flash_attn_func(q, k, v, causal=causal, window_size=window_size, return_lse=True,
+                               **flash_scores(scores))
+    check_forward(out, lse, q, k, v, causal, window_size=window_size, **scores)
+    out = flash_attn_func(q, k, v, causal=causal, window_size=window_size, **flash_scores(scores))
+    check_forward(out, None, q, k, v, causal, window_size=window_size, **scores)
+
+
+def test_forward_score_modifiers_float32():
+    # The CUDA-core rungs: nearly exact, so a plain tolerance.
+    q, k, v = make((2, 65, 80, 4, 2, 64), torch.float32)
+    scores = make_scores("all", 2, 4)
+    out, lse = flash_attn_func(q, k, v, causal=True, return_lse=True, **flash_scores(scores))
+    exact, exact_lse = reference.attention(q, k, v, causal=True, **scores)
+    assert max_error(out, exact) <= 2e-5 and max_error(lse, exact_lse) <= 2e-5
+
+
+def test_rows_without_keys_have_the_sink_as_lse():
+    # MQA, seqlen_q > seqlen_k, causal: the first 128 queries see no key.
+    q, k, v = make((2, 257, 129, 6, 1, 64), torch.bfloat16)
+    sinks = torch.linspace(-3, 3, 6, device="cuda")
+    out, lse = flash_attn_func(q, k, v, causal=True, return_lse=True, learnable_sink=sinks)
+    assert torch.all(out[:, :128] == 0)
+    assert torch.equal(lse[..., :128], sinks[None, :, None].expand(2, 6, 128))
+
+
+@pytest.mark.parametrize("mask", SCORE_MASKS, ids=window_id)
+@pytest.mark.parametrize("case", SCORE_CASES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("shape", WINDOW_SHAPES, ids=shape_id)
+def test_backward_score_modifiers(shape, dtype, case, mask):
+    causal, window_size = mask
+    q, k, v = make(shape, dtype, requires_grad=True)
+    scores = make_scores(case, shape[0], shape[3])
+    sinks = scores.get("sinks")
+    learnable = dict(flash_scores(scores))
+    if sinks is not None:
+        learnable["learnable_sink"] = sinks.clone().requires_grad_()
+    out = flash_attn_func(q, k, v, causal=causal, window_size=window_size, **learnable)
+    dout = torch.randn_like(out)
+    leaves = (q, k, v) + ((learnable["learnable_sink"],) if sinks is not None else ())
+    grads = torch.autograd.grad(out, leaves, dout)
+    check_gradients(grads, q.detach(), k.detach(), v.detach(), dout, causal, window_size=window_size, **scores)
+
+
+def test_learnable_sink_gradient_in_bfloat16_and_deterministic():
+    # A bf16 parameter (gpt-oss's sinks in a bf16 model): cast for the
+    # library, its gradient back in bf16; deterministic: bit-identical dsinks too.
+    q, k, v = make((2, 300, 300, 8, 2, 128), torch.bfloat16, requires_grad=True)
+    sinks = (torch.randn(8, device="cuda") * 2).bfloat16().requires_grad_()
+    dout = torch.randn(q.shape, device="cuda", dtype=q.dtype)
+    runs = []
+    for _ in range(2):
+        out = flash_attn_func(q, k, v, causal=True, deterministic=True, softcap=30.0, learnable_sink=sinks)
+        runs.append(torch.autograd.grad(out, (q, k, v, sinks), dout))
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    dq, dk, dv, dsinks = runs[0]
+    assert dsinks.dtype == torch.bfloat16  # the bf16 floor of the rule covers its rounding
+    check_gradients((dq, dk, dv, dsinks.float()), q.detach(), k.detach(), v.detach(), dout, True, softcap=30.0,
+                    sinks=sinks.detach().float())
+
+
 def test_backward_deterministic_is_bit_identical():
     q, k, v = make((2, 300, 300, 8, 2, 128), torch.bfloat16, requires_grad=True)
     dout = torch.randn(q.shape, device="cuda", dtype=q.dtype)
@@ -262,9 +371,11 @@ def test_autograd_against_sdpa(shape, dtype, causal):
 # -------------------------------------------------------------------- decode
 
 
-def decode_reference(q, k_cache, v_cache, lens, page_table, causal, window_size=(-1, -1)):
+def decode_reference(q, k_cache, v_cache, lens, page_table, causal, window_size=(-1, -1), **scores):
     """(exact, lowp) outputs and the exact LSE, one sequence at a time over its
-    cache_seqlens[b] (+ appended) keys; the caches already hold the append."""
+    cache_seqlens[b] (+ appended) keys; the caches already hold the append.
+    scores: the reference's softcap, alibi_slopes ((batch, heads_q): each
+    sequence its row) and sinks."""
     page_size = k_cache.shape[1]
     exact, lowp, lse = torch.empty_like(q, dtype=torch.float64), torch.empty_like(q), []
     for b in range(q.shape[0]):
@@ -275,9 +386,13 @@ def decode_reference(q, k_cache, v_cache, lens, page_table, causal, window_size=
             pages = page_table[b, : (length + page_size - 1) // page_size].long()
             keys = k_cache[pages].flatten(0, 1)[:length]
             values = v_cache[pages].flatten(0, 1)[:length]
-        e, l = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, window_size=window_size)
+        row = dict(scores)
+        if row.get("alibi_slopes") is not None and row["alibi_slopes"].dim() == 2:
+            row["alibi_slopes"] = row["alibi_slopes"][b : b + 1]
+        e, l = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, window_size=window_size,
+                                   **row)
         lo, _ = reference.attention(q[b : b + 1], keys[None], values[None], causal=causal, lowp=True,
-                                    window_size=window_size)
+                                    window_size=window_size, **row)
         exact[b], lowp[b] = e[0], lo[0]
         lse.append(l[0])
     return exact, lowp, torch.stack(lse)
@@ -361,6 +476,38 @@ def test_decode_window(paged, window, num_splits):
     seen = torch.isfinite(exact_lse)
     assert torch.all(lse[~seen] == -math.inf)
     assert max_error(lse[seen], exact_lse[seen]) <= LSE_FLOOR * max(1.0, exact_lse[seen].abs().max().item())
+
+
+@pytest.mark.parametrize("num_splits", [0, 1, 3])
+@pytest.mark.parametrize("case", ["softcap", "alibi", "alibi_batch", "sinks", "all"])
+@pytest.mark.parametrize("paged, new", [(False, 2), (True, 2), (False, 0)], ids=["contiguous", "paged", "no_append"])
+def test_decode_score_modifiers(paged, new, case, num_splits):
+    dtype, batch, sq, hq, hkv, d, capacity, page_size = torch.bfloat16, 3, 2, 8, 2, 128, 512, 16
+    g = torch.Generator(device="cuda").manual_seed(5)
+    rand = lambda *shape: torch.randn(*shape, device="cuda", dtype=dtype, generator=g)  # noqa: E731
+    q = rand(batch, sq, hq, d)
+    # Without an append, sequence 1 is empty: its rows see no key (O = 0, LSE = the sink).
+    lens = torch.tensor([capacity - new, 3 if new else 0, 300], device="cuda", dtype=torch.int32)
+    if paged:
+        pages_per_seq = capacity // page_size
+        k_cache, v_cache = rand(batch * pages_per_seq, page_size, hkv, d), rand(batch * pages_per_seq, page_size, hkv, d)
+        page_table = torch.randperm(batch * pages_per_seq, device="cuda", generator=g)
+        page_table = page_table.to(torch.int32).reshape(batch, pages_per_seq)
+    else:
+        k_cache, v_cache, page_table = rand(batch, capacity, hkv, d), rand(batch, capacity, hkv, d), None
+    k_new, v_new = (rand(batch, new, hkv, d), rand(batch, new, hkv, d)) if new else (None, None)
+    scores = make_scores(case, batch, hq)
+    out, lse = flash_attn_with_kvcache(q, k_cache, v_cache, k_new, v_new, cache_seqlens=lens, page_table=page_table,
+                                       causal=True, num_splits=num_splits, return_softmax_lse=True, sync_check=True,
+                                       **flash_scores(scores))
+    exact, lowp, exact_lse = decode_reference(q, k_cache, v_cache, lens + new, page_table, True, **scores)
+    err, bound = max_error(out, exact), error_bound(exact, lowp, dtype, 2)
+    assert err <= bound, f"max |out - ref| = {err:.3g} > {bound:.3g}"
+    seen = torch.isfinite(exact_lse)
+    assert torch.all(lse[~seen] == -math.inf)
+    assert max_error(lse[seen], exact_lse[seen]) <= LSE_FLOOR * max(1.0, exact_lse[seen].abs().max().item())
+    if not new:
+        assert torch.all(out[1] == 0)
 
 
 def test_decode_int_lengths_and_whole_cache():
@@ -482,6 +629,26 @@ def test_compile_fullgraph():
         torch.testing.assert_close(g, e, atol=5e-2, rtol=5e-2)
     explanation = torch._dynamo.explain(model)(x)
     assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_compile_fullgraph_with_score_modifiers():
+    if not interface._HAS_CUSTOM_OP:
+        pytest.skip("torch.compile support needs torch >= 2.4")
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = Attention(dim=256, heads=8, heads_kv=2, head_dim=64, softcap=30.0, learnable_sink=True)
+    model = model.cuda().to(torch.bfloat16)
+    x = torch.randn(2, 384, 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out = torch.compile(model, fullgraph=True)(x)
+    ref = model(x)
+    torch.testing.assert_close(out, ref, atol=2e-2, rtol=2e-2)
+    grad = torch.randn_like(out)
+    got = torch.autograd.grad(out, [x, *model.parameters()], grad)
+    expected = torch.autograd.grad(ref, [x, *model.parameters()], grad)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, atol=5e-2, rtol=5e-2)
+    dsinks = got[1 + [n for n, _ in model.named_parameters()].index("sinks")]
+    assert dsinks.dtype == torch.bfloat16 and dsinks.abs().sum() > 0
 
 
 def test_compile_fullgraph_decode_step():
