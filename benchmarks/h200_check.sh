@@ -7,7 +7,8 @@
 #   STEPS="tests sanitize runner bench sdpa" benchmarks/h200_check.sh
 # Decode (KV cache): STEPS="dtests dsanitize druner dbench dsdpa".
 # Backward: STEPS="btests bsanitize brunner bbench bsdpa" (BSEQS, BDHEADS, BBENCH_FILTER).
-# Sliding windows: STEPS="wtests wbench" (WBWD=1 adds the backward).
+# Sliding windows: STEPS="wtests wbench" (WBWD=1 adds the backward; wbench is issue 16's whole table).
+# Score modifiers (softcap, ALiBi, sinks): STEPS="stests sbench" (sbench: the table's softcap and sinks rows).
 set -u
 OUT=${OUT:-./out}
 mkdir -p "$OUT"
@@ -98,14 +99,32 @@ for step in $STEPS; do
           --gtest_filter="${WSAN_FILTER:-$wsub}" > "$OUT/w_$tool.log" 2>&1
         echo "window $tool rc=$?"; tail -2 "$OUT/w_$tool.log"
       done ;;
-    wbench)
-      # Issue 16's table: TFLOPS of visible work, forward (and WBWD=1 backward), causal and windows.
+    wbench|sbench)
+      # Issue 16's table: TFLOPS of visible work (the modifiers add no FLOPs), forward (and WBWD=1
+      # backward, with dsinks for --sinks), causal, windows, softcap and sinks; sbench: the causal
+      # baseline and the modifier rows only.
+      masks=("--causal" "--causal --window 4096,0" "--causal --window 128,0" "--window 2048,2048"
+             "--causal --softcap 30" "--causal --sinks")
+      [ $step = sbench ] && masks=("--causal" "--causal --softcap 30" "--causal --sinks")
       for shape in "--batch 2 --heads 32 --seq 8192 --dhead 64" "--batch 1 --heads 16 --seq 16384 --dhead 128"; do
-        for mask in "--causal" "--causal --window 4096,0" "--causal --window 128,0" "--window 2048,2048"; do
+        for mask in "${masks[@]}"; do
           $BIN/bench $shape $mask --kernel ${WKERNEL:-auto} 2>&1 | grep -E "^fwd"
           [ "${WBWD:-0}" = 1 ] && $BIN/bench --bwd $shape $mask --kernel ${WBKERNEL:-mma} 2>&1 | grep -E "^bwd/[a-z_]+/"
         done
-      done | tee "$OUT/window_bench.txt" ;;
+      done | tee "$OUT/${step}.txt" ;;
+    stests)
+      # Score modifiers: the three score suites with their edges and checkers, then memcheck and
+      # racecheck on a subset (small shapes, every kind of call, sinks through the split combine).
+      t0=$SECONDS; $BIN/test_gpu --gtest_brief=1 --gtest_filter='*Scores*' > "$OUT/test_scores.log" 2>&1
+      echo "score tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_scores.log" | tail -20
+      ssub='*ForwardScores*bf16_d*_cap15_causal_sq113_sk203_gqa4:*ForwardScores*f16_d*_cap30_alibi_batch_sinks_full_sq257_sk129_mqa'
+      ssub+=':*BackwardScores*bf16_d*_sinks_causal_sq257_sk129_gqa2:*BackwardScores*f16_d*_cap30_alibi_batch_sinks_causal_sq113_sk203_gqa4'
+      ssub+=':*DecodeScores*sinks_page16_sq4_left300_splits3:ForwardScoresEdges.*:BackwardScoresEdges.EmptyCallsZeroDsinks'
+      for tool in memcheck racecheck; do
+        timeout ${SAN_TIMEOUT:-300} compute-sanitizer --tool $tool --error-exitcode 9 $BIN/test_gpu --gtest_brief=1 \
+          --gtest_filter="${SSAN_FILTER:-$ssub}" > "$OUT/s_$tool.log" 2>&1
+        echo "score $tool rc=$?"; tail -2 "$OUT/s_$tool.log"
+      done ;;
     dsdpa)
       python3 benchmarks/sdpa_decode.py --json "$OUT/decode_sdpa.json" 2>&1 | tee "$OUT/decode_sdpa.txt" ;;
     sdpa)
