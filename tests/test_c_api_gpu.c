@@ -1,5 +1,6 @@
 /* The C ABI on a GPU (ctest c_api_gpu, label gpu): a forward in f32 on a
- * stream of its own against a plain fp64 attention, the LSE included, and
+ * stream of its own against a plain fp64 attention, the LSE included (and
+ * with the score modifiers: softcap, ALiBi slopes, sinks), and
  * decode's device-side metadata check reported through sync_check and
  * through the status words. Without a GPU it prints why and ctest reports
  * it skipped. */
@@ -14,6 +15,13 @@
 
 enum { kBatch = 2, kSeqQ = 33, kSeqK = 70, kHeadsQ = 4, kHeadsKv = 2, kHeadDim = 64 };
 
+/* The score modifiers of the forward with scores: a cap that bends these
+ * inputs' scores (~0.1 in size), ALiBi's 2^(-8 (h + 1) / heads) slopes, and
+ * sinks on both sides of the scores. */
+static const float kSoftcap = 0.5f;
+static const float kSlopes[kHeadsQ] = {0.25f, 0.0625f, 0.015625f, 0.00390625f};
+static const float kSinks[kHeadsQ] = {-2.0f, 0.0f, 1.0f, 3.0f};
+
 static void* device_copy(const void* host, size_t bytes) {
   void* d = NULL;
   if (cudaMalloc(&d, bytes) != cudaSuccess) {
@@ -25,9 +33,10 @@ static void* device_copy(const void* host, size_t bytes) {
   return d;
 }
 
-/* o and lse of one (batch, query row, query head) in fp64, causal bottom-right aligned. */
-static void reference_row(const float* q, const float* k, const float* v, int b, int i, int h, int causal, double* o,
-                          double* lse) {
+/* o and lse of one (batch, query row, query head) in fp64, causal bottom-right aligned;
+ * with scores, capped, ALiBi-biased and with the head's sink in the denominator. */
+static void reference_row(const float* q, const float* k, const float* v, int b, int i, int h, int causal, int scores,
+                          double* o, double* lse) {
   const int hk = h / (kHeadsQ / kHeadsKv);
   const double scale = 1.0 / sqrt((double)kHeadDim);
   double s[kSeqK];
@@ -40,8 +49,11 @@ static void reference_row(const float* q, const float* k, const float* v, int b,
     double dot = 0.0;
     for (int d = 0; d < kHeadDim; ++d) dot += (double)qi[d] * kj[d];
     s[j] = dot * scale;
+    if (scores) s[j] = kSoftcap * tanh(s[j] / kSoftcap) - kSlopes[h] * fabs((double)(i + kSeqK - kSeqQ - j));
     if (s[j] > row_max) row_max = s[j];
   }
+  if (scores && kSinks[h] > row_max) row_max = kSinks[h];
+  if (scores) sum = exp(kSinks[h] - row_max);
   for (int d = 0; d < kHeadDim; ++d) o[d] = 0.0;
   for (int j = 0; j < kSeqK; ++j) {
     if (s[j] == -INFINITY) continue;
@@ -54,7 +66,7 @@ static void reference_row(const float* q, const float* k, const float* v, int b,
   *lse = row_max + log(sum);
 }
 
-static void test_forward_f32(int causal) {
+static void test_forward_f32(int causal, int scores) {
   const size_t nq = (size_t)kBatch * kSeqQ * kHeadsQ * kHeadDim, nk = (size_t)kBatch * kSeqK * kHeadsKv * kHeadDim;
   const size_t nl = (size_t)kBatch * kHeadsQ * kSeqQ;
   float* q = malloc(nq * sizeof(float));
@@ -78,6 +90,11 @@ static void test_forward_f32(int causal) {
   a.lse = view(device_copy(NULL, nl * 4), FLASH_F32, 3, kBatch, kHeadsQ, kSeqQ, 0);
   a.causal = causal;
   a.stream = stream;
+  if (scores) {
+    a.softcap = kSoftcap;
+    a.alibi_slopes = view(device_copy(kSlopes, sizeof kSlopes), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+    a.sinks = view(device_copy(kSinks, sizeof kSinks), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  }
   flash_plan plan;
   CHECK(flash_plan_forward(&a, &plan) == FLASH_OK);
   const int32_t status = flash_attention_forward(&a);
@@ -92,16 +109,17 @@ static void test_forward_f32(int causal) {
   for (int b = 0; b < kBatch; ++b)
     for (int i = 0; i < kSeqQ; ++i)
       for (int h = 0; h < kHeadsQ; ++h) {
-        reference_row(q, k, v, b, i, h, causal, ref, &ref_lse);
+        reference_row(q, k, v, b, i, h, causal, scores, ref, &ref_lse);
         const float* oi = o + (((size_t)b * kSeqQ + i) * kHeadsQ + h) * kHeadDim;
         for (int d = 0; d < kHeadDim; ++d) max_err = fmax(max_err, fabs(oi[d] - ref[d]));
         max_lse_err = fmax(max_lse_err, fabs(lse[((size_t)b * kHeadsQ + h) * kSeqQ + i] - ref_lse));
       }
-  printf("forward f32 %s (%s): max |o - ref| = %.3g, max |lse - ref| = %.3g\n", causal ? "causal" : "full",
-         plan.kernel, max_err, max_lse_err);
+  printf("forward f32 %s%s (%s): max |o - ref| = %.3g, max |lse - ref| = %.3g\n", causal ? "causal" : "full",
+         scores ? " + softcap, alibi, sinks" : "", plan.kernel, max_err, max_lse_err);
   CHECK(max_err < 1e-4);
   CHECK(max_lse_err < 1e-4);
   cudaFree(a.q.data), cudaFree(a.k.data), cudaFree(a.v.data), cudaFree(a.o.data), cudaFree(a.lse.data);
+  if (scores) cudaFree(a.alibi_slopes.data), cudaFree(a.sinks.data);
   cudaStreamDestroy(stream);
   free(q), free(k), free(v), free(o), free(lse);
 }
@@ -148,8 +166,10 @@ int main(void) {
     printf("no CUDA device: %s\n", flash_last_error());
     return 0;
   }
-  test_forward_f32(0);
-  test_forward_f32(1);
+  test_forward_f32(0, 0);
+  test_forward_f32(1, 0);
+  test_forward_f32(0, 1);
+  test_forward_f32(1, 1);
   test_decode_metadata();
   return c_test_summary("test_c_api_gpu");
 }
