@@ -290,6 +290,49 @@ def generate_hf(model, prompts, new_tokens, device, timed=True):
 
 
 @torch.inference_mode()
+def hf_decode_step(model, prompts, device, steps=16):
+    """One of Hugging Face's decode steps outside generate(): the left-padded
+    batch prefilled once, then `steps` calls of model(next token, past_key_values)
+    timed wall to wall, and the GPU time of one such step summed over its kernels
+    (torch.profiler). Wall much above GPU time means the step is bound by the
+    host (Python and kernel launches), not by the GPU."""
+    width = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), width, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for b, p in enumerate(prompts):
+        ids[b, width - len(p):] = torch.tensor(p)
+        mask[b, width - len(p):] = 1
+    ids, mask = ids.to(device), mask.to(device)
+    out = model(input_ids=ids, attention_mask=mask, use_cache=True)
+    cache, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
+
+    def step():
+        nonlocal cache, nxt, mask
+        mask = torch.cat([mask, mask.new_ones(mask.shape[0], 1)], dim=1)
+        o = model(input_ids=nxt, attention_mask=mask, past_key_values=cache, use_cache=True)
+        cache, nxt = o.past_key_values, o.logits[:, -1:].argmax(-1)
+
+    for _ in range(3):
+        step()
+    sync(device)
+    t = time.perf_counter()
+    for _ in range(steps):
+        step()
+    sync(device)
+    wall = (time.perf_counter() - t) / steps
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        step()
+        sync(device)
+    gpu_us = 0.0
+    for e in prof.key_averages():
+        us = getattr(e, "self_device_time_total", None)
+        if us is None:
+            us = getattr(e, "self_cuda_time_total", 0.0)
+        gpu_us += max(us, 0.0)
+    return {"wall_s": wall, "gpu_us": gpu_us}
+
+
+@torch.inference_mode()
 def reference_tokens(model, prompts, new_tokens, device):
     """Each prompt on its own (no padding): tokens and the top-two logit margins."""
     tokens, margins = [], []
@@ -400,6 +443,11 @@ def main():
               f"the model {breakdown['rest_us']:.1f} us; wall TBT of the timed run {flash_times['tbt_s'] * 1e6:.1f} us")
         for name, us in breakdown["top_kernels_us"]:
             print(f"  {us:8.1f} us  {name}")
+        hf_step = hf_decode_step(model, prompts, args.device)
+        breakdown["hf_step"] = hf_step
+        print(f"Hugging Face decode step outside generate(): wall {hf_step['wall_s'] * 1e3:.2f} ms, GPU time "
+              f"{hf_step['gpu_us'] / 1e3:.2f} ms (the rest is the host: Python and launches); generate()'s TBT "
+              f"{hf_times['tbt_s'] * 1e3:.2f} ms")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"flash": flash_times, "hf": hf_times, "decode_gpu": breakdown, "compare": result,
