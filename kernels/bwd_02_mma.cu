@@ -179,7 +179,8 @@ __device__ __forceinline__ void dq_stage_drain(int lane) {
 #endif
 }
 
-template <class T, class Cfg, DqMode kDq>
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
+template <class T, class Cfg, DqMode kDq, bool kMods>
 __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   using Layout = typename Cfg::Layout;
@@ -314,8 +315,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
     // tile, taken only on the diagonal and the key tail).
     zero(acc_s);
     warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
-    const ScoreMod scores(p, b, h, p.mask_for().diag);
-    scores.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
+    const ScoreMod scores = kMods ? ScoreMod(p, b, h, p.mask_for().diag) : ScoreMod(p);
+    if constexpr (kMods) scores.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     if (need_mask) p.mask_for().apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     // P = exp2(S scale log2e - LSE log2e), stored; its exp2s and stores
     // overlap the dP products below (one basic block).
@@ -345,9 +346,10 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
           for (int e = 2 * half; e < 2 * half + 2; ++e)
             acc_dp[mt][nt][e] = acc_s[mt][nt][e] * (acc_dp[mt][nt][e] - dpsum);
       }
-    scores.apply_grad(acc_dp, acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane, [&](int mt, int half) {
-      return sLse[stage * kBlockM + sdp_m * kSdpRows + mt * 16 + g + 8 * half];
-    });
+    if constexpr (kMods)
+      scores.apply_grad(acc_dp, acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane, [&](int mt, int half) {
+        return sLse[stage * kBlockM + sdp_m * kSdpRows + mt * 16 + g + 8 * half];
+      });
     store_tile(sdS, acc_dp);
     __syncthreads();  // P and dS complete
 
@@ -413,7 +415,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
 // head), each warp 16 of them, and walks the key tiles with K and V
 // double-buffered. dS stays in registers and feeds dS K as its A operand
 // (the accumulator layout of S is the A layout, as P is in the forward).
-template <class T, class Cfg>
+template <class T, class Cfg, bool kMods>
 __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kThreadsQ = Cfg::kWarpsQ * 32;
@@ -476,8 +478,8 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
     // exp2s overlap the dP products; then dS = P (dP - dpsum).
     zero(acc_s);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
-    const ScoreMod scores(p, b, h, p.mask_for().diag);
-    scores.apply(acc_s, m0 + warp * 16, n0, lane);
+    const ScoreMod scores = kMods ? ScoreMod(p, b, h, p.mask_for().diag) : ScoreMod(p);
+    if constexpr (kMods) scores.apply(acc_s, m0 + warp * 16, n0, lane);
     if (need_mask) p.mask_for().apply(acc_s, m0 + warp * 16, n0, lane);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
@@ -489,7 +491,7 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
       for (int e = 0; e < 4; ++e) acc_dp[0][nt][e] = acc_s[0][nt][e] * (acc_dp[0][nt][e] - dpsum[e / 2]);
-    scores.apply_grad(acc_dp, acc_s, m0 + warp * 16, n0, lane, [&](int, int half) { return lse2[half]; });
+    if constexpr (kMods) scores.apply_grad(acc_dp, acc_s, m0 + warp * 16, n0, lane, [&](int, int half) { return lse2[half]; });
     // dQ += dS K: dS packed from the accumulators into A fragments.
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
@@ -569,22 +571,30 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
     using Cfg = MmaBwdConfig<decltype(hd)::value>;
     using DqCfg = MmaBwdDqConfig<decltype(hd)::value>;
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
+    // With a softcap or ALiBi: their own kernels (kMods), and the float4
+    // atomics for dQ rather than the bulk reductions (fewer instantiations).
+    const bool mods = p.has_score_mods();
     if (!p.deterministic) {
       bool bulk = false;  // kBulk is instantiated only where its staging fits
-      if constexpr (Cfg::kCanStageDq) bulk = Cfg::stage_dq(p.compute_capability);
+      if constexpr (Cfg::kCanStageDq) bulk = !mods && Cfg::stage_dq(p.compute_capability);
       if constexpr (Cfg::kCanStageDq)
-        if (bulk) err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kBulk>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
+        if (bulk) err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kBulk, false>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
       if (!bulk)
-        err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+        err = mods ? bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, true>, grid, kThreads, Cfg::smem_bytes(false), p, stream)
+                   : bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, false>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
       if (err != cudaSuccess) return;
       const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
       bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
       err = cudaGetLastError();
     } else {
-      err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kNone>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
-      if (err == cudaSuccess)
-        err = bwd_launch(bwd_02_mma_dq_kernel<T, DqCfg>, dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
-                     DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
+      dispatch_score_mods(p, [&](auto m) {
+        constexpr bool kMods = decltype(m)::value;
+        err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kNone, kMods>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+        if (err == cudaSuccess)
+          err = bwd_launch(bwd_02_mma_dq_kernel<T, DqCfg, kMods>,
+                           dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
+                           DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
+      });
     }
   };
   if (p.dtype == DType::f16) dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });

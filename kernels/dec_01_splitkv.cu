@@ -83,7 +83,8 @@ template <class Cfg> struct SplitKvSmem {
   static constexpr std::size_t kBytes = kQElems * 2 + kRingBytes;
 };
 
-template <class T, class Cfg>
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
+template <class T, class Cfg, bool kMods>
 __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kWarps * 32;
@@ -208,10 +209,12 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // The score rule of each of this lane's two rows (their heads differ when
   // a tile packs several query heads: ALiBi slope per row).
   const Mask seq_mask = p.mask_for(p.seqlen_q, seq_keys);
-  float slopes[2];
+  float slopes[2] = {0.0f, 0.0f};
+  if constexpr (kMods) {
 #pragma unroll
-  for (int half = 0; half < 2; ++half)
-    slopes[half] = ScoreMod::alibi_slope(p, b, h_kv * p.group_size + (m_block * 16 + g + 8 * half) % p.group_size);
+    for (int half = 0; half < 2; ++half)
+      slopes[half] = ScoreMod::alibi_slope(p, b, h_kv * p.group_size + (m_block * 16 + g + 8 * half) % p.group_size);
+  }
   const ScoreMod scores(p, 0.0f, seq_mask.diag);
 
   for (int j = 0; j < n_tiles; ++j) {
@@ -245,7 +248,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
       mma_16816<T>(acc_s[0][1], a, b1);
     }
     const int n0 = tile * kBlockN;
-    scores.apply(acc_s, n0 + warp * 16, lane, token_of, [&](int, int half) { return slopes[half]; });
+    if constexpr (kMods) scores.apply(acc_s, n0 + warp * 16, lane, token_of, [&](int, int half) { return slopes[half]; });
     if (seq_mask.row_block(tok_first, tok_last - tok_first + 1).needs_mask(n0, kBlockN))
       seq_mask.apply(acc_s, n0 + warp * 16, lane, token_of);
     softmax.update(acc_s, acc_o, ScoreMod(p).exp2_scale());
@@ -402,7 +405,7 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   const auto launch = [&](auto tag, auto hd) {
     using T = typename decltype(tag)::type;
     using Cfg = SplitKvConfig<decltype(hd)::value>;
-    auto kernel = dec_01_splitkv_kernel<T, Cfg>;
+    auto kernel = dispatch_score_mods(p, [](auto m) { return dec_01_splitkv_kernel<T, Cfg, decltype(m)::value>; });
     constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) return;

@@ -52,7 +52,8 @@ template <class Cfg> struct Fa2Smem {
   static constexpr std::size_t kBytes = (kQElems + 2 * Cfg::kStages * kKVElems) * 2;
 };
 
-template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
+template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kMTiles = Cfg::kMTiles, kThreads = Cfg::kWarps * 32, kStages = Cfg::kStages;
   constexpr int kNTilesS = kBlockN / 8;    // 8-key n-tiles of S
@@ -214,10 +215,10 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
 
   // The score rule, then -inf for the keys the Mask hides (kMaskOnlyWhereNeeded:
   // only on the tiles that hold such keys for some row of the block).
-  const ScoreMod scores(p, b, h, p.mask_for().diag);
+  const ScoreMod scores = kMods ? ScoreMod(p, b, h, p.mask_for().diag) : ScoreMod(p);
   auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
     const int n0 = j * kBlockN;  // relative to key0
-    scores.apply(acc_s, m0 + warp_row0, key0 + n0, lane);
+    if constexpr (kMods) scores.apply(acc_s, m0 + warp_row0, key0 + n0, lane);
     if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
     p.mask_for().apply(acc_s, m0 + warp_row0, key0 + n0, lane);
   };
@@ -332,12 +333,12 @@ template <class T, class Cfg> __device__ __forceinline__ void fa2_forward(const 
 // A rung's kernel, named after the rung, and `name##_rung`, which hands it
 // to the launcher: Rung::kernel<T, Cfg>() is the __global__ of that T and Config.
 #define FLASH_FA2_RUNG_KERNEL(name)                                                                      \
-  template <class T, class Cfg>                                                                          \
+  template <class T, class Cfg, bool kMods>                                                              \
   __global__ void __launch_bounds__(Cfg::kWarps * 32) name##_kernel(const __grid_constant__ FwdParams p) { \
-    fa2_forward<T, Cfg>(p);                                                                              \
+    fa2_forward<T, Cfg, kMods>(p);                                                                       \
   }                                                                                                      \
   struct name##_rung {                                                                                   \
-    template <class T, class Cfg> static auto kernel() { return name##_kernel<T, Cfg>; }               \
+    template <class T, class Cfg, bool kMods> static auto kernel() { return name##_kernel<T, Cfg, kMods>; } \
   }
 
 // Host side: the launch and the limits check for one Config family.
@@ -356,7 +357,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa2Launcher {
     const auto launch = [&](auto tag, auto hd) {
       using T = typename decltype(tag)::type;
       using Cfg = ConfigFor<decltype(hd)::value>;
-      auto kernel = Rung::template kernel<T, Cfg>();
+      auto kernel = dispatch_score_mods(p, [](auto mods) { return Rung::template kernel<T, Cfg, decltype(mods)::value>(); });
       constexpr std::size_t smem = Fa2Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;

@@ -163,7 +163,8 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   __device__ void advance() { idx += gridDim.x; }
 };
 
-template <class T, class Cfg> struct Fa3Mainloop {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
+template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
   using Smem = Fa3Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   static constexpr int kBlockM = Smem::kBlockM;
@@ -349,7 +350,7 @@ template <class T, class Cfg> struct Fa3Mainloop {
     // (constant bank): held in the consumer they would take registers.
     __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
       const int n0 = n_block * kBlockN;
-      ScoreMod(p, slope, p.mask_for().diag).apply(s, row0, n0, lane);
+      if constexpr (kMods) ScoreMod(p, slope, p.mask_for().diag).apply(s, row0, n0, lane);
       if (tile_needs_mask(n0, kBlockN, full_begin, full_end)) p.mask_for().apply(s, row0, n0, lane);
     }
 
@@ -506,9 +507,10 @@ template <class T, class Cfg> struct Fa3Epilogue {
 
 // The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it
 // with the scheduler the launcher picked.
-template <class T, class Cfg, class Scheduler> __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
+template <class T, class Cfg, class Scheduler, bool kMods>
+__device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 #if FLASH_SM90A_DEVICE
-  using Mainloop = Fa3Mainloop<T, Cfg>;
+  using Mainloop = Fa3Mainloop<T, Cfg, kMods>;
   using Smem = Fa3Smem<Cfg>;
   extern __shared__ std::uint8_t smem_raw[];
   // Align the base to 1024 bytes in the shared window.
@@ -553,7 +555,7 @@ template <class T, class Cfg, class Scheduler> __device__ __forceinline__ void f
                                                  tiles.count(),
                                                  keys.all_begin,
                                                  keys.all_end,
-                                                 ScoreMod::alibi_slope(p, tile.batch, tile.head)};
+                                                 kMods ? ScoreMod::alibi_slope(p, tile.batch, tile.head) : 0.0f};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
         if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)
@@ -579,14 +581,14 @@ template <class T, class Cfg, class Scheduler> __device__ __forceinline__ void f
 // the launcher: Rung::kernel<T, Cfg, Scheduler>() is the __global__ of that
 // element type, Config and tile scheduler.
 #define FLASH_FA3_RUNG_KERNEL(name)                                                                  \
-  template <class T, class Cfg, class Scheduler>                                                     \
+  template <class T, class Cfg, class Scheduler, bool kMods>                                         \
   __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), 1)                  \
       name##_kernel(const __grid_constant__ Fa3Params prm) {                                         \
-    fa3_forward<T, Cfg, Scheduler>(prm);                                                             \
+    fa3_forward<T, Cfg, Scheduler, kMods>(prm);                                                      \
   }                                                                                                  \
   struct name##_rung {                                                                               \
-    template <class T, class Cfg, class Scheduler> static auto kernel() {                           \
-      return name##_kernel<T, Cfg, Scheduler>;                                                       \
+    template <class T, class Cfg, class Scheduler, bool kMods> static auto kernel() {               \
+      return name##_kernel<T, Cfg, Scheduler, kMods>;                                                \
     }                                                                                                \
   }
 
@@ -632,13 +634,13 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
 
   static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
-    const auto launch_with = [&](auto tag, auto cfg, auto sched) {
+    const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods) {
       using T = typename decltype(tag)::type;
       using Cfg = typename decltype(cfg)::type;
       using Scheduler = typename decltype(sched)::type;
       Fa3Params prm;
       if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
-      auto kernel = Rung::template kernel<T, Cfg, Scheduler>();
+      auto kernel = Rung::template kernel<T, Cfg, Scheduler, decltype(mods)::value>();
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
@@ -646,13 +648,17 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       err = cudaGetLastError();
     };
     // The persistent schedule where the Config has it and the tiles are
-    // uniform; causal calls take one CTA per tile (longest first).
+    // uniform; causal calls take one CTA per tile (longest first). Calls
+    // with a softcap or ALiBi take the single-tile schedule (one more kernel
+    // per element type and head dim instead of two: build time).
     const auto launch = [&](auto tag, auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
+      if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3SingleTileScheduler<Cfg>>{}, std::true_type{});
       if constexpr (kFa3Persistent<Cfg>) {
-        if (!p.mask.causal) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{});
+        if (!p.mask.causal)
+          return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, std::false_type{});
       }
-      launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3SingleTileScheduler<Cfg>>{});
+      launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3SingleTileScheduler<Cfg>>{}, std::false_type{});
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
     else dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });

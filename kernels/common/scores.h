@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "common/constants.h"
 #include "common/params.h"
@@ -174,5 +175,15 @@ FLASH_UNROLL
     apply_grad(ds, prob, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; }, lse2_of);
   }
 };
+
+// Calls f(std::true_type) when the call has a softcap or ALiBi, else
+// f(std::false_type): kernels take it as a template flag (kMods) and compile
+// apply()/apply_grad() only into the kernel that needs them. As runtime
+// branches inside the key loop, with both off, they cost the forward rungs
+// and the backward 2-6% (A/B against 212efaf, docs/NOTES.md).
+template <class F> decltype(auto) dispatch_score_mods(const AttnProblem& p, F&& f) {
+  if (p.has_score_mods()) return f(std::true_type{});
+  return f(std::false_type{});
+}
 
 }  // namespace flash::detail
