@@ -242,6 +242,24 @@ def generate_flash(model, prompts, args, profile=False):
     return out.cpu(), times
 
 
+def device_us(event):
+    """A profiler event's own GPU time in microseconds (the attribute's name
+    differs between torch versions)."""
+    us = getattr(event, "self_device_time_total", None)
+    return getattr(event, "self_cuda_time_total", 0.0) if us is None else us
+
+
+def left_padded(prompts, device):
+    """The prompts as one left-padded batch: (input ids, attention mask)."""
+    width = max(len(p) for p in prompts)
+    ids = torch.zeros(len(prompts), width, dtype=torch.long)
+    mask = torch.zeros_like(ids)
+    for b, p in enumerate(prompts):
+        ids[b, width - len(p):] = torch.tensor(p)
+        mask[b, width - len(p):] = 1
+    return ids.to(device), mask.to(device)
+
+
 def decode_breakdown(prof, steps):
     """Where a decode step's GPU time goes: the library's kernels (flash's
     attention: the split-KV kernel, the K/V append, the metadata check; all in
@@ -250,9 +268,7 @@ def decode_breakdown(prof, steps):
     own device times (a CUDA graph's kernels are traced one by one)."""
     attention, rest, kernels = 0.0, 0.0, {}
     for e in prof.key_averages():
-        us = getattr(e, "self_device_time_total", None)
-        if us is None:
-            us = getattr(e, "self_cuda_time_total", 0.0)
+        us = device_us(e)
         if us <= 0:
             continue
         if "flash::detail" in e.key:
@@ -269,12 +285,7 @@ def decode_breakdown(prof, steps):
 def generate_hf(model, prompts, new_tokens, device, timed=True):
     """Hugging Face's batched generate (left padding): (tokens, times)."""
     width = max(len(p) for p in prompts)
-    ids = torch.zeros(len(prompts), width, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for b, p in enumerate(prompts):
-        ids[b, width - len(p):] = torch.tensor(p)
-        mask[b, width - len(p):] = 1
-    ids, mask = ids.to(device), mask.to(device)
+    ids, mask = left_padded(prompts, device)
 
     def run(n):
         sync(device)
@@ -296,13 +307,7 @@ def hf_decode_step(model, prompts, device, steps=16):
     timed wall to wall, and the GPU time of one such step summed over its kernels
     (torch.profiler). Wall much above GPU time means the step is bound by the
     host (Python and kernel launches), not by the GPU."""
-    width = max(len(p) for p in prompts)
-    ids = torch.zeros(len(prompts), width, dtype=torch.long)
-    mask = torch.zeros_like(ids)
-    for b, p in enumerate(prompts):
-        ids[b, width - len(p):] = torch.tensor(p)
-        mask[b, width - len(p):] = 1
-    ids, mask = ids.to(device), mask.to(device)
+    ids, mask = left_padded(prompts, device)
     out = model(input_ids=ids, attention_mask=mask, use_cache=True)
     cache, nxt = out.past_key_values, out.logits[:, -1:].argmax(-1)
 
@@ -323,12 +328,7 @@ def hf_decode_step(model, prompts, device, steps=16):
     with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
         step()
         sync(device)
-    gpu_us = 0.0
-    for e in prof.key_averages():
-        us = getattr(e, "self_device_time_total", None)
-        if us is None:
-            us = getattr(e, "self_cuda_time_total", 0.0)
-        gpu_us += max(us, 0.0)
+    gpu_us = sum(max(device_us(e), 0.0) for e in prof.key_averages())
     return {"wall_s": wall, "gpu_us": gpu_us}
 
 

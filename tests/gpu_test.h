@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -145,6 +146,15 @@ inline std::string score_name(const ::testing::TestParamInfo<ScoreParam>& info) 
   const auto [case_idx, geo_idx, dtype] = info.param;
   return fmt::format("{}_d{}_{}_{}", dtype_name(dtype), score_head_dim(case_idx, geo_idx), kScoreCases[case_idx].name,
                      kScoreGeometries[geo_idx].name);
+}
+
+// The SCOPED_TRACE line of a score case: seed, sizes, mask and modifiers.
+inline std::string score_trace(std::uint64_t seed, const testing::Shape& s, DType dtype, bool causal,
+                               const testing::ScoreInputs& scores) {
+  return fmt::format("seed {} sq{} sk{} hq{} hkv{} d{} {} window ({}, {}){} softcap {} slopes {} sinks {}", seed,
+                     s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, s.head_dim, dtype_name(dtype), s.window_left,
+                     s.window_right, causal ? " causal" : "", s.softcap, fmt::join(scores.alibi, ","),
+                     fmt::join(scores.sinks, ","));
 }
 
 // The shape of one (case, geometry, head dim), batch 2.

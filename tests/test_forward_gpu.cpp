@@ -152,10 +152,7 @@ TEST_P(ForwardScores, MatchesReference) {
       flash::gpu_test::score_shape(kScoreCases[case_idx], g, flash::gpu_test::score_head_dim(case_idx, geo_idx));
   const std::uint64_t seed = flash::gpu_test::test_seed();
   auto prob = flash::testing::make_problem(s, dtype, g.causal, Layout::bshd, seed);
-  SCOPED_TRACE(fmt::format("seed {} sq{} sk{} hq{} hkv{} d{} {} window ({}, {}){} softcap {} slopes {} sinks {}", seed,
-                           s.seqlen_q, s.seqlen_k, s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(dtype),
-                           s.window_left, s.window_right, g.causal ? " causal" : "", s.softcap,
-                           fmt::join(prob.scores.alibi, ","), fmt::join(prob.scores.sinks, ",")));
+  SCOPED_TRACE(flash::gpu_test::score_trace(seed, s, dtype, g.causal, prob.scores));
   check_scores_all_variants(prob);
 }
 
