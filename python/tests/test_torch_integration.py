@@ -459,7 +459,9 @@ def test_compile_of_the_real_package_has_no_graph_break():
     def f(q, k, v):
         return flash_attn_func(q, k, v, causal=True) + 1
 
-    with pytest.raises(ValueError, match="expected every tensor on one CUDA device"):
+    # A build without naive (FLASH_VARIANTS) refuses the CPU call's f32 head
+    # dim 16 in the library's variant check, before Python's device check.
+    with pytest.raises(ValueError, match="expected every tensor on one CUDA device|no variant supports this call"):
         torch.compile(f, backend=recorder, fullgraph=True)(*inputs())
     assert len(recorder.graphs) == 1
     assert any("flash_ladder.fwd" in op for op in recorder.ops()), recorder.ops()
