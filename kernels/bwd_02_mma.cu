@@ -44,6 +44,12 @@
 // Registers: 255, no spills
 // (hdim 256's deterministic dq kernel 4 bytes); shared memory 194 / 193 /
 // 209 KB (hdim 64 / 128 / 256, with the dQ staging on sm_90).
+// Score modifiers (2026-11-23): softcap and ALiBi in their own kernels
+// (kMods; dQ by float4 atomics there), dS times the cap's derivative
+// recovered from P (ScoreMod::apply_grad: no second S fragment live).
+// Softcap 30: 194 / 251 TFLOPS at hdim 64 / 128 against 267 / 328 causal;
+// the kMods hdim-256 dq kernel spills 8 bytes; calls without them run the
+// same kernels as before (A/B +0.0% at hdim 128 causal 8k).
 // What did not help (docs/NOTES.md): two 4-warp CTAs per SM (-19%), M = 64
 // at hdim 64 (-6%), fragment double-buffering of A in the S/dP loop (0%),
 // issuing the next tile's copies after the P/dS barrier (-1 to -4%).

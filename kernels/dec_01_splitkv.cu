@@ -39,7 +39,10 @@
 // between are in docs/NOTES.md. Registers (sm_90a): 96 / 168 / 255 at head
 // dims 64 / 128 / 256, no spills; shared memory 98 / 100 / 200 KB.
 // 2026-11-23 (masks through common/mask.h): within 2% of e24b379 in the same
-// call on the three shapes above.
+// call on the three shapes above. Score modifiers: softcap and ALiBi in a
+// kMods kernel (per-row slopes: a tile packs several query heads; hdim 256
+// spills 8 bytes there), the sink in the direct store or the combine; calls
+// without them within +-1% of 212efaf (b64 x 4096).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 

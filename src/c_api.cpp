@@ -129,6 +129,22 @@ flash::Stream to_stream(void* stream) { return static_cast<flash::Stream>(stream
 
 std::string to_kernel(const char* kernel) { return kernel != nullptr ? kernel : "auto"; }
 
+// The arguments forward, backward and decode share, under the same names in
+// the C structs and the C++ Args: one place for a field all three take.
+template <class CArgs, class CppArgs> void copy_common(const CArgs* a, CppArgs& out) {
+  out.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
+  out.causal = a->causal != 0;
+  out.window_left = a->window_left;
+  out.window_right = a->window_right;
+  out.softcap = a->softcap;
+  out.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
+  out.sinks = to_optional("sinks", a->sinks);
+  out.stream = to_stream(a->stream);
+  out.kernel = to_kernel(a->kernel);
+  out.workspace = a->workspace;
+  out.workspace_bytes = a->workspace_bytes;
+}
+
 flash::ForwardArgs to_cpp(const flash_forward_args* args) {
   flash_forward_args upgraded;
   const flash_forward_args* a = read_struct("flash_forward_args", args, &upgraded);
@@ -138,17 +154,7 @@ flash::ForwardArgs to_cpp(const flash_forward_args* args) {
   f.v = to_view("v", a->v);
   f.o = to_view("o", a->o);
   f.lse = to_optional("lse", a->lse);
-  f.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
-  f.causal = a->causal != 0;
-  f.window_left = a->window_left;
-  f.window_right = a->window_right;
-  f.softcap = a->softcap;
-  f.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
-  f.sinks = to_optional("sinks", a->sinks);
-  f.stream = to_stream(a->stream);
-  f.kernel = to_kernel(a->kernel);
-  f.workspace = a->workspace;
-  f.workspace_bytes = a->workspace_bytes;
+  copy_common(a, f);
   return f;
 }
 
@@ -165,19 +171,9 @@ flash::BackwardArgs to_cpp(const flash_backward_args* args) {
   b.dq = to_view("dq", a->dq);
   b.dk = to_view("dk", a->dk);
   b.dv = to_view("dv", a->dv);
-  b.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
-  b.causal = a->causal != 0;
-  b.window_left = a->window_left;
-  b.window_right = a->window_right;
-  b.softcap = a->softcap;
-  b.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
-  b.sinks = to_optional("sinks", a->sinks);
+  copy_common(a, b);
   b.dsinks = to_optional("dsinks", a->dsinks);
   b.deterministic = a->deterministic != 0;
-  b.stream = to_stream(a->stream);
-  b.kernel = to_kernel(a->kernel);
-  b.workspace = a->workspace;
-  b.workspace_bytes = a->workspace_bytes;
   return b;
 }
 
@@ -195,19 +191,9 @@ flash::DecodeArgs to_cpp(const flash_decode_args* args) {
   d.o = to_view("o", a->o);
   d.lse = to_optional("lse", a->lse);
   d.status = to_optional("status", a->status);
-  d.softmax_scale = to_scale(a->has_softmax_scale, a->softmax_scale);
-  d.causal = a->causal != 0;
-  d.window_left = a->window_left;
-  d.window_right = a->window_right;
-  d.softcap = a->softcap;
-  d.alibi_slopes = to_optional("alibi_slopes", a->alibi_slopes);
-  d.sinks = to_optional("sinks", a->sinks);
+  copy_common(a, d);
   d.num_splits = a->num_splits;
   d.sync_check = a->sync_check != 0;
-  d.stream = to_stream(a->stream);
-  d.kernel = to_kernel(a->kernel);
-  d.workspace = a->workspace;
-  d.workspace_bytes = a->workspace_bytes;
   return d;
 }
 

@@ -17,9 +17,10 @@
 
 namespace flash {
 
-// Empty calls: batch 0 launches and writes nothing; seqlen_k 0 writes
-// dq = 0, seqlen_q 0 writes dk = dv = 0. As for the forward, they are
-// validated like any other call and need a current device.
+// Empty calls: batch 0 writes nothing but dsinks = 0 (when given); seqlen_k
+// 0 writes dq = 0, seqlen_q 0 writes dk = dv = 0 (and dsinks = 0 in both).
+// As for the forward, they are validated like any other call and need a
+// current device.
 struct BackwardArgs {
   // The forward's inputs: q [batch, seqlen_q, heads_q, head_dim]; k and v
   // [batch, seqlen_k, heads_kv, head_dim], heads_q a multiple of heads_kv.
@@ -27,8 +28,8 @@ struct BackwardArgs {
   TensorView k;
   TensorView v;
   // The forward's output [batch, seqlen_q, heads_q, head_dim] and its LSE,
-  // fp32 [batch, heads_q, seqlen_q] (ForwardArgs::lse; -inf for rows that see
-  // no key, which get dQ = 0).
+  // fp32 [batch, heads_q, seqlen_q] (ForwardArgs::lse; -inf, or the sink,
+  // for rows that see no key, which get dQ = 0).
   TensorView o;
   TensorView lse;
   // The incoming gradient dL/dO, shaped like o.
@@ -57,7 +58,9 @@ struct BackwardArgs {
   std::optional<TensorView> sinks;
   // Optional output, only with sinks: fp32 [heads_q], dL/dsinks[h] =
   // -sum over the batch and the rows of head h of exp(sinks[h] - LSE) *
-  // rowsum(dO * O). Overwritten, not accumulated into.
+  // rowsum(dO * O). Overwritten, not accumulated into; bit-identical from
+  // run to run in either mode (a fixed-order sum per head, no atomics). It
+  // may not overlap any input or dq, dk, dv.
   std::optional<TensorView> dsinks;
   // true: dq, dk and dv are bit-identical from run to run (no floating-point
   // atomics); may be slower.

@@ -13,7 +13,8 @@ namespace flash {
 
 // Empty calls: batch 0 launches and writes nothing; seqlen_q 0 runs the
 // metadata check and the append only. A sequence with no key
-// (cache_seqlens[b] + seqlen_new = 0) gets O = 0 and LSE = -inf. Empty calls
+// (cache_seqlens[b] + seqlen_new = 0) gets O = 0 and LSE = -inf (the sink,
+// with sinks). Empty calls
 // are validated like any other and need a current device.
 struct DecodeArgs {
   // [batch, seqlen_q, heads_q, head_dim]: the new tokens' queries (seqlen_q
@@ -51,7 +52,7 @@ struct DecodeArgs {
   // buffer share no byte and are fine.
   TensorView o;
   // Optional fp32 [batch, heads_q, seqlen_q], natural log; -inf (with O = 0)
-  // for rows that see no key.
+  // for rows that see no key (sinks[h] with sinks).
   std::optional<TensorView> lse;
   // Defaults to 1 / sqrt(head_dim). Finite and > 0, as
   // ForwardArgs::softmax_scale.

@@ -49,7 +49,7 @@ using Stream = CUstream_st*;
 // buffers, packed qkv or kv, BSHD or BHSD) are decided in a few steps.
 //
 // Empty calls: batch 0 or seqlen_q 0 launch and write nothing; seqlen_k 0
-// writes O = 0 and LSE = -inf. They are validated like any other call, and
+// writes O = 0 and LSE = -inf (sinks[h] with sinks). They are validated like any other call, and
 // the variant is chosen for the current device (so one is needed).
 struct ForwardArgs {
   // [batch, seqlen_q, heads_q, head_dim]
@@ -62,7 +62,8 @@ struct ForwardArgs {
   TensorView o;
   // Optional output: the log-sum-exp of each row of scale * Q K^T (natural
   // log), fp32, [batch, heads_q, seqlen_q]. Rows that see no key (seqlen_k
-  // 0, or fully masked by the causal mask) get O = 0 and LSE = -inf.
+  // 0, or fully masked by the mask) get O = 0 and LSE = -inf (sinks[h]
+  // with sinks, whose logit the LSE includes).
   std::optional<TensorView> lse;
   // Defaults to 1 / sqrt(head_dim). Must be finite and > 0 (the kernels take
   // each row's maximum of the unscaled scores): 0, negative, NaN and inf
@@ -77,7 +78,7 @@ struct ForwardArgs {
   // -1 leaving that side unbounded. causal is window_right = 0 (causal with
   // window_right > 0 is a flash::Error); values below -1 are one too. Key
   // tiles wholly outside the window are skipped, not computed and masked;
-  // rows that see no key get O = 0 and LSE = -inf.
+  // rows that see no key get O = 0 and LSE = -inf (or the sink).
   int window_left = -1;
   int window_right = -1;
   // Score modifiers (FlashAttention's semantics, so that users can switch).

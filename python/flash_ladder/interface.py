@@ -74,6 +74,12 @@ def _optional(t, name):
     return _ABSENT if t is None else _fields(t, name)
 
 
+def _score_fields(softcap, alibi_slopes, sinks):
+    """The score modifiers' fields, in the order every args struct (ABI
+    version 3) appends them: softcap, padding, alibi_slopes, sinks."""
+    return (softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"))
+
+
 def _scale(softmax_scale):
     return (0.0, 0) if softmax_scale is None else (float(softmax_scale), 1)
 
@@ -209,7 +215,7 @@ def _forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap,
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
-        softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"),
+        *_score_fields(softcap, alibi_slopes, sinks),
     )  # fmt: skip
     if not _all_on(device, k, v, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_func",
@@ -232,7 +238,7 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_
         *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         1 if deterministic else 0,
-        softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"), *_optional(dsinks, "dsinks"),
+        *_score_fields(softcap, alibi_slopes, sinks), *_optional(dsinks, "dsinks"),
     )  # fmt: skip
     if not _all_on(device, k, v, o, lse, dout, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_func backward",
@@ -257,7 +263,7 @@ def _decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale,
         *_optional(k, "k"), *_optional(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"), *_ABSENT,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         int(num_splits), 1 if sync_check else 0, 0,
-        softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"),
+        *_score_fields(softcap, alibi_slopes, sinks),
     )  # fmt: skip
     if not _all_on(device, k_cache, v_cache, k, v, cache_seqlens, page_table, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_with_kvcache",
@@ -285,7 +291,7 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1)
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_ABSENT,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
-        _softcap(softcap), 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"),
+        *_score_fields(_softcap(softcap), alibi_slopes, sinks),
     )  # fmt: skip
     if device >= 0 and _current_device() != device:
         with torch.cuda.device(device):
