@@ -95,6 +95,27 @@ struct ForwardArgs {
   std::optional<TensorView> alibi_slopes;
   // Optional fp32 [heads_q]; a sink of -inf is no sink.
   std::optional<TensorView> sinks;
+  // Variable-length batch (FlashAttention's flash_attn_varlen_func), set by
+  // cu_seqlens_q: q and o are then packed [total_q, heads_q, head_dim] and k,
+  // v [total_k, heads_kv, head_dim] (rank 3, any strides with a contiguous
+  // last dimension); sequence b's queries are rows cu_seqlens_q[b] ..
+  // cu_seqlens_q[b + 1] - 1 and its keys rows cu_seqlens_k[b] ..
+  // cu_seqlens_k[b + 1] - 1 (the first seqused_k[b] of them when given).
+  // int32 [batch + 1] on the device, starting at 0, non-decreasing, the last
+  // at most total_q (total_k); seqused_k int32 [batch], each within its
+  // sequence. The mask (causal bottom-right, window) and ALiBi's distance
+  // apply per sequence. lse is packed fp32 [heads_q, total_q]. max_seqlen_q
+  // and max_seqlen_k bound the lengths (the grid is sized by them; a longer
+  // sequence is reported as bad metadata). The metadata is checked on the
+  // device before anything is written, as DecodeArgs' is (sync_check,
+  // status: see flash/decode.h); with bad metadata nothing is written.
+  std::optional<TensorView> cu_seqlens_q;
+  std::optional<TensorView> cu_seqlens_k;
+  std::optional<TensorView> seqused_k;
+  int max_seqlen_q = 0;
+  int max_seqlen_k = 0;
+  bool sync_check = true;
+  std::optional<TensorView> status;
   Stream stream = nullptr;
   // A variant name from flash::forward_variants(), or "auto": the last
   // variant in that (ladder) order that is built, supports the call and runs
