@@ -78,14 +78,18 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
   const int row_lane = lane % kRowLanes;                                  // which keys / dims
   const int row0 = (warp * kRowGroupsPerWarp + lane / kRowLanes) * kRows;  // first of this thread's rows
 
-  const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
-  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
-  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
+  // This sequence (a variable-length batch: its packed rows; seq_span).
+  if (p.status != nullptr && p.status[0] != 0) return;  // bad varlen metadata: nothing is written
+  const auto seq = p.seq_span(b);
+  if (m0 >= seq.seqlen_q && p.cu_seqlens_q != nullptr) return;
+  const T* gQ = static_cast<const T*>(p.q) + seq.q + h * p.q_head_stride + m0 * p.q_row_stride;
+  const T* gK = static_cast<const T*>(p.k) + seq.k + h_kv * p.k_head_stride;
+  const T* gV = static_cast<const T*>(p.v) + seq.v + h_kv * p.v_head_stride;
 
-  copy_g2s_as_float<T, kBlockM, kHeadDim, Cfg::kStrideQKV, kThreads>(gQ, p.q_row_stride, p.seqlen_q - m0, sQ);
+  copy_g2s_as_float<T, kBlockM, kHeadDim, Cfg::kStrideQKV, kThreads>(gQ, p.q_row_stride, seq.seqlen_q - m0, sQ);
 
   // The key tiles this block can see (common/mask.h); the rest are never loaded.
-  const Mask mask = p.mask_for();
+  const Mask mask = p.mask_for(seq.seqlen_q, seq.seqlen_k);
   const RowBlockKeys keys = mask.row_block(m0, kBlockM);
   const TileRange tiles = keys.key_tiles<kBlockN>();
   const ScoreMod scores(p, b, h, mask.diag);
@@ -105,9 +109,9 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
   for (int n_block = tiles.begin; n_block < tiles.end; ++n_block) {
     const int n0 = n_block * kBlockN;
     copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gK + n0 * p.k_row_stride, p.k_row_stride,
-                                                                       p.seqlen_k - n0, sK);
+                                                                       seq.seqlen_k - n0, sK);
     copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gV + n0 * p.v_row_stride, p.v_row_stride,
-                                                                       p.seqlen_k - n0, sV);
+                                                                       seq.seqlen_k - n0, sV);
     __syncthreads();  // Q (first pass), K and V tiles are complete before S = Q K^T reads them
 
     // S = Q K^T for this thread's rows x keys, in raw (unscaled) units.
@@ -200,12 +204,12 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
 
   // Epilogue: O = acc / row_sum, LSE = max * scale + ln(row_sum), then the
   // sink (add_sink); rows that saw no key get O = 0 and LSE = -inf (or the sink).
-  T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+  T* gO = static_cast<T*>(p.o) + seq.o + h * p.o_head_stride;
 #pragma unroll
   for (int r = 0; r < kRows; ++r) {
     const int row = m0 + row0 + r;
     const float sum = group_sum<kRowLanes>(row_sum[r]);
-    if (row >= p.seqlen_q) continue;
+    if (row >= seq.seqlen_q) continue;
     float lse = row_lse(row_max[r] * scores.lse_scale(), sum);
     const float inv_sum = (sum > 0.0f ? 1.0f / sum : 0.0f) * add_sink(lse, ScoreMod::sink(p, h));
 #pragma unroll
@@ -214,7 +218,7 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
                         acc[r][c][1] * inv_sum, acc[r][c][2] * inv_sum, acc[r][c][3] * inv_sum);
     }
     if (p.lse != nullptr && row_lane == 0) {
-      p.lse[p.lse_offset(b, h, row)] = lse;
+      p.lse[p.lse_offset(b, h, seq.lse_row0 + row)] = lse;
     }
   }
 }
@@ -256,7 +260,7 @@ const FwdVariant* variant_tiled() {
     v.num_head_dims = AllHeadDims::size();
     v.max_head_dim = 256;
     v.alignment = 16;  // 16-byte vector loads of every row
-    v.features = kAllFeatures;
+    v.features = kAllFeatures | kFeatureVarlen;
     v.check = tiled_check;
     v.workspace_bytes = nullptr;
     v.run = tiled_run;

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/no_keys.h"
+#include "common/varlen.h"
 #include "flash/forward.h"
 #include "flash/variants.h"
 #include "internal.h"
@@ -24,19 +25,90 @@ using detail::check_same_dtype;
 using detail::check_view;
 using detail::fail;
 
-// Arguments that do not depend on the variant.
-FwdParams check_args(const ForwardArgs& a) {
-  FwdParams p;
-  detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale,
+void check_i32(const char* name, const TensorView& t, int rank) {
+  check_view(name, t, rank);
+  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
+}
+
+// A packed [rows, a, b] view as [1, rows, a, b] (batch stride 0), so that
+// the dense checks and kernels' arithmetic serve a variable-length call.
+TensorView with_unit_batch(const TensorView& t) {
+  TensorView v = t;
+  v.rank = t.rank + 1;
+  for (int d = t.rank; d > 0; --d) v.shape[d] = t.shape[d - 1], v.stride[d] = t.stride[d - 1];
+  v.shape[0] = 1, v.stride[0] = 0;
+  return v;
+}
+
+// The variable-length arguments (ForwardArgs::cu_seqlens_q): packed rank-3
+// q/k/v/o and a [heads_q, total_q] LSE, checked as one sequence of total
+// rows; then batch, the bounds and the metadata pointers.
+void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k) {
+  if (!a.cu_seqlens_k) fail("cu_seqlens_q is set but cu_seqlens_k is not; a variable-length call needs both");
+  const struct { const char* name; const TensorView* t; } packed[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
+  for (const auto& [name, t] : packed)
+    if (t->rank != 3)
+      fail(std::string(name) + ": expected a rank-3 packed view [total, heads, head_dim] with cu_seqlens_q, got rank " +
+           std::to_string(t->rank));
+  if (a.lse && a.lse->rank != 2)
+    fail("lse: expected a rank-2 packed view [heads_q, total_q] with cu_seqlens_q, got rank " + std::to_string(a.lse->rank));
+  const TensorView q = with_unit_batch(a.q), k = with_unit_batch(a.k), v = with_unit_batch(a.v), o = with_unit_batch(a.o);
+  const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
+  detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr}, a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  check_i32("cu_seqlens_q", *a.cu_seqlens_q, 1);
+  check_i32("cu_seqlens_k", *a.cu_seqlens_k, 1);
+  const std::int64_t batch = a.cu_seqlens_q->shape[0] - 1;
+  if (batch < 0) fail("cu_seqlens_q.shape[0] = 0; expected batch + 1 >= 1 entries");
+  check_dim("cu_seqlens_k", *a.cu_seqlens_k, 0, "batch + 1", batch + 1, "cu_seqlens_q.shape[0]");
+  if (a.seqused_k) {
+    check_i32("seqused_k", *a.seqused_k, 1);
+    check_dim("seqused_k", *a.seqused_k, 0, "batch", batch, "cu_seqlens_q.shape[0] - 1");
+  }
+  if (a.max_seqlen_q < 0 || a.max_seqlen_q > p.seqlen_q)
+    fail("max_seqlen_q = " + std::to_string(a.max_seqlen_q) + "; expected 0 to total_q = " + std::to_string(p.seqlen_q));
+  if (a.max_seqlen_k < 0 || a.max_seqlen_k > p.seqlen_k)
+    fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to total_k = " + std::to_string(p.seqlen_k));
+  if (a.status) {
+    check_i32("status", *a.status, 1);
+    check_dim("status", *a.status, 0, "size", 4, "four status words");
+    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
+  }
+  total_q = p.seqlen_q, total_k = p.seqlen_k;
+  p.batch = static_cast<int>(batch);
+  p.seqlen_q = a.max_seqlen_q;
+  p.seqlen_k = a.max_seqlen_k;
+  p.derive_mask();  // kernels take each sequence's own (mask_for(seqlen_q, seqlen_k))
+  p.cu_seqlens_q = static_cast<const int*>(a.cu_seqlens_q->data);
+  p.cu_seqlens_k = static_cast<const int*>(a.cu_seqlens_k->data);
+  p.seqused_k = a.seqused_k ? static_cast<const int*>(a.seqused_k->data) : nullptr;
+}
+
+// Arguments that do not depend on the variant.
+FwdParams check_args(const ForwardArgs& a, int* total_q = nullptr, int* total_k = nullptr) {
+  FwdParams p;
+  int tq = 0, tk = 0;
+  if (a.cu_seqlens_q) {
+    check_varlen(a, p, tq, tk);
+  } else {
+    for (const auto& [name, t] : {std::pair{"cu_seqlens_k", &a.cu_seqlens_k}, std::pair{"seqused_k", &a.seqused_k}})
+      if (t->has_value()) fail(std::string(name) + " is set but cu_seqlens_q is not");
+    detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale,
+                            detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  }
+  if (total_q != nullptr) *total_q = tq, *total_k = tk;
   detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   check_no_self_overlap("o", a.o);
   detail::check_no_overlap({{"q", &a.q},
                             {"k", &a.k},
                             {"v", &a.v},
                             {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
-                            {"sinks", detail::view_or_null(a.sinks)}},
-                           {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}});
+                            {"sinks", detail::view_or_null(a.sinks)},
+                            {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
+                            {"cu_seqlens_k", detail::view_or_null(a.cu_seqlens_k)},
+                            {"seqused_k", detail::view_or_null(a.seqused_k)}},
+                           {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)},
+                            {"status", a.cu_seqlens_q ? detail::view_or_null(a.status) : nullptr}});
   return p;
 }
 
@@ -45,10 +117,14 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   const FwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
   if (std::string why = detail::feature_reason(v->features, p, p.lse != nullptr); !why.empty()) return why;
+  if (p.cu_seqlens_q != nullptr && !(v->features & kFeatureVarlen)) return "variable-length batches are not supported";
   return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}});
 }
 
+constexpr std::size_t kStatusBytes = 256;  // a variable-length call's status words
+
 struct Resolved {
+  int total_q = 0, total_k = 0;  // packed rows of a variable-length call
   FwdParams params;
   const RegisteredFwd* variant = nullptr;
   std::size_t workspace_bytes = 0;
@@ -56,16 +132,43 @@ struct Resolved {
 
 Resolved resolve(const ForwardArgs& a) {
   Resolved out;
-  out.params = check_args(a);
+  out.params = check_args(a, &out.total_q, &out.total_k);
   const FwdParams& p = out.params;
   const auto& registry = detail::forward_registry();
 
   out.variant = &detail::pick_variant(
       registry, a.kernel, "", [&](const RegisteredFwd& r) { return unsupported_reason(r, p, a); },
       [&](const RegisteredFwd& r) { return detail::device_reason(r, p, detail::current_device()); });
-  const bool empty = p.batch == 0 || p.seqlen_q == 0 || p.seqlen_k == 0;
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  const bool empty = p.batch == 0 || p.seqlen_q == 0 || (p.seqlen_k == 0 && !varlen);
   if (!empty && out.variant->impl->workspace_bytes != nullptr) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
+  // The varlen metadata check's four status words, after the variant's
+  // workspace (256-byte aligned), unless the caller passes `status`.
+  if (varlen && !a.status) out.workspace_bytes = (out.workspace_bytes + 255) / 256 * 256 + kStatusBytes;
   return out;
+}
+
+// A variable-length call: the metadata check, then the kernel (which does
+// nothing when the check failed), then with sync_check the status.
+void run_varlen(const ForwardArgs& args, Resolved& r, cudaStream_t stream) {
+  FwdParams& p = r.params;
+  const detail::DeviceInfo& dev = detail::current_device();
+  p.compute_capability = dev.compute_capability;
+  p.sm_count = dev.sm_count;
+  const detail::WorkspaceLease workspace =
+      detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward", dev.device, stream);
+  char* ws = static_cast<char*>(workspace.get());
+  p.status = args.status ? static_cast<int*>(args.status->data)
+                         : reinterpret_cast<int*>(ws + r.workspace_bytes - kStatusBytes);
+  detail::check_cuda(detail::check_varlen_metadata(p, r.total_q, r.total_k, stream), "launching the varlen metadata check");
+  if (p.seqlen_q > 0)
+    detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");
+  if (!args.sync_check) return;
+  int status[4] = {};
+  detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
+                     "reading the varlen status");
+  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the varlen status");
+  if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status) + "; nothing was written");
 }
 
 }  // namespace
@@ -78,8 +181,10 @@ ForwardPlan plan_forward(const ForwardArgs& args) {
 void attention_forward(const ForwardArgs& args) {
   Resolved r = resolve(args);
   FwdParams& p = r.params;
-  if (p.batch == 0 || p.seqlen_q == 0) return;  // nothing to compute
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  if (p.batch == 0 || (p.seqlen_q == 0 && !varlen)) return;  // nothing to compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  if (varlen) return run_varlen(args, r, stream);
   if (p.seqlen_k == 0) {
     detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");
     return;

@@ -32,7 +32,7 @@ struct DecodeParams : AttnParams {
   const void* v_new = nullptr;
   const int* page_table = nullptr;  // null: contiguous cache
   const int* cache_seqlens = nullptr;
-  int* status = nullptr;  // 4 ints, written by the metadata check (0 first)
+  // AttnParams::status: 4 ints, written by the metadata check (0 first).
 
   std::int64_t kn_batch_stride = 0, kn_row_stride = 0, kn_head_stride = 0;
   std::int64_t vn_batch_stride = 0, vn_row_stride = 0, vn_head_stride = 0;

@@ -56,8 +56,10 @@ template <class Cfg> struct Fa2Smem {
   static constexpr std::size_t kBytes = (kQElems + 2 * Cfg::kStages * kKVElems) * 2;
 };
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
-template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen: a
+// variable-length batch (cu_seqlens_q): each sequence's rows, lengths and
+// mask from seq_span(b); as a template flag so that dense calls keep their code.
+template <class T, class Cfg, bool kMods, bool kVarlen> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kMTiles = Cfg::kMTiles, kThreads = Cfg::kWarps * 32, kStages = Cfg::kStages;
   constexpr int kNTilesS = kBlockN / 8;    // 8-key n-tiles of S
@@ -81,7 +83,21 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
   const int g = lane / 4, t = lane % 4;
   const int warp_row0 = warp * 16 * kMTiles;  // first row of this warp within the block
 
-  const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
+  // This sequence: offsets, lengths and mask (dense: the call's own).
+  int seqlen_q = p.seqlen_q, seqlen_k = p.seqlen_k, lse_row0 = 0;
+  std::int64_t q_off = b * p.q_batch_stride, k_off = b * p.k_batch_stride, v_off = b * p.v_batch_stride,
+               o_off = b * p.o_batch_stride;
+  if constexpr (kVarlen) {
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+    const auto seq = p.seq_span(b);
+    seqlen_q = seq.seqlen_q, seqlen_k = seq.seqlen_k, lse_row0 = seq.lse_row0;
+    q_off = seq.q, k_off = seq.k, v_off = seq.v, o_off = seq.o;
+    if (m0 >= seqlen_q) return;
+  }
+  const Mask seq_mask = kVarlen ? p.mask_for(seqlen_q, seqlen_k) : Mask();
+  const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+
+  const T* gQ = static_cast<const T*>(p.q) + q_off + h * p.q_head_stride + m0 * p.q_row_stride;
   // The key tiles this block sees (Mask): tiles outside are never loaded.
   // The loop below counts them j = 0 .. n_blocks - 1 from key key0, where
   // gK and gV start. keys.all_begin / all_end bound the keys every row sees:
@@ -89,14 +105,14 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
   // arithmetic is relative to key0, as it was from key 0 before the Mask
   // (an absolute tile index cost 2-3% at every head dim); the Mask itself
   // and ScoreMod are built where they are used, from the constant bank.
-  RowBlockKeys keys = p.mask_for().row_block(m0, kBlockM);
+  RowBlockKeys keys = mask.row_block(m0, kBlockM);
   const TileRange tiles = keys.key_tiles<kBlockN>();
   const int key0 = tiles.begin * kBlockN, n_blocks = tiles.count();
   keys.all_begin -= key0, keys.all_end -= key0;
-  const int keys_left = p.seqlen_k - key0;  // keys from gK on
+  const int keys_left = seqlen_k - key0;  // keys from gK on
 
-  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + key0 * p.k_row_stride;
-  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + key0 * p.v_row_stride;
+  const T* gK = static_cast<const T*>(p.k) + k_off + h_kv * p.k_head_stride + key0 * p.k_row_stride;
+  const T* gV = static_cast<const T*>(p.v) + v_off + h_kv * p.v_head_stride + key0 * p.v_row_stride;
 
   auto load_kv = [&](int j) {
     const int stage = j % kStages, n0 = j * kBlockN;  // relative to key0
@@ -111,7 +127,7 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
 
   // Prologue: Q, then the first kStages - 1 K/V tiles (one commit group each;
   // Q rides in the first group).
-  copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreads, Cfg::kAsyncCopy>(sQ, gQ, p.q_row_stride, p.seqlen_q - m0);
+  copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreads, Cfg::kAsyncCopy>(sQ, gQ, p.q_row_stride, seqlen_q - m0);
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
     if (s < n_blocks) load_kv(s);
@@ -219,12 +235,12 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
 
   // The score rule, then -inf for the keys the Mask hides (kMaskOnlyWhereNeeded:
   // only on the tiles that hold such keys for some row of the block).
-  const ScoreMod scores = kMods ? ScoreMod(p, b, h, p.mask_for().diag) : ScoreMod(p);
+  const ScoreMod scores = kMods ? ScoreMod(p, b, h, mask.diag) : ScoreMod(p);
   auto mask_s = [&](int j, float(&acc_s)[kMTiles][kNTilesS][4]) {
     const int n0 = j * kBlockN;  // relative to key0
     if constexpr (kMods) scores.apply(acc_s, m0 + warp_row0, key0 + n0, lane);
     if (Cfg::kMaskOnlyWhereNeeded && !keys.needs_mask(n0, kBlockN)) return;
-    p.mask_for().apply(acc_s, m0 + warp_row0, key0 + n0, lane);
+    mask.apply(acc_s, m0 + warp_row0, key0 + n0, lane);
   };
 
   // O += P V for tile j, P converted from the S accumulators in registers.
@@ -284,7 +300,7 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
   float lse[2 * kMTiles];
   softmax.finalize(acc_o, ScoreMod(p).lse_scale(), lse, ScoreMod::sink(p, h));
 
-  T* gO = static_cast<T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride;
+  T* gO = static_cast<T*>(p.o) + o_off + h * p.o_head_stride;
   if constexpr (Cfg::kVectorEpilogue) {
     // Stage O in this warp's own rows of sQ (no other warp reads them, and
     // with Q in registers or after the last barrier above this warp is done
@@ -306,7 +322,7 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
     for (int i = 0; i < kWarpRows * kChunksPerRow / 32; ++i) {
       const int idx = i * 32 + lane;
       const int row = warp_row0 + idx / kChunksPerRow, col = (idx % kChunksPerRow) * 8;
-      if (m0 + row < p.seqlen_q)
+      if (m0 + row < seqlen_q)
         *reinterpret_cast<uint4*>(gO + (m0 + row) * p.o_row_stride + col) =
             *reinterpret_cast<const uint4*>(sQ + Layout::offset(row, col));
     }
@@ -316,7 +332,7 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + warp_row0 + mt * 16 + g + 8 * half;
-        if (row >= p.seqlen_q) continue;
+        if (row >= seqlen_q) continue;
 #pragma unroll
         for (int nt = 0; nt < kNTilesO; ++nt)
           *reinterpret_cast<std::uint32_t*>(gO + row * p.o_row_stride + nt * 8 + 2 * t) =
@@ -329,7 +345,7 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + warp_row0 + mt * 16 + g + 8 * half;
-        if (row < p.seqlen_q) p.lse[p.lse_offset(b, h, row)] = lse[2 * mt + half];
+        if (row < seqlen_q) p.lse[p.lse_offset(b, h, lse_row0 + row)] = lse[2 * mt + half];
       }
   }
 }
@@ -337,12 +353,14 @@ template <class T, class Cfg, bool kMods> __device__ __forceinline__ void fa2_fo
 // A rung's kernel, named after the rung, and `name##_rung`, which hands it
 // to the launcher: Rung::kernel<T, Cfg>() is the __global__ of that T and Config.
 #define FLASH_FA2_RUNG_KERNEL(name)                                                                      \
-  template <class T, class Cfg, bool kMods>                                                              \
+  template <class T, class Cfg, bool kMods, bool kVarlen>                                                \
   __global__ void __launch_bounds__(Cfg::kWarps * 32) name##_kernel(const __grid_constant__ FwdParams p) { \
-    fa2_forward<T, Cfg, kMods>(p);                                                                       \
+    fa2_forward<T, Cfg, kMods, kVarlen>(p);                                                              \
   }                                                                                                      \
   struct name##_rung {                                                                                   \
-    template <class T, class Cfg, bool kMods> static auto kernel() { return name##_kernel<T, Cfg, kMods>; } \
+    template <class T, class Cfg, bool kMods, bool kVarlen> static auto kernel() {                       \
+      return name##_kernel<T, Cfg, kMods, kVarlen>;                                                      \
+    }                                                                                                    \
   }
 
 // Host side: the launch and the limits check for one Config family.
@@ -361,7 +379,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa2Launcher {
     const auto launch = [&](auto tag, auto hd) {
       using T = typename decltype(tag)::type;
       using Cfg = ConfigFor<decltype(hd)::value>;
-      auto kernel = dispatch_score_mods(p, [](auto mods) { return Rung::template kernel<T, Cfg, decltype(mods)::value>(); });
+      auto kernel = dispatch_score_mods(p, [&](auto mods) {
+        return p.cu_seqlens_q != nullptr ? Rung::template kernel<T, Cfg, decltype(mods)::value, true>()
+                                         : Rung::template kernel<T, Cfg, decltype(mods)::value, false>();
+      });
       constexpr std::size_t smem = Fa2Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
@@ -393,8 +414,11 @@ inline FwdVariant tensor_core_variant(std::string (*check)(const FwdParams&, con
 }
 
 template <template <int> class ConfigFor, class Rung> const FwdVariant* fa2_variant() {
-  static const FwdVariant v =
-      tensor_core_variant(Fa2Launcher<ConfigFor, Rung>::check, Fa2Launcher<ConfigFor, Rung>::run);
+  static const FwdVariant v = [] {
+    FwdVariant r = tensor_core_variant(Fa2Launcher<ConfigFor, Rung>::check, Fa2Launcher<ConfigFor, Rung>::run);
+    r.features |= kFeatureVarlen;
+    return r;
+  }();
   return &v;
 }
 

@@ -80,6 +80,31 @@ struct AttnParams : AttnProblem {
   int compute_capability = 0;  // major * 10 + minor
   int sm_count = 0;
 
+  // Variable-length batches (ForwardArgs::cu_seqlens_q): the packed rows of
+  // each sequence; null for dense calls. seqlen_q and seqlen_k are then the
+  // bounds max_seqlen_q / max_seqlen_k (the grid), each sequence has its own.
+  const int* cu_seqlens_q = nullptr;
+  const int* cu_seqlens_k = nullptr;
+  const int* seqused_k = nullptr;
+  int* status = nullptr;  // the device metadata check's 4 words (varlen calls)
+
+  // Where sequence b lives: element offsets of its row 0 in q, k, v and o,
+  // the LSE row of its row 0, and its lengths. Dense: b times the batch
+  // strides and the call's lengths; variable-length: packed rows
+  // cu_seqlens[b] on.
+  struct SeqSpan {
+    std::int64_t q, k, v, o;
+    int lse_row0;
+    int seqlen_q, seqlen_k;
+  };
+  FLASH_HOST_DEVICE SeqSpan seq_span(int b) const {
+    if (cu_seqlens_q == nullptr)
+      return {b * q_batch_stride, b * k_batch_stride, b * v_batch_stride, b * o_batch_stride, 0, seqlen_q, seqlen_k};
+    const int q0 = cu_seqlens_q[b], k0 = cu_seqlens_k[b];
+    const int sk = seqused_k != nullptr ? seqused_k[b] : cu_seqlens_k[b + 1] - k0;
+    return {q0 * q_row_stride, k0 * k_row_stride, k0 * v_row_stride, q0 * o_row_stride, q0, cu_seqlens_q[b + 1] - q0, sk};
+  }
+
   // The element offset of row `row` of head h of sequence b in the LSE.
   FLASH_HOST_DEVICE std::int64_t lse_offset(int b, int h, int row) const {
     return b * lse_batch_stride + h * lse_head_stride + row * lse_row_stride;
