@@ -118,7 +118,11 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
   if (std::string why = detail::feature_reason(v->features, p, p.lse != nullptr); !why.empty()) return why;
   if (p.cu_seqlens_q != nullptr && !(v->features & kFeatureVarlen)) return "variable-length batches are not supported";
-  return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}});
+  if (p.cu_seqlens_q == nullptr)
+    return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}});
+  // Packed views: their row, head and head_dim strides sit one dimension up.
+  const TensorView q = with_unit_batch(a.q), k = with_unit_batch(a.k), vv = with_unit_batch(a.v), o = with_unit_batch(a.o);
+  return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &q}, {"k", &k}, {"v", &vv}, {"o", &o}});
 }
 
 constexpr std::size_t kStatusBytes = 256;  // a variable-length call's status words
