@@ -67,35 +67,55 @@ int32_t guarded(Call&& call) noexcept {
   }
 }
 
-// The size of a version-2 struct (before the score modifiers): every field
-// up to softcap, the first one version 3 appended.
+// The sizes of each struct's earlier versions, oldest first (version 2 is
+// the first): each ends where the first field of the next version begins.
 template <class Args>
-constexpr std::size_t kVersion2Size = offsetof(Args, softcap);
-static_assert(kVersion2Size<flash_forward_args> == 464 && kVersion2Size<flash_backward_args> == 784 &&
-                  kVersion2Size<flash_decode_args> == 872,
-              "the version-2 structs are prefixes of this header's (fields are only appended)");
+struct EarlierSizes;
+template <>
+struct EarlierSizes<flash_forward_args> {
+  static constexpr std::size_t sizes[] = {offsetof(flash_forward_args, softcap),
+                                          offsetof(flash_forward_args, cu_seqlens_q)};
+};
+template <>
+struct EarlierSizes<flash_backward_args> {
+  static constexpr std::size_t sizes[] = {offsetof(flash_backward_args, softcap)};
+};
+template <>
+struct EarlierSizes<flash_decode_args> {
+  static constexpr std::size_t sizes[] = {offsetof(flash_decode_args, softcap)};
+};
+constexpr int kFirstEarlierVersion = 2;
+static_assert(EarlierSizes<flash_forward_args>::sizes[0] == 464 && EarlierSizes<flash_forward_args>::sizes[1] == 632 &&
+                  EarlierSizes<flash_backward_args>::sizes[0] == 784 &&
+                  EarlierSizes<flash_decode_args>::sizes[0] == 872,
+              "the earlier versions' structs are prefixes of this header's (fields are only appended)");
 
 void init(flash_forward_args* a) { flash_forward_args_init(a); }
 void init(flash_backward_args* a) { flash_backward_args_init(a); }
 void init(flash_decode_args* a) { flash_decode_args_init(a); }
 
 // The caller's struct as this header's: one of this version as it is; one of
-// version 2 (its struct_size ends where softcap begins) copied into *upgraded
-// over an initialised struct, so that the fields appended since keep their
-// defaults (off). Reads no byte past the caller's struct_size.
+// an earlier version (its struct_size is one of EarlierSizes) copied into
+// *upgraded over an initialised struct, so that the fields appended since
+// keep their defaults (off). Reads no byte past the caller's struct_size.
 template <class Args>
 const Args* read_struct(const char* name, const Args* args, Args* upgraded) {
   if (args == nullptr) reject(std::string(name) + " is null");
   if (args->struct_size == sizeof(Args)) return args;
-  if (args->struct_size == kVersion2Size<Args>) {
-    init(upgraded);
-    std::memcpy(upgraded, args, kVersion2Size<Args>);
-    upgraded->struct_size = sizeof(Args);
-    return upgraded;
+  std::string earlier;
+  int version = kFirstEarlierVersion;
+  for (const std::size_t size : EarlierSizes<Args>::sizes) {
+    if (args->struct_size == size) {
+      init(upgraded);
+      std::memcpy(upgraded, args, size);
+      upgraded->struct_size = sizeof(Args);
+      return upgraded;
+    }
+    earlier += ", or " + std::to_string(size) + " for version " + std::to_string(version++);
   }
   reject(std::string(name) + "->struct_size = " + std::to_string(args->struct_size) + "; this library's " + name +
-         " has " + std::to_string(sizeof(Args)) + " bytes, or " + std::to_string(kVersion2Size<Args>) +
-         " for version 2 (initialise it with " + name + "_init; or flash_c.h is newer than the library)");
+         " has " + std::to_string(sizeof(Args)) + " bytes" + earlier + " (initialise it with " + name +
+         "_init; or flash_c.h is newer than the library)");
 }
 
 flash::TensorView to_view(const char* name, const flash_tensor& t) {
@@ -155,6 +175,13 @@ flash::ForwardArgs to_cpp(const flash_forward_args* args) {
   f.o = to_view("o", a->o);
   f.lse = to_optional("lse", a->lse);
   copy_common(a, f);
+  f.cu_seqlens_q = to_optional("cu_seqlens_q", a->cu_seqlens_q);
+  f.cu_seqlens_k = to_optional("cu_seqlens_k", a->cu_seqlens_k);
+  f.seqused_k = to_optional("seqused_k", a->seqused_k);
+  f.status = to_optional("status", a->status);
+  f.max_seqlen_q = a->max_seqlen_q;
+  f.max_seqlen_k = a->max_seqlen_k;
+  f.sync_check = a->sync_check != 0;
   return f;
 }
 

@@ -81,11 +81,12 @@ static void expect_valid(const char* what, int32_t status, const flash_plan* pla
 
 static void test_version_and_message(void) {
   CHECK(flash_c_abi_version() == FLASH_C_ABI_VERSION);
-  CHECK(FLASH_C_ABI_VERSION == 3);
+  CHECK(FLASH_C_ABI_VERSION == 4);
   CHECK(flash_last_error() != NULL);
   CHECK(sizeof(flash_tensor) == 80);
   /* 64-bit Linux; python/flash_ladder/_capi.py mirrors these. */
-  CHECK(sizeof(flash_forward_args) == 632 && offsetof(flash_forward_args, softcap) == 464);
+  CHECK(sizeof(flash_forward_args) == 968 && offsetof(flash_forward_args, softcap) == 464 &&
+        offsetof(flash_forward_args, cu_seqlens_q) == 632);
   CHECK(sizeof(flash_backward_args) == 1032 && offsetof(flash_backward_args, softcap) == 784);
   CHECK(sizeof(flash_decode_args) == 1040 && offsetof(flash_decode_args, softcap) == 872);
 }
@@ -127,8 +128,114 @@ static void test_null_and_struct_size(void) {
   d.struct_size = sizeof d + 8;
   EXPECT_INVALID(flash_attention_decode(&d), "struct_size");
   f = forward_args();
-  f.struct_size = offsetof(flash_forward_args, softcap) + 8; /* neither version 2 nor 3 */
+  f.struct_size = offsetof(flash_forward_args, softcap) + 8; /* neither version 2, 3 nor 4 */
   EXPECT_INVALID(flash_attention_forward(&f), "flash_forward_args->struct_size = 472");
+  EXPECT_INVALID(flash_attention_forward(&f), "or 632 for version 3");
+}
+
+/* Version 4's forward fields: the init leaves the batch padded (no
+ * cu_seqlens_q) with sync_check on, as the C++ API's defaults. */
+static void test_varlen_defaults(void) {
+  flash_forward_args f;
+  memset(&f, 0x5a, sizeof f);
+  flash_forward_args_init(&f);
+  CHECK(f.cu_seqlens_q.rank == 0 && f.cu_seqlens_k.rank == 0 && f.seqused_k.rank == 0 && f.status.rank == 0);
+  CHECK(f.cu_seqlens_q.data == NULL && f.status.data == NULL);
+  CHECK(f.max_seqlen_q == 0 && f.max_seqlen_k == 0 && f.sync_check == 1 && f.reserved4 == 0);
+}
+
+enum { kTotalQ = 40, kTotalK = 70, kMaxSeqQ = 24, kMaxSeqK = 40 };
+
+/* A valid variable-length forward: kBatch packed sequences, GQA, the LSE. */
+static flash_forward_args varlen_args(void) {
+  flash_forward_args a;
+  flash_forward_args_init(&a);
+  a.q = view(ADDR(1), FLASH_BF16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  a.k = view(ADDR(2), FLASH_BF16, 3, kTotalK, kHeadsKv, kHeadDim, 0);
+  a.v = view(ADDR(3), FLASH_BF16, 3, kTotalK, kHeadsKv, kHeadDim, 0);
+  a.o = view(ADDR(4), FLASH_BF16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  a.lse = view(ADDR(5), FLASH_F32, 2, kHeadsQ, kTotalQ, 0, 0);
+  a.cu_seqlens_q = view(ADDR(13), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  a.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  a.max_seqlen_q = kMaxSeqQ;
+  a.max_seqlen_k = kMaxSeqK;
+  return a;
+}
+
+/* A caller compiled against version 3 of the header: its forward struct ends
+ * where cu_seqlens_q begins, so the batch is padded whatever follows. */
+static void test_version3_structs(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  f.struct_size = offsetof(flash_forward_args, cu_seqlens_q);
+  /* Not part of a version-3 struct: values the library must not read. */
+  f.cu_seqlens_q = view(ADDR(13), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  f.cu_seqlens_k.dtype = 9;
+  f.cu_seqlens_k.rank = 1;
+  f.max_seqlen_q = -7;
+  f.sync_check = 0;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  /* Its version-3 fields are still read. */
+  f.softcap = -1.0f;
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "softcap");
+  /* The same struct at its full size reads the varlen fields. */
+  f = forward_args();
+  f.cu_seqlens_k.dtype = 9;
+  f.cu_seqlens_k.rank = 1;
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "cu_seqlens_k.dtype = 9 is not a flash_dtype");
+}
+
+/* Variable-length batches: valid calls plan (or stop at the device query),
+ * bad ones name the argument. */
+static void test_varlen_arguments(void) {
+  flash_plan plan;
+  flash_forward_args f = varlen_args();
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
+  f.status = view(ADDR(16), FLASH_I32, 1, 4, 0, 0, 0);
+  f.causal = 1;
+  f.sync_check = 0;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f = varlen_args();
+  f.lse.rank = 0;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+
+  f = varlen_args();
+  f.cu_seqlens_k.rank = 0;
+  EXPECT_INVALID(flash_attention_forward(&f), "cu_seqlens_k");
+  f = varlen_args();
+  f.cu_seqlens_q.dtype = FLASH_F32;
+  EXPECT_INVALID(flash_attention_forward(&f), "cu_seqlens_q");
+  f = varlen_args();
+  f.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 2, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "cu_seqlens_k");
+  f = varlen_args();
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "seqused_k");
+  f = varlen_args();
+  f.max_seqlen_q = -1;
+  EXPECT_INVALID(flash_attention_forward(&f), "max_seqlen_q = -1");
+  f = varlen_args();
+  f.max_seqlen_k = kTotalK + 1;
+  EXPECT_INVALID(flash_attention_forward(&f), "max_seqlen_k = 71");
+  f = varlen_args();
+  f.status = view(ADDR(16), FLASH_I32, 1, 3, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "status");
+  f.status.dtype = 7;
+  EXPECT_INVALID(flash_attention_forward(&f), "status.dtype = 7 is not a flash_dtype");
+  f = varlen_args();
+  f.q = view(ADDR(1), FLASH_BF16, 4, 1, kTotalQ, kHeadsQ, kHeadDim); /* padded, not packed */
+  EXPECT_INVALID(flash_attention_forward(&f), "q: expected a rank-3 packed view");
+  f = varlen_args();
+  f.lse = view(ADDR(5), FLASH_F32, 3, 1, kHeadsQ, kTotalQ, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "lse");
+  /* Without cu_seqlens_q the other metadata has no meaning. */
+  f = forward_args();
+  f.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "cu_seqlens_k is set but cu_seqlens_q is not");
+  f = forward_args();
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "seqused_k is set but cu_seqlens_q is not");
 }
 
 /* A caller compiled against version 2 of the header: its struct ends where
@@ -463,6 +570,9 @@ int main(void) {
   test_score_defaults();
   test_null_and_struct_size();
   test_version2_structs();
+  test_varlen_defaults();
+  test_version3_structs();
+  test_varlen_arguments();
   test_score_modifiers();
   test_valid_calls_plan();
   test_tensor_fields();

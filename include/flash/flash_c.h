@@ -40,8 +40,9 @@ extern "C" {
 #endif
 
 /* Bumped whenever a struct or a function of this header changes. Version 3
- * added the score modifiers (softcap, alibi_slopes, sinks; dsinks). */
-#define FLASH_C_ABI_VERSION 3
+ * added the score modifiers (softcap, alibi_slopes, sinks; dsinks); version
+ * 4 the forward's variable-length batches (cu_seqlens_q, ...). */
+#define FLASH_C_ABI_VERSION 4
 
 /* The largest rank of a view (the C++ API's TensorView::kMaxRank). */
 #define FLASH_C_MAX_RANK 4
@@ -90,10 +91,12 @@ typedef struct flash_tensor {
  *
  * struct_size versions the structs: fields are only ever appended, so each
  * version's struct is a prefix of the next. A call's struct_size must be
- * this header's sizeof or the size of version 2, offsetof(..., softcap)
- * (a caller compiled against that header; the fields added since are then
- * off, as their init sets them); any other size is rejected (a header newer
- * than the library, or a struct not initialised). */
+ * this header's sizeof or the size of an earlier version: version 2 ends
+ * where softcap begins, offsetof(..., softcap), and the forward's version 3
+ * where cu_seqlens_q begins (a caller compiled against that header; the
+ * fields added since are then off, as their init sets them); any other size
+ * is rejected (a header newer than the library, or a struct not
+ * initialised). */
 typedef struct flash_forward_args {
   uint64_t struct_size;
   flash_tensor q;   /* [batch, seqlen_q, heads_q, head_dim] */
@@ -117,6 +120,19 @@ typedef struct flash_forward_args {
   int32_t reserved3;         /* 0 */
   flash_tensor alibi_slopes; /* optional: f32 [heads_q] or [batch, heads_q]; s -= slope * |i + seqlen_k - seqlen_q - j| */
   flash_tensor sinks;        /* optional: f32 [heads_q], a logit per head in the softmax's denominator, no value */
+  /* Version 4: a variable-length batch (flash::ForwardArgs::cu_seqlens_q and
+   * the rest; FlashAttention's flash_attn_varlen_func), on when cu_seqlens_q
+   * is present: q and o are then packed [total_q, heads_q, head_dim], k and v
+   * [total_k, heads_kv, head_dim], lse f32 [heads_q, total_q]. The metadata
+   * is checked on the device before anything is written, as decode's. */
+  flash_tensor cu_seqlens_q; /* optional: i32 [batch + 1] device offsets of each sequence's queries, from 0, non-decreasing */
+  flash_tensor cu_seqlens_k; /* with cu_seqlens_q: i32 [batch + 1], the keys' offsets */
+  flash_tensor seqused_k;    /* optional, with cu_seqlens_q: i32 [batch], keys used of each sequence (its first ones) */
+  flash_tensor status;       /* optional output, with cu_seqlens_q: i32 [4] (flash_describe_decode_status) */
+  int32_t max_seqlen_q;      /* with cu_seqlens_q: 0 to total_q, at least every sequence's query count */
+  int32_t max_seqlen_k;      /* with cu_seqlens_q: 0 to total_k, at least every sequence's key count */
+  int32_t sync_check;        /* 1 (the init's default): wait for the device-side metadata check and report it */
+  int32_t reserved4;         /* 0 */
 } flash_forward_args;
 
 /* flash::BackwardArgs. */
@@ -210,11 +226,13 @@ FLASH_C_API int32_t flash_plan_decode(const flash_decode_args* args, flash_plan*
 FLASH_C_API size_t flash_describe_decode_status(const int32_t status[4], char* buf, size_t size);
 
 /* Zero every field, set struct_size, and the C++ API's defaults (no window;
- * softcap 0 and the optional tensors absent: no score modifier). */
+ * softcap 0 and the optional tensors absent: no score modifier; the
+ * forward's cu_seqlens_q absent: a padded batch, with sync_check 1). */
 static inline void flash_forward_args_init(flash_forward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
   a->window_left = a->window_right = -1;
+  a->sync_check = 1;
 }
 static inline void flash_backward_args_init(flash_backward_args* a) {
   memset(a, 0, sizeof *a);
