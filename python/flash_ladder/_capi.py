@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 # flash_c.h: FLASH_C_ABI_VERSION, FLASH_C_MAX_RANK, FLASH_C_KERNEL_NAME_SIZE.
-ABI_VERSION = 3
+ABI_VERSION = 4
 MAX_RANK = 4
 KERNEL_NAME_SIZE = 64
 
@@ -65,6 +65,14 @@ _SCORES = [
     ("sinks", Tensor),
 ]
 
+# Appended by ABI version 4 to the forward's struct: a variable-length batch.
+_VARLEN = [(n, Tensor) for n in ("cu_seqlens_q", "cu_seqlens_k", "seqused_k", "status")] + [
+    ("max_seqlen_q", ctypes.c_int32),
+    ("max_seqlen_k", ctypes.c_int32),
+    ("sync_check", ctypes.c_int32),
+    ("reserved4", ctypes.c_int32),
+]
+
 
 class ForwardArgs(ctypes.Structure):
     _fields_ = (
@@ -73,6 +81,7 @@ class ForwardArgs(ctypes.Structure):
         + _TAIL
         + [("reserved", ctypes.c_int32)]
         + _SCORES
+        + _VARLEN
     )
 
 

@@ -1,5 +1,6 @@
-"""FlashAttention's Python API over flash's C ABI: flash_attn_func and
-flash_attn_with_kvcache on torch tensors.
+"""FlashAttention's Python API over flash's C ABI: flash_attn_func,
+flash_attn_varlen_func (forward only) and flash_attn_with_kvcache on torch
+tensors.
 
 Two ways into the same calls:
 
@@ -7,7 +8,7 @@ Two ways into the same calls:
   the library directly, through a torch.autograd.Function when a gradient is
   needed. This is the lean path whose overhead benchmarks/overhead.py measures.
 - Traced (torch.compile, torch.export, fake tensors, dispatch modes): the
-  custom ops flash_ladder::fwd, ::bwd and ::fwd_kvcache, registered with
+  custom ops flash_ladder::fwd, ::bwd, ::fwd_varlen and ::fwd_kvcache, registered with
   torch.library.custom_op, with fake implementations that only allocate the
   outputs and with fwd's autograd formula calling bwd, so that
   torch.compile(fullgraph=True) traces them without a graph break.
@@ -25,11 +26,14 @@ import torch
 
 from . import _capi
 
-__all__ = ["flash_attn_func", "flash_attn_with_kvcache", "plan_forward"]
+__all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache", "plan_forward"]
 
 _DTYPES = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16, torch.int32: _capi.I32}
 # The eleven packed fields of an absent optional flash_tensor (rank 0).
 _ABSENT = (0,) * 11
+# The forward's version-4 fields of a padded batch: no cu_seqlens_q, seqused_k,
+# status; max_seqlen_q, max_seqlen_k 0; sync_check 1 (flash_forward_args_init's).
+_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0)
 # A caller's workspace must be 256-byte aligned (flash/forward.h).
 _WORKSPACE_ALIGNMENT = 256
 
@@ -58,7 +62,7 @@ def _fields(t, name):
     if code is None:
         raise ValueError(
             f"{name}.dtype is {t.dtype}; flash takes float16, bfloat16 and float32 tensors, and int32 "
-            "cache_seqlens and page_table"
+            "metadata (cache_seqlens, page_table, cu_seqlens_q, cu_seqlens_k, seqused_k)"
         )
     shape = t.shape
     if len(shape) == 4:
@@ -215,11 +219,45 @@ def _forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap,
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
-        *_score_fields(softcap, alibi_slopes, sinks),
+        *_score_fields(softcap, alibi_slopes, sinks), *_NOT_VARLEN,
     )  # fmt: skip
     if not _all_on(device, k, v, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_func",
                       {"q": q, "k": k, "v": v, "alibi_slopes": alibi_slopes, "learnable_sink": sinks})
+    _run(entry, buf, address, device)
+    return o, lse
+
+
+def _varlen_lse_for(q):
+    return q.new_empty((q.shape[1], q.shape[0]), dtype=torch.float32)  # packed (heads_q, total_q)
+
+
+def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale,
+                    causal, window_left, window_right, softcap, alibi_slopes, sinks, with_lse, sync_check):
+    """(o, lse or None) of a variable-length batch: q, o packed (total_q,
+    heads_q, head_dim), k, v (total_k, heads_kv, head_dim), lse (heads_q,
+    total_q); the other arguments as _forward's. sync_check: wait for the
+    device-side check of the metadata and raise ValueError naming a bad entry."""
+    device = q.get_device()
+    o = _out_like(q)
+    lse = _varlen_lse_for(q) if with_lse and q.dim() == 3 else None
+    entry = _library().forward
+    buf, address = entry.buffer()
+    entry.pack_into(
+        buf, 0, entry.size,
+        *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
+        *_score_fields(softcap, alibi_slopes, sinks),
+        *_fields(cu_seqlens_q, "cu_seqlens_q"), *_fields(cu_seqlens_k, "cu_seqlens_k"),
+        *_optional(seqused_k, "seqused_k"), *_ABSENT, int(max_seqlen_q), int(max_seqlen_k), 1 if sync_check else 0, 0,
+    )  # fmt: skip
+    if not _all_on(device, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks):
+        _wrong_device(entry, address, "flash_attn_varlen_func",
+                      {"q": q, "k": k, "v": v, "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
+                       "seqused_k": seqused_k, "alibi_slopes": alibi_slopes, "learnable_sink": sinks})
+    if sync_check and _capturing():
+        raise ValueError("flash_attn_varlen_func: sync_check=True waits for the stream, which a CUDA graph "
+                         "capture forbids; capture with sync_check=False")
     _run(entry, buf, address, device)
     return o, lse
 
@@ -291,7 +329,7 @@ def plan_forward(q, k, v, softmax_scale=None, causal=False, window_size=(-1, -1)
         buf, 0, entry.size,
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_ABSENT,
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
-        *_score_fields(_softcap(softcap), alibi_slopes, sinks),
+        *_score_fields(_softcap(softcap), alibi_slopes, sinks), *_NOT_VARLEN,
     )  # fmt: skip
     if device >= 0 and _current_device() != device:
         with torch.cuda.device(device):
@@ -380,6 +418,24 @@ if _HAS_CUSTOM_OP:
         return dq, dk, dv, None, None, None, None, None, None, dsinks if sinks is not None else None, None
 
     _fwd_op.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
+
+    # Forward only: no autograd formula (flash_attn_varlen_func refuses inputs
+    # that require grad before it gets here).
+    @torch.library.custom_op("flash_ladder::fwd_varlen", mutates_args=())
+    def _fwd_varlen_op(
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
+        seqused_k: Optional[torch.Tensor], max_seqlen_q: int, max_seqlen_k: int, softmax_scale: Optional[float],
+        causal: bool, window_left: int, window_right: int, softcap: float, alibi_slopes: Optional[torch.Tensor],
+        sinks: Optional[torch.Tensor], sync_check: bool,
+    ) -> Tuple[torch.Tensor, torch.Tensor]:
+        return _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                               softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, True,
+                               sync_check)
+
+    @_fwd_varlen_op.register_fake
+    def _fwd_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale,
+                         causal, window_left, window_right, softcap, alibi_slopes, sinks, sync_check):
+        return _out_like(q), _varlen_lse_for(q)
 
     @torch.library.custom_op("flash_ladder::fwd_kvcache", mutates_args=("k_cache", "v_cache"))
     def _fwd_kvcache_op(
@@ -479,6 +535,54 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, 
     else:
         o, lse = _fwd_op(q, k, v, softmax_scale, causal, int(left), int(right), softcap, alibi_slopes, sinks,
                          deterministic)
+    return (o, lse) if return_lse else o
+
+
+def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=None,
+                           causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None, learnable_sink=None,
+                           return_lse=False, seqused_k=None, sync_check=False):
+    """Exact attention over a batch of sequences of different lengths packed
+    without padding, FlashAttention's flash_attn_varlen_func. Forward only.
+
+    q: (total_q, heads_q, head_dim); k, v: (total_k, heads_kv, head_dim).
+    cu_seqlens_q, cu_seqlens_k: int32 (batch + 1,) on q's device, starting at
+    0 and non-decreasing: sequence b's queries are rows cu_seqlens_q[b] to
+    cu_seqlens_q[b + 1] - 1 of q, its keys those of cu_seqlens_k of k and v.
+    seqused_k: optional int32 (batch,): sequence b uses only its first
+    seqused_k[b] keys. max_seqlen_q, max_seqlen_k: ints at least every
+    sequence's length (FlashAttention's; they size the grid). The mask
+    (causal bottom-right, window_size), ALiBi's distance, softcap and
+    learnable_sink are those of flash_attn_func, applied to each sequence.
+    sync_check: also wait for the device-side check of the metadata and
+    raise ValueError naming a bad entry; by default the call is
+    asynchronous (as FlashAttention's) and bad metadata makes it write
+    nothing. A bad argument raises ValueError naming it.
+
+    Returns out (total_q, heads_q, head_dim), and with return_lse also the
+    log-sum-exp (heads_q, total_q), float32 (FlashAttention's packed layout).
+    The backward of variable-length batches is not implemented yet: with
+    grad enabled, an input that requires grad raises NotImplementedError.
+    """
+    if torch.is_grad_enabled() and any(
+        t is not None and t.requires_grad for t in (q, k, v, learnable_sink)
+    ):
+        raise NotImplementedError(
+            "flash_attn_varlen_func: the backward of variable-length batches is not implemented yet; call it "
+            "under torch.no_grad() or with inputs that do not require grad (or pad the batch for flash_attn_func)"
+        )
+    q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
+    left, right = window_size
+    if causal:
+        right = 0
+    softcap, sinks = _softcap(softcap), _sinks(learnable_sink)
+    if _eager(q, k, v):
+        o, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                                 softmax_scale, causal, left, right, softcap, alibi_slopes, sinks, return_lse,
+                                 sync_check)
+    else:
+        o, lse = _fwd_varlen_op(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, int(max_seqlen_q), int(max_seqlen_k),
+                                softmax_scale, causal, int(left), int(right), softcap, alibi_slopes, sinks,
+                                bool(sync_check))
     return (o, lse) if return_lse else o
 
 

@@ -1,4 +1,5 @@
-"""Stand-ins for the library's three calls, in plain PyTorch, with the same
+"""Stand-ins for the library's calls (forward, variable-length forward,
+backward, decode), in plain PyTorch, with the same
 signatures and output layouts as flash_ladder.interface's _forward, _backward
 and _decode, the score modifiers (softcap, ALiBi, sinks and the sinks'
 gradient) included. With them patched in, everything above the library
@@ -27,6 +28,28 @@ def forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, 
     lse_out = interface._lse_for(q)
     lse_out.copy_(lse)
     return o, lse_out
+
+
+def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
+                   window_left, window_right, softcap, alibi_slopes, sinks, with_lse, sync_check):
+    """The library's variable-length forward: each packed sequence through
+    the reference on its own (batch 1), its first seqused_k[b] keys."""
+    calls.append(("forward_varlen", causal, window_left, window_right))
+    scores.append(("forward_varlen", softcap, alibi_slopes, sinks))
+    o, lse = interface._out_like(q), interface._varlen_lse_for(q)
+    for b in range(cu_seqlens_q.shape[0] - 1):
+        q0, q1 = int(cu_seqlens_q[b]), int(cu_seqlens_q[b + 1])
+        k0, k1 = int(cu_seqlens_k[b]), int(cu_seqlens_k[b + 1])
+        if seqused_k is not None:
+            k1 = k0 + int(seqused_k[b])
+        assert q1 - q0 <= max_seqlen_q and k1 - k0 <= max_seqlen_k
+        slopes = alibi_slopes[b : b + 1] if alibi_slopes is not None and alibi_slopes.dim() == 2 else alibi_slopes
+        out, row_lse = reference.attention(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], softmax_scale, causal,
+                                           dtype=torch.float32, window_size=(window_left, window_right),
+                                           softcap=softcap, alibi_slopes=slopes, sinks=sinks)
+        o[q0:q1] = out[0]
+        lse[:, q0:q1] = row_lse[0]
+    return o, (lse if with_lse else None)
 
 
 def backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
@@ -87,6 +110,7 @@ def install(monkeypatch):
     calls.clear()
     scores.clear()
     monkeypatch.setattr(interface, "_forward", forward)
+    monkeypatch.setattr(interface, "_forward_varlen", forward_varlen)
     monkeypatch.setattr(interface, "_backward", backward)
     monkeypatch.setattr(interface, "_decode", decode)
 

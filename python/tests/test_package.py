@@ -24,17 +24,35 @@ def test_library_loads():
 
 @pytest.mark.parametrize(
     "cls, size, version2_size",
-    [(_capi.ForwardArgs, 632, 464), (_capi.BackwardArgs, 1032, 784), (_capi.DecodeArgs, 1040, 872),
+    [(_capi.ForwardArgs, 968, 464), (_capi.BackwardArgs, 1032, 784), (_capi.DecodeArgs, 1040, 872),
      (_capi.Plan, 80, None)],
 )
 def test_struct_sizes_match_the_header(cls, size, version2_size):
     # flash_c.h's structs on 64-bit Linux (tests/test_c_api.c checks the same
     # numbers); the library itself rejects a call whose struct_size is
-    # neither this nor version 2's (test_struct_size_is_checked).
+    # neither this nor an earlier version's (test_struct_size_is_checked).
     assert ctypes.sizeof(cls) == size
     if cls is not _capi.Plan:
         assert struct.calcsize(_capi.struct_format(cls)) == size
         assert cls.softcap.offset == version2_size  # version 3 appended the score modifiers
+    if cls is _capi.ForwardArgs:
+        assert cls.cu_seqlens_q.offset == 632  # version 4 appended the forward's varlen fields
+
+
+def test_version3_forward_struct_is_read_without_varlen():
+    # A caller of version 3 ends its struct where cu_seqlens_q begins; what
+    # lies after (a bad dtype here) is not read.
+    entry = _capi.library().forward
+    fields = dict(_valid_forward(), cu_seqlens_k={"dtype": 7, "rank": 1})
+    args = _args(entry, fields)
+    args.struct_size = _capi.ForwardArgs.cu_seqlens_q.offset
+    try:
+        entry.plan(ctypes.addressof(args))
+    except _capi.FlashError as e:
+        assert e.status == _capi.ERROR_NO_DEVICE, str(e)
+    args.struct_size = entry.size
+    with pytest.raises(ValueError, match="cu_seqlens_k.dtype = 7 is not a flash_dtype"):
+        entry.plan(ctypes.addressof(args))
 
 
 def _args(entry, fields):
@@ -74,7 +92,8 @@ def test_struct_size_is_checked():
 @pytest.mark.parametrize(
     "entry_name, tensor_names",
     [
-        ("forward", ["q", "k", "v", "o", "lse", "alibi_slopes", "sinks"]),
+        ("forward", ["q", "k", "v", "o", "lse", "alibi_slopes", "sinks", "cu_seqlens_q", "cu_seqlens_k", "seqused_k",
+                     "status"]),
         ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv", "alibi_slopes", "sinks", "dsinks"]),
         ("decode", ["q", "k_cache", "v_cache", "page_table", "cache_seqlens", "k_new", "v_new", "o", "lse", "status",
                     "alibi_slopes", "sinks"]),
