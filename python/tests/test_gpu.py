@@ -14,7 +14,7 @@ import pytest
 torch = pytest.importorskip("torch", reason="no CUDA device to test with: torch is not installed")
 
 import flash_ladder  # noqa: E402
-from flash_ladder import flash_attn_func, flash_attn_with_kvcache, interface  # noqa: E402
+from flash_ladder import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache, interface  # noqa: E402
 
 import reference  # noqa: E402
 from modules import Attention  # noqa: E402
@@ -687,3 +687,74 @@ def test_opcheck():
     lens = torch.tensor([4, 100], device="cuda", dtype=torch.int32)
     torch.library.opcheck(torch.ops.flash_ladder.fwd_kvcache.default,
                           (qd, *caches, kn, vn, lens, None, None, False, -1, -1, *none, 0, False))
+
+
+# ----------------------------------------------------------- variable length
+
+VARLEN_CASES = [
+    # seqlens_q, seqlens_k, heads_q, heads_kv, head_dim
+    ([128, 1, 77, 0, 300], [128, 64, 203, 5, 300], 4, 2, 64),
+    ([513, 31], [17, 1024], 6, 1, 128),
+]
+
+
+def varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, dtype, seed=0):
+    g = torch.Generator(device="cuda").manual_seed(seed)
+    q, k, v = (torch.randn(sum(lens), h, d, device="cuda", dtype=dtype, generator=g)
+               for lens, h in ((seqlens_q, hq), (seqlens_k, hkv), (seqlens_k, hkv)))
+
+    def cu(lengths):
+        return torch.tensor([0] + [sum(lengths[: i + 1]) for i in range(len(lengths))], dtype=torch.int32,
+                            device="cuda")
+
+    return q, k, v, cu(seqlens_q), cu(seqlens_k)
+
+
+def check_varlen(out, lse, q, k, v, cu_q, cu_k, seqused_k=None, causal=False, window_size=(-1, -1), **scores):
+    """Each sequence of the packed out / lse against check_forward's float64
+    reference of that sequence alone (alibi_slopes of shape (batch, heads)
+    taken per sequence)."""
+    slopes = scores.pop("alibi_slopes", None)
+    for b in range(cu_q.shape[0] - 1):
+        q0, q1, k0, k1 = int(cu_q[b]), int(cu_q[b + 1]), int(cu_k[b]), int(cu_k[b + 1])
+        if seqused_k is not None:
+            k1 = k0 + int(seqused_k[b])
+        if q1 == q0:
+            continue
+        row = slopes[b : b + 1] if slopes is not None and slopes.dim() == 2 else slopes
+        check_forward(out[None, q0:q1], None if lse is None else lse[None, :, q0:q1], q[None, q0:q1],
+                      k[None, k0:k1], v[None, k0:k1], causal, window_size=window_size, alibi_slopes=row, **scores)
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("case", range(len(VARLEN_CASES)))
+def test_varlen_forward(case, dtype, causal):
+    seqlens_q, seqlens_k, hq, hkv, d = VARLEN_CASES[case]
+    q, k, v, cu_q, cu_k = varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, dtype)
+    out, lse = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(seqlens_q), max(seqlens_k), causal=causal,
+                                      return_lse=True, sync_check=True)
+    assert out.shape == q.shape and lse.shape == (hq, q.shape[0]) and lse.dtype == torch.float32
+    check_varlen(out, lse, q, k, v, cu_q, cu_k, causal=causal)
+
+
+def test_varlen_window_scores_and_seqused_k():
+    seqlens_q, seqlens_k, hq, hkv, d = VARLEN_CASES[0]
+    q, k, v, cu_q, cu_k = varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, torch.bfloat16, seed=1)
+    seqused_k = torch.tensor([100, 64, 1, 5, 299], dtype=torch.int32, device="cuda")
+    slopes = alibi_slopes(hq).expand(len(seqlens_q), hq).contiguous()
+    sinks = torch.randn(hq, device="cuda")
+    out = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(seqlens_q), max(seqlens_k), causal=True,
+                                 window_size=(32, 0), softcap=20.0, alibi_slopes=slopes, learnable_sink=sinks,
+                                 seqused_k=seqused_k, sync_check=True)
+    check_varlen(out, None, q, k, v, cu_q, cu_k, seqused_k, causal=True, window_size=(32, 0), softcap=20.0,
+                 alibi_slopes=slopes, sinks=sinks)
+
+
+def test_varlen_bad_metadata_and_grad():
+    q, k, v, cu_q, cu_k = varlen_inputs([8, 8], [8, 8], 2, 2, 64, torch.float16)
+    bad = torch.tensor([0, 9, 8], dtype=torch.int32, device="cuda")  # decreasing
+    with pytest.raises(ValueError, match="cu_seqlens_q"):
+        flash_attn_varlen_func(q, k, v, bad, cu_k, 9, 8, sync_check=True)
+    with pytest.raises(NotImplementedError, match="not implemented yet"):
+        flash_attn_varlen_func(q.requires_grad_(), k, v, cu_q, cu_k, 8, 8)
