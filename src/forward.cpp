@@ -75,6 +75,7 @@ void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k
     if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
   }
   total_q = p.seqlen_q, total_k = p.seqlen_k;
+  p.total_q = total_q, p.total_k = total_k;
   p.batch = static_cast<int>(batch);
   p.seqlen_q = a.max_seqlen_q;
   p.seqlen_k = a.max_seqlen_k;

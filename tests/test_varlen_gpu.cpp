@@ -416,6 +416,18 @@ const std::vector<VarlenCase>& varlen_cases() {
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = std::vector<int>(48, R),
         .k_lens = std::vector<int>(48, R), .seqused = true, .tail_q = 1},
        false},
+      {"many_short_full_gqa2_d128",  // the persistent varlen schedule's search over many sequences
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = std::vector<int>(40, R),
+        .k_lens = std::vector<int>(40, R), .tail_q = 3, .tail_k = 7},
+       false},
+      {"long_full_mha_d128",  // several key tiles per block, blocks that straddle sequence ends
+       {.heads_q = 2, .heads_kv = 2, .head_dim = 128, .q_lens = {1500, 0, 129, 2100, 64},
+        .k_lens = {1700, 3, 129, 2100, 1}, .tail_k = 9},
+       false},
+      {"long_causal_gqa2_d64",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = {1500, 700, 2100},
+        .k_lens = {1700, 700, 2100}, .tail_q = 2, .tail_k = 9},
+       false},
       {"no_queries_d64",  // every sequence empty, rows past the last: nothing is written
        {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .q_lens = {0, 0, 0}, .k_lens = {5, 0, 9}, .tail_q = 16},
        false},

@@ -102,8 +102,9 @@ template <class Cfg> struct Fa3Smem {
   static constexpr int kOwnO = kFa3Persistent<Cfg> ? kV + Cfg::kStages * kKVBytes : 0;
   static constexpr int kO = kFa3Persistent<Cfg> ? kOwnO : kQ;
   static constexpr int kBars = kFa3Persistent<Cfg> ? kOwnO + kQBytes : kV + Cfg::kStages * kKVBytes;
-  // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent: q_empty
-  static constexpr int kNumBars = 1 + 4 * Cfg::kStages + (kFa3Persistent<Cfg> ? 1 : 0);
+  // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent:
+  // q_empty; last: v_fix (variable-length calls: see Fa3Mainloop::produce)
+  static constexpr int kNumBars = 1 + 4 * Cfg::kStages + (kFa3Persistent<Cfg> ? 1 : 0) + 1;
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(!Cfg::kPingpong || Cfg::kConsumerWGs >= 2, "pingpong needs two consumer warpgroups");
@@ -123,6 +124,23 @@ enum Fa3Barrier : int {
 struct Fa3Tile {
   int m_block, head, batch;
 };
+
+// Where a tile's sequence lives, for the TMA coordinates: dense calls use
+// batch b of the tensor maps; variable-length calls (kVarlen) map each packed
+// tensor as one sequence of total rows, so a sequence is a row offset
+// (cu_seqlens) and batch coordinate 0. Lengths are the sequence's own.
+struct Fa3Seq {
+  int q_row0, k_row0, b_coord;
+  int seqlen_q, seqlen_k;
+};
+template <bool kVarlen> __device__ __forceinline__ Fa3Seq fa3_seq(const FwdParams& p, int b) {
+  if constexpr (kVarlen) {
+    const auto span = p.seq_span(b);
+    return {span.lse_row0, p.cu_seqlens_k[b], 0, span.seqlen_q, span.seqlen_k};
+  } else {
+    return {0, 0, b, p.seqlen_q, p.seqlen_k};
+  }
+}
 
 // Tile schedulers share one interface: is_valid(), tile(), advance(), and
 // grid() for the launch. The kernel loop reads the same for every schedule.
@@ -168,8 +186,39 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   __device__ void advance() { idx += gridDim.x; }
 };
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
-template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
+// Persistent over a variable-length batch: the query blocks of all sequences
+// and heads, with no padding tiles. Sequence b's blocks are numbered from
+// start(b) = cu_seqlens_q[b] / kBlockM + b, which is at least the blocks of
+// the sequences before it (each has at most len / kBlockM + 1), so a block's
+// sequence is a binary search over cu_seqlens_q and the numbers past a
+// sequence's last block (at most one per sequence and head) are empty tiles
+// that exit at once (fa3_forward: m0 >= seqlen_q). Query block fastest, as
+// Fa3PersistentScheduler, so CTAs running together share a head's K/V.
+template <class Cfg> struct Fa3VarlenPersistentScheduler {
+  static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
+  __host__ __device__ static int num_blocks(const FwdParams& p) { return p.total_q / kBlockM + p.batch; }
+  static dim3 grid(const FwdParams& p) {
+    return dim3(static_cast<unsigned>(std::min<std::int64_t>(std::int64_t{num_blocks(p)} * p.heads_q, p.sm_count)));
+  }
+  int idx;
+  __device__ explicit Fa3VarlenPersistentScheduler(const FwdParams&) : idx(blockIdx.x) {}
+  __device__ bool is_valid(const FwdParams& p) const { return idx < num_blocks(p) * p.heads_q; }
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    const int n = num_blocks(p), block = idx % n;
+    int lo = 0, hi = p.batch - 1;  // the last sequence b with start(b) <= block
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (__ldg(p.cu_seqlens_q + mid) / kBlockM + mid <= block) lo = mid;
+      else hi = mid - 1;
+    }
+    return {block - (__ldg(p.cu_seqlens_q + lo) / kBlockM + lo), idx / n, lo};
+  }
+  __device__ void advance() { idx += gridDim.x; }
+};
+
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen: a
+// variable-length batch (Fa3Seq; the mask is each sequence's own).
+template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
   using Smem = Fa3Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   static constexpr int kBlockM = Smem::kBlockM;
@@ -189,19 +238,22 @@ template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
   // phases are run-time: uses[s] counts the fills of stage s before this tile.
   enum class Buf { kK = 0, kV = 2 };
   struct Pipeline {
-    std::uint64_t* bars;  // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent: q_empty
+    std::uint64_t* bars;  // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent: q_empty; v_fix
     std::uint32_t uses[kStages] = {};
     std::uint32_t q_uses = 0;
+    std::uint32_t fix_uses = 0;  // producer only
 
     __device__ std::uint64_t* q_full() const { return bars; }
     __device__ std::uint64_t* q_empty() const { return bars + 1 + 4 * kStages; }
     __device__ std::uint64_t* full(Buf b, int stage) const { return bars + 1 + 4 * stage + static_cast<int>(b); }
     __device__ std::uint64_t* empty(Buf b, int stage) const { return full(b, stage) + 1; }
+    __device__ std::uint64_t* v_fix() const { return bars + Smem::kNumBars - 1; }
 
     // One thread, before anyone uses the barriers.
     __device__ void init() const {
       if constexpr (kFa3Persistent<Cfg>) mbar_init(q_empty(), kConsumerWarps);
       mbar_init(q_full(), 1);
+      if constexpr (kVarlen) mbar_init(v_fix(), 1);
       for (int s = 0; s < kStages; ++s)
         for (Buf b : {Buf::kK, Buf::kV}) {
           mbar_init(full(b, s), 1);
@@ -256,28 +308,62 @@ template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
 
   // ---- producer: one thread of warpgroup 0 ---------------------------------
   // Loads Q, then K/V tiles n_last, n_last - 1, ... (n_blocks of them).
-  __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, int m0, int h, int b,
-                                 int n_last, int n_blocks) {
+  __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, const Fa3Seq& seq, int m0,
+                                 int h, int n_last, int n_blocks) {
     if (n_blocks == 0) return;  // the consumers will not wait for anything
     const int h_kv = h / prm.p.group_size;
     std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, m0, h, b, q_bar);
+      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.b_coord, q_bar);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
+      const int row = seq.k_row0 + n_block * kBlockN;
       std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, n_block * kBlockN,
-                    h_kv, b, k_bar);
+        tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, row, h_kv,
+                    seq.b_coord, k_bar);
+      std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
+      if constexpr (kVarlen) {
+        // The tile that holds the sequence's last key also holds rows past
+        // it: the next sequence's, or keys past seqused_k (anything, NaN
+        // included). The mask hides them from S, but P = 0 times a NaN in V
+        // is NaN: zero those rows of V before the consumers see the tile.
+        const int valid = seq.seqlen_k - n_block * kBlockN;
+        if (valid < kBlockN) {
+          produce_partial_v(prm, pipe, v_tile, i, stage, row, h_kv, valid);
+          continue;
+        }
+      }
       std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(smem + Smem::kV + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.v, cb * 64, n_block * kBlockN,
-                    h_kv, b, v_bar);
+        tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, seq.b_coord, v_bar);
     }
     pipe.advance(n_blocks);
+  }
+
+  // A V tile with `valid` < kBlockN real rows: TMA lands it on v_fix, this
+  // thread zeroes rows valid.. (128 bytes per row in each 64-column block:
+  // the swizzle permutes chunks within a row only), then releases it on
+  // v_full. Once per sequence and head, at most.
+  __device__ static void produce_partial_v(const Fa3Params& prm, Pipeline& pipe, std::uint8_t* v_tile, int i, int stage,
+                                           int row, int h_kv, int valid) {
+    mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
+    mbar_arrive_expect_tx(pipe.v_fix(), Smem::kKVBytes);
+#pragma unroll
+    for (int cb = 0; cb < kColBlocks; ++cb)
+      tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, 0, pipe.v_fix());
+    mbar_wait(pipe.v_fix(), pipe.fix_uses & 1);
+    ++pipe.fix_uses;
+    const uint4 zero = make_uint4(0, 0, 0, 0);
+#pragma unroll
+    for (int cb = 0; cb < kColBlocks; ++cb)
+      for (int off = (valid > 0 ? valid : 0) * 128; off < kBlockN * 128; off += 16)
+        *reinterpret_cast<uint4*>(v_tile + cb * kBlockN * 128 + off) = zero;
+    fence_async_shared();  // the zeros, before wgmma reads the tile
+    mbar_arrive(pipe.full(Buf::kV, stage));
   }
 
   // ---- consumer: one warpgroup, 64 query rows -------------------------------
@@ -290,6 +376,7 @@ template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
     int n_last, n_blocks;                  // K/V tiles n_last, n_last - 1, ... (n_blocks of them)
     int full_begin, full_end;              // keys every row of this warpgroup sees (Mask::row_block)
     float slope;                           // ALiBi slope of this tile's head (ScoreMod::alibi_slope); 0: none
+    Mask seq_mask;                         // kVarlen: the sequence's mask (dense calls read the call's)
 
     // Pingpong: warpgroup wg issues its GEMMs after the previous one has.
     __device__ void sched_sync() const {
@@ -355,8 +442,9 @@ template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
     // (constant bank): held in the consumer they would take registers.
     __device__ void mask_scores(int n_block, float (&s)[1][kNTilesS][4]) const {
       const int n0 = n_block * kBlockN;
-      if constexpr (kMods) ScoreMod(p, slope, p.mask_for().diag).apply(s, row0, n0, lane);
-      if (tile_needs_mask(n0, kBlockN, full_begin, full_end)) p.mask_for().apply(s, row0, n0, lane);
+      const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+      if constexpr (kMods) ScoreMod(p, slope, mask.diag).apply(s, row0, n0, lane);
+      if (tile_needs_mask(n0, kBlockN, full_begin, full_end)) mask.apply(s, row0, n0, lane);
     }
 
     __device__ static void to_p(const float (&s)[1][kNTilesS][4], std::uint32_t (&pr)[kBlockN / 16][4]) {
@@ -464,7 +552,7 @@ template <class T, class Cfg, bool kMods> struct Fa3Mainloop {
   };
 };
 
-template <class T, class Cfg> struct Fa3Epilogue {
+template <class T, class Cfg, bool kVarlen> struct Fa3Epilogue {
   using Smem = Fa3Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Smem::kBlockM, kNTilesO = kHeadDim / 8;
 
@@ -472,7 +560,7 @@ template <class T, class Cfg> struct Fa3Epilogue {
   // which its last S = Q K^T has finished reading, then one TMA store per
   // 64-column block; LSE straight from registers.
   __device__ static void store(const Fa3Params& prm, std::uint8_t* smem, float (&o)[1][kNTilesO][4],
-                               OnlineSoftmax<1>& softmax, int wg, int tid, int m0, int h, int b) {
+                               OnlineSoftmax<1>& softmax, int wg, int tid, const Fa3Seq& seq, int m0, int h, int b) {
     const FwdParams& p = prm.p;
     float lse[2];
     softmax.finalize(o, ScoreMod(p).lse_scale(), lse, ScoreMod::sink(p, h));
@@ -491,10 +579,26 @@ template <class T, class Cfg> struct Fa3Epilogue {
       }
     fence_async_shared();                          // the stores above, before the TMA engine reads them
     named_barrier_sync(kFa3Epilogue + wg, kWarpgroupThreads);  // the whole warpgroup's rows are in place
-    if (tid == 0 && m0 + 64 * wg < p.seqlen_q) {
+    const int rows = seq.seqlen_q - (m0 + 64 * wg);  // this warpgroup's rows in the sequence (dense: TMA clips)
+    if (kVarlen && rows > 0 && rows < 64) {
+      // The sequence ends inside these rows, and the next sequence's start
+      // right after: TMA would clip only at the packed tensor's end. Rows
+      // go out in 16-byte chunks, each a row's chunk of the staged tile.
+      constexpr int kChunks = kHeadDim / 8;  // per row
+      T* o_rows = static_cast<T*>(p.o) + (seq.q_row0 + m0 + 64 * wg) * p.o_row_stride + h * p.o_head_stride;
+#pragma unroll
+      for (int i = 0; i < 64 * kChunks / kWarpgroupThreads; ++i) {
+        const int idx = i * kWarpgroupThreads + tid, r = idx / kChunks, c = idx % kChunks;
+        const int rr = 64 * wg + r;  // row within the CTA tile
+        if (r < rows)
+          *reinterpret_cast<uint4*>(o_rows + r * p.o_row_stride + 8 * c) = *reinterpret_cast<const uint4*>(
+              smem + Smem::kO + (c / 8) * kBlockM * 128 + rr * 128 + (((c % 8) ^ (rr % 8)) * 16));
+      }
+    } else if (tid == 0 && rows > 0) {
 #pragma unroll
       for (int cb = 0; cb < kHeadDim / 64; ++cb)
-        tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64, m0 + 64 * wg, h, b);
+        tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64,
+                     seq.q_row0 + m0 + 64 * wg, h, seq.b_coord);
       tma_store_commit();
       // Shared memory must outlive the reads: wait now, or (persistent) before
       // the next tile writes the O buffer, and at exit.
@@ -504,7 +608,7 @@ template <class T, class Cfg> struct Fa3Epilogue {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + 64 * wg + 16 * warp + g + 8 * half;
-        if (row < p.seqlen_q) p.lse[p.lse_offset(b, h, row)] = lse[half];
+        if (row < seq.seqlen_q) p.lse[p.lse_offset(b, h, seq.q_row0 + row)] = lse[half];
       }
     }
   }
@@ -512,10 +616,10 @@ template <class T, class Cfg> struct Fa3Epilogue {
 
 // The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it
 // with the scheduler the launcher picked.
-template <class T, class Cfg, class Scheduler, bool kMods>
+template <class T, class Cfg, class Scheduler, bool kMods, bool kVarlen>
 __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 #if FLASH_SM90A_DEVICE
-  using Mainloop = Fa3Mainloop<T, Cfg, kMods>;
+  using Mainloop = Fa3Mainloop<T, Cfg, kMods, kVarlen>;
   using Smem = Fa3Smem<Cfg>;
   extern __shared__ std::uint8_t smem_raw[];
   // Align the base to 1024 bytes in the shared window.
@@ -524,6 +628,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   typename Mainloop::Pipeline pipe{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
 
   const FwdParams& p = prm.p;
+  if constexpr (kVarlen) {
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  }
   if (threadIdx.x == 0) pipe.init();
   __syncthreads();  // the barriers are initialised before any role uses them
 
@@ -534,8 +641,12 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
-        const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-        Mainloop::produce(prm, smem, pipe, m0, tile.head, tile.batch, tiles.end - 1, tiles.count());
+        const Fa3Seq seq = fa3_seq<kVarlen>(p, tile.batch);
+        if (kVarlen && m0 >= seq.seqlen_q) continue;  // past this sequence's queries
+        const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
+        const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+        const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+        Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count());
       }
     }
   } else {
@@ -545,8 +656,12 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
       const Fa3Tile tile = sched.tile(p);
       const int m0 = tile.m_block * Smem::kBlockM;
-      const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-      const RowBlockKeys keys = p.mask_for().row_block(m0 + 64 * c, 64);
+      const Fa3Seq seq = fa3_seq<kVarlen>(p, tile.batch);
+      if (kVarlen && m0 >= seq.seqlen_q) continue;  // past this sequence's queries
+      const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
+      const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+      const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+      const RowBlockKeys keys = mask.row_block(m0 + 64 * c, 64);
       const typename Mainloop::Consumer consumer{p,
                                                  pipe,
                                                  base + Smem::kQ + 64 * c * 128,
@@ -560,7 +675,8 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
                                                  tiles.count(),
                                                  keys.all_begin,
                                                  keys.all_end,
-                                                 kMods ? ScoreMod::alibi_slope(p, tile.batch, tile.head) : 0.0f};
+                                                 kMods ? ScoreMod::alibi_slope(p, tile.batch, tile.head) : 0.0f,
+                                                 seq_mask};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
         if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)
@@ -573,7 +689,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
       OnlineSoftmax<1> softmax;
       consumer.run(o, softmax);
-      Fa3Epilogue<T, Cfg>::store(prm, smem, o, softmax, c, tid, m0, tile.head, tile.batch);
+      Fa3Epilogue<T, Cfg, kVarlen>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
     }
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
@@ -586,14 +702,14 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 // the launcher: Rung::kernel<T, Cfg, Scheduler>() is the __global__ of that
 // element type, Config and tile scheduler.
 #define FLASH_FA3_RUNG_KERNEL(name)                                                                  \
-  template <class T, class Cfg, class Scheduler, bool kMods>                                         \
+  template <class T, class Cfg, class Scheduler, bool kMods, bool kVarlen>                           \
   __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), 1)                  \
       name##_kernel(const __grid_constant__ Fa3Params prm) {                                         \
-    fa3_forward<T, Cfg, Scheduler, kMods>(prm);                                                      \
+    fa3_forward<T, Cfg, Scheduler, kMods, kVarlen>(prm);                                             \
   }                                                                                                  \
   struct name##_rung {                                                                               \
-    template <class T, class Cfg, class Scheduler, bool kMods> static auto kernel() {               \
-      return name##_kernel<T, Cfg, Scheduler, kMods>;                                                \
+    template <class T, class Cfg, class Scheduler, bool kMods, bool kVarlen> static auto kernel() { \
+      return name##_kernel<T, Cfg, Scheduler, kMods, kVarlen>;                                       \
     }                                                                                                \
   }
 
@@ -609,18 +725,24 @@ using Fa3HeadDims = BuiltHeadDims<64, 128, 256>;
 // alignment and max_offset already guarantee, and check() asks only whether
 // the driver can encode them at all.
 template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
+  // Variable-length calls map each packed tensor as one sequence of all its
+  // rows (Fa3Seq gives a sequence's first row).
   static std::string make_params(const FwdParams& p, Fa3Params& prm, int block_m, int block_n) {
     prm.p = p;
-    std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
+    const bool varlen = p.cu_seqlens_q != nullptr;
+    // (At least one row: a call whose sequences have no keys loads none.)
+    const int batch = varlen ? 1 : p.batch, rows_q = varlen ? std::max(p.total_q, 1) : p.seqlen_q;
+    const int rows_k = varlen ? std::max(p.total_k, 1) : p.seqlen_k;
+    std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch, rows_q, p.heads_q, p.head_dim,
                                            p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
     if (err.empty())
-      err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.k_batch_stride,
+      err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, batch, rows_k, p.heads_kv, p.head_dim, p.k_batch_stride,
                                  p.k_row_stride, p.k_head_stride, block_n);
     if (err.empty())
-      err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.v_batch_stride,
+      err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, batch, rows_k, p.heads_kv, p.head_dim, p.v_batch_stride,
                                  p.v_row_stride, p.v_head_stride, block_n);
     if (err.empty())
-      err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim, p.o_batch_stride,
+      err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, batch, rows_q, p.heads_q, p.head_dim, p.o_batch_stride,
                                  p.o_row_stride, p.o_head_stride, 64);
     return err;
   }
@@ -630,8 +752,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
-      if (err.empty() && Fa3TileCount<Cfg>::num_tiles(p) > INT32_MAX)
-        err = "too many query tiles for one launch (" + std::to_string(Fa3TileCount<Cfg>::num_tiles(p)) + ")";
+      std::int64_t tiles = Fa3TileCount<Cfg>::num_tiles(p);
+      if (p.cu_seqlens_q != nullptr)  // Fa3VarlenPersistentScheduler's numbering
+        tiles = std::max<std::int64_t>(tiles, (std::int64_t{p.total_q} / Fa3Smem<Cfg>::kBlockM + p.batch) * p.heads_q);
+      if (err.empty() && tiles > INT32_MAX) err = "too many query tiles for one launch (" + std::to_string(tiles) + ")";
       if (err.empty()) err = tensor_map_driver_reason();
     });
     return err;
@@ -639,13 +763,13 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
 
   static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
-    const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods) {
+    const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods, auto varlen) {
       using T = typename decltype(tag)::type;
       using Cfg = typename decltype(cfg)::type;
       using Scheduler = typename decltype(sched)::type;
       Fa3Params prm;
       if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
-      auto kernel = Rung::template kernel<T, Cfg, Scheduler, decltype(mods)::value>();
+      auto kernel = Rung::template kernel<T, Cfg, Scheduler, decltype(mods)::value, decltype(varlen)::value>();
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
@@ -654,16 +778,27 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     };
     // The persistent schedule where the Config has it and the tiles are
     // uniform; causal calls take one CTA per tile (longest first). Calls
-    // with a softcap or ALiBi take the single-tile schedule (one more kernel
-    // per element type and head dim instead of two: build time).
+    // with a softcap or ALiBi take the single-tile schedule (fewer kernels per
+    // element type and head dim: build time); so do causal variable-length
+    // calls, whose query tiles past a sequence's end exit at once.
     const auto launch = [&](auto tag, auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
-      if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3SingleTileScheduler<Cfg>>{}, std::true_type{});
-      if constexpr (kFa3Persistent<Cfg>) {
-        if (!p.mask.causal)
-          return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, std::false_type{});
+      using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
+      const std::false_type no;
+      const std::true_type yes;
+      if (p.cu_seqlens_q != nullptr) {
+        if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, yes);
+        if constexpr (kFa3Persistent<Cfg>) {
+          if (!p.mask.causal)
+            return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3VarlenPersistentScheduler<Cfg>>{}, no, yes);
+        }
+        return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, yes);
       }
-      launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3SingleTileScheduler<Cfg>>{}, std::false_type{});
+      if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, no);
+      if constexpr (kFa3Persistent<Cfg>) {
+        if (!p.mask.causal) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, no);
+      }
+      launch_with(tag, TypeTag<Cfg>{}, Single{}, no, no);
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
     else dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
@@ -672,7 +807,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
 };
 
 // The registry entry of a Hopper variant: f16/bf16, head dims 64/128/256,
-// every forward feature, compute capability 9.0 only.
+// every forward feature and variable-length batches, compute capability 9.0 only.
 template <template <int> class ConfigFor, class Rung> const FwdVariant* fa3_variant() {
   static const FwdVariant v = [] {
     FwdVariant r;
@@ -683,7 +818,7 @@ template <template <int> class ConfigFor, class Rung> const FwdVariant* fa3_vari
     r.num_head_dims = Fa3HeadDims::size();
     r.max_head_dim = 256;
     r.alignment = 16;  // TMA: base address and strides in multiples of 16 bytes
-    r.features = kAllFeatures;
+    r.features = kAllFeatures | kFeatureVarlen;
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
     r.check = Fa3Launcher<ConfigFor, Rung>::check;
     r.run = Fa3Launcher<ConfigFor, Rung>::run;

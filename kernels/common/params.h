@@ -87,6 +87,7 @@ struct AttnParams : AttnProblem {
   const int* cu_seqlens_k = nullptr;
   const int* seqused_k = nullptr;
   int* status = nullptr;  // the device metadata check's 4 words (varlen calls)
+  int total_q = 0, total_k = 0;  // rows of the packed tensors (varlen calls; the Hopper rungs' tensor maps)
 
   // Where sequence b lives: element offsets of its row 0 in q, k, v and o,
   // the LSE row of its row 0, and its lengths. Dense: b times the batch
