@@ -11,14 +11,21 @@
 //   ./runner --decode                 the decode variants, contiguous and paged caches
 //   ./runner --decode --batch 2 --cache 8192 --seqlen-q 4 --append 4 --causal
 //   ./runner --causal --softcap 30 --sinks --alibi   score modifiers (forward, --bwd and --decode)
+//   ./runner --varlen --heads 16 --causal   one variable-length forward over FA4's 7 sequences of
+//                                     16384 tokens (or --varlen 1374,3778,...), each sequence
+//                                     checked against its own fp64 reference
 //
 // The flags, the FLOP counts and the timer are bench's too
 // (src/testing/tools.h), so one shape gives the same TFLOPS in both.
+#include <cuda_runtime_api.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <random>
 #include <string>
@@ -27,6 +34,7 @@
 #include "flash/flash.h"
 #include "testing/testing.h"
 #include "testing/tools.h"
+#include "varlen_lengths.h"
 
 namespace {
 
@@ -44,6 +52,7 @@ struct Options {
   int sample_rows = 64;
   std::uint64_t seed = std::random_device{}();
   bool list = false;
+  std::optional<std::vector<int>> varlen;  // --varlen: the sequence lengths
 };
 
 // Timed calls per case (after the checked call and kWarmupCalls more).
@@ -59,12 +68,16 @@ void print_help() {
       "  --rows N          query rows checked per shape when seq is larger (forward; default 64)\n"
       "  --seed N          the random inputs' seed (default: random, printed)\n"
       "  --list            the registered variants, forward, backward and decode\n"
+      "  --varlen [L,L,..] one variable-length forward over these sequence lengths, seqlen_q = seqlen_k\n"
+      "                    (default {}: FA4's 16384 tokens in 7), --heads 8\n"
+      "                    --dhead 128 unless given; each sequence checked against the reference of that\n"
+      "                    sequence alone (--rows of each)\n"
       "Without --seq (or --cache with --decode) runs a default list of shapes: head dims 64, 128\n"
       "and 256, both masks, bf16 (--batch, --heads, --heads-kv, --dhead, --dtype and --causal narrow\n"
       "it). One shape defaults to --batch 2 --heads 8 --dhead 128; with --decode to --batch 1\n"
       "--heads 32 --heads-kv 8 --dhead 128, every sequence's cache full. With --softcap C, q and k are\n"
       "drawn with scores of about C, so that the cap bites and the check sees it.\n",
-      flash::testing::problem_flags_help());
+      flash::testing::problem_flags_help(), fmt::join(flash::testing::default_varlen_lengths(), ","));
 }
 
 Options parse(int argc, char** argv) {
@@ -76,6 +89,7 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (flash::testing::parse_problem_flag(argc, argv, i, o.flags)) continue;
+    if (flash::testing::parse_varlen_flag(argc, argv, i, o.varlen)) continue;
     if (a == "--layout") {
       const std::string v = value();
       if (v != "bshd" && v != "bhsd") throw UsageError("--layout must be bshd or bhsd, got '" + v + "'");
@@ -99,6 +113,9 @@ Options parse(int argc, char** argv) {
   }
   flash::testing::check_problem_flags(o.flags);
   if (o.flags.decode && o.layout_given) throw UsageError("--layout applies to the forward and the backward");
+  if (o.varlen && (o.flags.bwd || o.flags.decode)) throw UsageError("--varlen checks the forward; not with --bwd or --decode");
+  if (o.varlen && (o.flags.seq || o.flags.seq_k || o.flags.batch))
+    throw UsageError("--varlen gives the sequences and their lengths; not with --seq, --seq-k or --batch");
   return o;
 }
 
@@ -472,6 +489,219 @@ int run_decode(const Options& opt, int cc) {
   return tally.finish();
 }
 
+// --- varlen -----------------------------------------------------------------
+
+// One --varlen call: random packed inputs ([total, heads, head_dim] memory,
+// or [heads, total, head_dim] with --layout bhsd; lse [heads_q, total]),
+// one cu_seqlens for the queries and the keys, and the fp64 reference of
+// each sequence alone (a dense batch-1 problem of its length) on sampled rows.
+struct VarlenProblem {
+  Shape shape;  // heads, head dim, window and score modifiers (batch and seqlen unused)
+  DType dtype = DType::bf16;
+  bool causal = false;
+  std::vector<int> lengths, cu;
+  std::vector<std::vector<int>> rows;  // per sequence, the rows its reference holds
+  std::vector<flash::reference::Result> ref;
+  flash::testing::ScoreInputs scores;
+  flash::testing::DeviceBuffer q, k, v, o, lse, cu_seqlens;
+  flash::ForwardArgs args;  // every view, flag and modifier; kernel left to the caller
+};
+
+VarlenProblem make_varlen_problem(const Shape& s, const std::vector<int>& lengths, DType dtype, bool causal,
+                                  Layout layout, int sample_rows, std::uint64_t seed) {
+  VarlenProblem p;
+  p.shape = s, p.dtype = dtype, p.causal = causal, p.lengths = lengths;
+  p.cu = {0};
+  for (int len : lengths) p.cu.push_back(p.cu.back() + len);
+  const int batch = static_cast<int>(lengths.size());
+  const std::int64_t T = p.cu.back(), Hq = s.heads_q, Hkv = s.heads_kv, D = s.head_dim;
+  std::mt19937_64 rng(seed);
+  const auto q = flash::testing::random_values(std::size_t(T * Hq * D), dtype, rng, s.qk_gain);
+  const auto k = flash::testing::random_values(std::size_t(T * Hkv * D), dtype, rng, s.qk_gain);
+  const auto v = flash::testing::random_values(std::size_t(T * Hkv * D), dtype, rng);
+  p.scores = flash::testing::make_score_inputs(batch, s.heads_q, s.softcap, s.alibi, s.sinks,
+                                               flash::testing::typical_row_max(s.qk_gain, s.softcap), rng);
+  const std::int64_t es = static_cast<std::int64_t>(flash::dtype_size(dtype));
+  auto packed = [&](flash::testing::DeviceBuffer& buf, std::int64_t heads) {
+    buf = flash::testing::DeviceBuffer(std::size_t(T * heads * D * es));
+    return layout == Layout::bhsd ? flash::make_view(buf.get(), dtype, {T, heads, D}, {D, T * D, 1})
+                                  : flash::make_contiguous(buf.get(), dtype, {T, heads, D});
+  };
+  flash::ForwardArgs& a = p.args;
+  a.q = packed(p.q, Hq), a.k = packed(p.k, Hkv), a.v = packed(p.v, Hkv), a.o = packed(p.o, Hq);
+  flash::testing::upload(q, a.q);
+  flash::testing::upload(k, a.k);
+  flash::testing::upload(v, a.v);
+  p.lse = flash::testing::DeviceBuffer(std::size_t(Hq * T) * sizeof(float));
+  a.lse = flash::make_contiguous(p.lse.get(), DType::f32, {Hq, T});
+  p.cu_seqlens = flash::testing::DeviceBuffer(p.cu.size() * sizeof(std::int32_t));
+  a.cu_seqlens_q = flash::make_contiguous(p.cu_seqlens.get(), DType::i32, {batch + 1});
+  a.cu_seqlens_k = a.cu_seqlens_q;  // self-attention: seqlen_q = seqlen_k per sequence
+  flash::testing::upload(std::vector<double>(p.cu.begin(), p.cu.end()), *a.cu_seqlens_q);
+  a.max_seqlen_q = a.max_seqlen_k = *std::max_element(lengths.begin(), lengths.end());
+  a.causal = causal;
+  a.window_left = s.window_left, a.window_right = s.window_right;
+  p.scores.apply(a);
+
+  for (int b = 0; b < batch; ++b) {
+    const int len = lengths[b];
+    flash::reference::Problem rp;
+    rp.seqlen_q = rp.seqlen_k = len;
+    rp.heads_q = s.heads_q, rp.heads_kv = s.heads_kv, rp.head_dim = s.head_dim;
+    rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));  // the API's default
+    rp.causal = causal;
+    rp.window_left = s.window_left, rp.window_right = s.window_right;
+    p.scores.apply(rp);  // ALiBi slopes per head: each sequence's own distances
+    p.rows.push_back(flash::testing::sample_rows(len, sample_rows, seed + 1 + b));
+    if (len == 0) {
+      p.ref.emplace_back();
+      continue;
+    }
+    auto rows_of = [&](const std::vector<double>& x, std::int64_t heads) {
+      return std::vector<double>(x.begin() + p.cu[b] * heads * D, x.begin() + p.cu[b + 1] * heads * D);
+    };
+    p.ref.push_back(flash::reference::forward(rp, rows_of(q, Hq), rows_of(k, Hkv), rows_of(v, Hkv), dtype, p.rows[b]));
+  }
+  return p;
+}
+
+// One sequence's errors and bounds, by the rule of the dense check
+// (testing::run_and_check): O within 2 * the low-precision reference's
+// error + the dtype's rounding floor * max|ref|, the LSE within 2^-16
+// relative (-inf exactly).
+struct SeqCheck {
+  double err = 0, bound = 0, lse_err = 0, lse_bound = 0;
+  bool ok() const { return err <= bound && lse_err <= lse_bound; }
+  double ratio() const { return std::max(err / std::max(bound, 1e-300), lse_err / std::max(lse_bound, 1e-300)); }
+};
+
+SeqCheck check_sequence(const VarlenProblem& p, int b, const std::vector<double>& o, const std::vector<double>& lse) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  const std::int64_t Hq = p.shape.heads_q, D = p.shape.head_dim, T = p.cu.back(), len = p.lengths[b];
+  const flash::reference::Result& ref = p.ref[b];
+  SeqCheck c;
+  double lowp_err = 0, max_ref = 0, max_lse = 1;
+  for (int i : p.rows[b]) {
+    const std::int64_t row = p.cu[b] + i;  // packed row
+    for (std::int64_t h = 0; h < Hq; ++h) {
+      for (std::int64_t d = 0; d < D; ++d) {
+        const std::size_t ri = std::size_t((i * Hq + h) * D + d);
+        const double e = std::fabs(o[std::size_t((row * Hq + h) * D + d)] - ref.o[ri]);
+        c.err = std::isnan(e) ? kInf : std::max(c.err, e);
+        lowp_err = std::max(lowp_err, std::fabs(ref.o_lowp[ri] - ref.o[ri]));
+        max_ref = std::max(max_ref, std::fabs(ref.o[ri]));
+      }
+      const double want = ref.lse[std::size_t(h * len + i)], got = lse[std::size_t(h * T + row)];
+      if (std::isinf(want)) {
+        if (got != want) c.lse_err = kInf;
+      } else {
+        const double e = std::fabs(got - want);
+        c.lse_err = std::isnan(e) ? kInf : std::max(c.lse_err, e);
+        max_lse = std::max(max_lse, std::fabs(want));
+      }
+    }
+  }
+  c.bound = 2 * lowp_err + flash::testing::rounding_floor(p.dtype) * max_ref;
+  c.lse_bound = std::ldexp(1.0, -16) * max_lse;
+  return c;
+}
+
+// --varlen: one variable-length forward per dtype and variant; every
+// sequence checked on its own, every element of O and the LSE written; then
+// timed on the asynchronous path (sync_check off, a status tensor), as bench
+// does. The line shows the sequence nearest its bound.
+int run_varlen(const Options& opt, int cc) {
+  const ProblemFlags& f = opt.flags;
+  const std::vector<int>& lengths = *opt.varlen;
+  const auto variants = flash::forward_variants();
+  std::vector<std::string> kernels;
+  for (const std::string& k : select_kernels(variants, f.kernel, "forward", cc)) {
+    const auto v = std::find_if(variants.begin(), variants.end(), [&](const VariantInfo& x) { return x.name == k; });
+    if (v != variants.end() && !(v->features & flash::kFeatureVarlen))
+      fmt::print("{:<21} does not take variable-length batches\n", k);
+    else kernels.push_back(k);
+  }
+  if (kernels.empty()) return 2;
+  Shape s;
+  s.heads_q = f.heads.value_or(8);
+  s.heads_kv = f.heads_kv.value_or(s.heads_q);
+  s.head_dim = f.dhead.value_or(128);
+  s.window_left = f.window_left, s.window_right = f.window_right;
+  set_scores(f, s);
+  std::int64_t total = 0;
+  for (int len : lengths) total += len;
+  const std::string shape = fmt::format("{}x{}x{}/{}", lengths.size(), total, s.heads_q, s.heads_kv);
+  const double flops = flash::testing::varlen_forward_flops(lengths, s.heads_q, s.head_dim, f.causal, s.window_left,
+                                                            s.window_right);
+  fmt::print("seed {}\nlengths {}\n", opt.seed, fmt::join(lengths, ","));
+  fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "varlen", "seqs x tokens x hq/hkv",
+             "d", "dtype", "max err", "bound", "lse err", "lse bnd", "ms", "TFLOPS", "result");
+  Tally tally;
+  flash::testing::DeviceBuffer status(4 * sizeof(std::int32_t));
+  for (DType dtype : dtypes_of(f)) {
+    if (!covers_any(variants, kernels, dtype, s.head_dim, cc)) continue;
+    VarlenProblem p;
+    try {
+      p = make_varlen_problem(s, lengths, dtype, f.causal, opt.layout, opt.sample_rows, opt.seed);
+    } catch (const flash::Error& e) {
+      fmt::print("cannot set up varlen {}: {}\n", shape, e.what());
+      ++tally.failed;
+      continue;
+    }
+    for (const std::string& k : kernels) {
+      if (!covers(variants, k, dtype, s.head_dim, cc)) continue;
+      flash::ForwardArgs args = p.args;
+      args.kernel = k;
+      std::string name = k;
+      try {
+        name = shown(k, flash::plan_forward(args).kernel);
+        flash::testing::poison(args.o);
+        flash::testing::poison(*args.lse);
+        flash::attention_forward(args);  // sync_check: bad metadata would throw
+        flash::testing::check(cudaDeviceSynchronize(), "kernel execution");
+        const std::vector<double> o = flash::testing::download(args.o), lse = flash::testing::download(*args.lse);
+        // Every packed row belongs to a sequence: every element must be written.
+        std::size_t unwritten = 0;
+        for (double x : o) unwritten += std::isnan(x);
+        for (double x : lse) unwritten += std::isnan(x);
+        SeqCheck worst;
+        int worst_seq = -1;
+        std::string over;
+        for (int b = 0; b < static_cast<int>(lengths.size()); ++b) {
+          if (lengths[b] == 0) continue;
+          const SeqCheck c = check_sequence(p, b, o, lse);
+          if (!c.ok()) over += fmt::format(" seq{}", b);
+          if (worst_seq < 0 || !(c.ratio() <= worst.ratio())) worst = c, worst_seq = b;
+        }
+        const bool ok = unwritten == 0 && over.empty();
+        flash::ForwardArgs timed = args;
+        timed.sync_check = false;
+        timed.status = flash::make_contiguous(status.get(), DType::i32, {4});
+        flash::testing::L2Flush flush(flash::testing::view_bytes(args.q) + flash::testing::view_bytes(args.k) +
+                                      flash::testing::view_bytes(args.v) + flash::testing::view_bytes(args.o));
+        const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_forward(timed); });
+        const auto words = flash::testing::download(*timed.status);
+        if (words[0] != 0)
+          throw flash::Error(fmt::format("timed call's status: {} {} {} {}", words[0], words[1], words[2], words[3]));
+        std::string notes = f.causal ? " causal" : "";
+        if (s.window_left >= 0 || s.window_right >= 0) notes += fmt::format(" window {},{}", s.window_left, s.window_right);
+        notes += flash::testing::score_note(s) + fmt::format(" (errors of seq{}, the nearest its bound)", worst_seq);
+        if (!over.empty()) notes += " over the bound:" + over;
+        notes += unwritten_note(unwritten);
+        fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}\n", name,
+                   shape, s.head_dim, flash::dtype_name(dtype), worst.err, worst.bound, worst.lse_err, worst.lse_bound,
+                   ms, flops / (ms * 1e-3) / 1e12, ok ? "[OK]" : "[FAIL]", notes);
+        (ok ? tally.passed : tally.failed)++;
+      } catch (const flash::Error& e) {
+        fmt::print("{:<21} {:>22} {:>5} {:>6}  [FAIL] ERROR {}\n", name, shape, s.head_dim, flash::dtype_name(dtype),
+                   e.what());
+        ++tally.failed;
+      }
+    }
+  }
+  return tally.finish();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -493,6 +723,7 @@ int main(int argc, char** argv) {
   }
   const int cc = flash::testing::device_compute_capability();
   if (opt.flags.decode) return run_decode(opt, cc);
+  if (opt.varlen) return run_varlen(opt, cc);
   if (opt.flags.bwd) return run_backward(opt, cc);
   return run_forward(opt, cc);
 }

@@ -15,6 +15,12 @@
 //   ./bench --seq 8192 --causal --softcap 30  score modifiers (--softcap C, --sinks, --alibi; forward, --bwd
 //                                             and --decode): names gain _cap<C>, _sinks, _alibi; the
 //                                             FLOP count is the same (only the mask changes it)
+//   ./bench --varlen --causal                 a variable-length forward: one packed call over
+//                                             FA4's 7 sequences of 16384 tokens (or --varlen
+//                                             1374,3778,...), seqlen_q = seqlen_k per sequence
+//                                             ("fwd_varlen/..."), and beside it the dense call
+//                                             of as many sequences of the mean length
+//                                             ("fwd_varlen_dense/...", batch 7 x 2341)
 //   ./bench --help                            bench's flags, then Google Benchmark's
 //
 // The flags, the FLOP counts and the timer are runner's too
@@ -27,13 +33,20 @@
 // keys each query row sees, and the split count; the call is timed whole
 // (metadata check, append, attention, combine) on the asynchronous path
 // (sync_check off, a status tensor instead).
+// Varlen: TFLOPS = 4 * Hq * D * the visible (query, key) pairs, counted
+// exactly per sequence (causal: L (L + 1) / 2; benchmarks/varlen_lengths.h),
+// and the same count for its dense row; the call runs on the asynchronous
+// path too (sync_check off, its status read after the timed calls).
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <memory>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <string>
@@ -42,6 +55,7 @@
 #include "flash/flash.h"
 #include "testing/testing.h"
 #include "testing/tools.h"
+#include "varlen_lengths.h"
 
 namespace {
 
@@ -56,7 +70,8 @@ using flash::testing::UsageError;
 struct Options {
   ProblemFlags flags;
   DType dtype = DType::bf16;
-  Shape shape;  // forward and backward
+  Shape shape;  // forward and backward; with --varlen the dense comparison's
+  std::optional<std::vector<int>> varlen;  // --varlen: the sequence lengths
 };
 
 // "_w<left>_<right>" for a sliding window in a benchmark's name; "" without one.
@@ -83,11 +98,14 @@ void print_help() {
       "usage: bench [flags] [Google Benchmark flags]\n"
       "Times every built variant that supports one shape (Google Benchmark, CUDA events).\n"
       "{}"
+      "  --varlen [L,L,..] a variable-length forward over these sequence lengths, seqlen_q = seqlen_k\n"
+      "                    (default {}: FA4's 16384 tokens\n"
+      "                    in 7), and per kernel the dense call of as many sequences of the mean length\n"
       "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
       "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
       "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
       "Google Benchmark's flags:\n",
-      flash::testing::problem_flags_help());
+      flash::testing::problem_flags_help(), fmt::join(flash::testing::default_varlen_lengths(), ","));
   benchmark::PrintDefaultHelp();
 }
 
@@ -100,11 +118,15 @@ Options parse(int& argc, char** argv) {
       print_help();
       std::exit(0);
     }
+    if (flash::testing::parse_varlen_flag(argc, argv, i, o.varlen)) continue;
     if (!flash::testing::parse_problem_flag(argc, argv, i, o.flags)) argv[out++] = argv[i];
   }
   argc = out;
   const ProblemFlags& f = o.flags;
   flash::testing::check_problem_flags(f);
+  if (o.varlen && (f.bwd || f.decode)) throw UsageError("--varlen times the forward; not with --bwd or --decode");
+  if (o.varlen && (f.seq || f.seq_k || f.batch))
+    throw UsageError("--varlen gives the sequences and their lengths; not with --seq, --seq-k or --batch");
   if (f.dtypes.size() > 1) throw UsageError("bench times one dtype per run (--dtype all is the runner's)");
   if (!f.dtypes.empty()) o.dtype = f.dtypes[0];
   if (f.decode) return o;  // decode fills its own defaults (decode_shapes)
@@ -117,6 +139,11 @@ Options parse(int& argc, char** argv) {
   s.batch = f.batch.value_or(std::max(1, 16384 / s.seqlen_q));
   s.heads_q = f.heads.value_or(std::max(1, 2048 / s.head_dim));
   s.heads_kv = f.heads_kv.value_or(s.heads_q);
+  if (o.varlen) {  // the dense comparison: as many sequences, the tokens split evenly
+    const flash::testing::EvenSplit split = flash::testing::even_split(*o.varlen);
+    s.batch = split.batch;
+    s.seqlen_q = s.seqlen_k = split.seqlen;
+  }
   return o;
 }
 
@@ -246,6 +273,15 @@ template <class Call> void time_call(benchmark::State& state, const Options& o, 
   state.counters["TFLOPS"] = flops / (ms * 1e-3) / 1e12;
 }
 
+// The FLOPs of the dense forward call: forward_flops, or with --varlen
+// (the dense comparison) the count of the varlen row, so the two compare.
+double dense_forward_flops(const Options& o) {
+  const Shape& s = o.shape;
+  if (!o.varlen) return flash::testing::forward_flops(s, o.flags.causal);
+  return flash::testing::varlen_forward_flops(std::vector<int>(s.batch, s.seqlen_q), s.heads_q, s.head_dim,
+                                              o.flags.causal, s.window_left, s.window_right);
+}
+
 void run_variant(benchmark::State& state, const Options& o, const std::string& kernel) {
   flash::ForwardArgs args;
   try {
@@ -256,7 +292,7 @@ void run_variant(benchmark::State& state, const Options& o, const std::string& k
     state.SkipWithError(e.what());
     return;
   }
-  time_call(state, o, [&] { flash::attention_forward(args); }, flash::testing::forward_flops(o.shape, args.causal));
+  time_call(state, o, [&] { flash::attention_forward(args); }, dense_forward_flops(o));
 }
 
 void run_backward(benchmark::State& state, const Options& o, const std::string& kernel, bool deterministic) {
@@ -271,6 +307,95 @@ void run_backward(benchmark::State& state, const Options& o, const std::string& 
     return;
   }
   time_call(state, o, [&] { flash::attention_backward(args); }, flash::testing::backward_flops(o.shape, args.causal));
+}
+
+// --- varlen -----------------------------------------------------------------
+
+// --varlen: one packed batch over the lengths (seqlen_q = seqlen_k per
+// sequence; q, k, v, o [total, heads, head_dim], lse [heads_q, total]), the
+// heads, head dim, mask and modifiers of the dense shape, and a status
+// tensor, so that the timed call runs on the asynchronous path (sync_check
+// off: no wait for the metadata check; its verdict is read afterwards).
+struct VarlenInputs {
+  DeviceBuffer q, k, v, o, lse, cu_seqlens, status;
+  flash::testing::ScoreInputs scores;
+  flash::ForwardArgs args;
+  std::unique_ptr<L2Flush> flush;
+};
+
+VarlenInputs make_varlen_inputs(const Options& o) {
+  VarlenInputs in;
+  const std::vector<int>& lengths = *o.varlen;
+  const Shape& s = o.shape;  // its heads, head dim and window (its batch and seqlen are the dense row's)
+  std::vector<double> cu = {0};
+  for (int len : lengths) cu.push_back(cu.back() + len);
+  const auto total = static_cast<std::int64_t>(cu.back());
+  const int batch = static_cast<int>(lengths.size());
+  const int longest = *std::max_element(lengths.begin(), lengths.end());
+  const std::size_t es = flash::dtype_size(o.dtype);
+  const std::size_t nq = std::size_t(total) * s.heads_q * s.head_dim;
+  const std::size_t nkv = std::size_t(total) * s.heads_kv * s.head_dim;
+  in.q = DeviceBuffer(nq * es), in.o = DeviceBuffer(nq * es);
+  in.k = DeviceBuffer(nkv * es), in.v = DeviceBuffer(nkv * es);
+  in.lse = DeviceBuffer(std::size_t(s.heads_q) * total * sizeof(float));
+  in.cu_seqlens = DeviceBuffer(cu.size() * sizeof(std::int32_t));
+  in.status = DeviceBuffer(4 * sizeof(std::int32_t));
+  auto& a = in.args;
+  a.q = flash::make_contiguous(in.q.get(), o.dtype, {total, s.heads_q, s.head_dim});
+  a.k = flash::make_contiguous(in.k.get(), o.dtype, {total, s.heads_kv, s.head_dim});
+  a.v = flash::make_contiguous(in.v.get(), o.dtype, {total, s.heads_kv, s.head_dim});
+  a.o = flash::make_contiguous(in.o.get(), o.dtype, {total, s.heads_q, s.head_dim});
+  a.lse = flash::make_contiguous(in.lse.get(), DType::f32, {s.heads_q, total});
+  // Self-attention: the queries and the keys share one cu_seqlens.
+  a.cu_seqlens_q = flash::make_contiguous(in.cu_seqlens.get(), DType::i32, {batch + 1});
+  a.cu_seqlens_k = a.cu_seqlens_q;
+  flash::testing::upload(cu, *a.cu_seqlens_q);
+  a.max_seqlen_q = a.max_seqlen_k = longest;
+  a.sync_check = false;
+  a.status = flash::make_contiguous(in.status.get(), DType::i32, {4});
+  a.causal = o.flags.causal;
+  a.window_left = s.window_left, a.window_right = s.window_right;
+  std::mt19937_64 rng(42);
+  flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), a.q);
+  flash::testing::upload(flash::testing::random_values(nkv, o.dtype, rng), a.k);
+  flash::testing::upload(flash::testing::random_values(nkv, o.dtype, rng), a.v);
+  in.scores = score_inputs(o.flags, batch, s.heads_q, rng);
+  in.scores.apply(a);
+  in.flush = std::make_unique<L2Flush>((2 * nq + 2 * nkv) * es);
+  return in;
+}
+
+VarlenInputs& shared_varlen_inputs(const Options& o) {
+  static VarlenInputs in = make_varlen_inputs(o);
+  return in;
+}
+
+void run_varlen(benchmark::State& state, const Options& o, const std::string& kernel) {
+  VarlenInputs* in = nullptr;
+  flash::ForwardArgs args;
+  try {
+    in = &shared_varlen_inputs(o);
+    args = in->args;
+    args.kernel = kernel;
+    const std::string planned = flash::plan_forward(args).kernel;  // a variant without varlen refuses here
+    if (kernel == "auto") state.SetLabel(planned);
+  } catch (const flash::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const double ms = time_iterations(state, *in->flush, [&] { flash::attention_forward(args); });
+  if (ms < 0) return;
+  int words[4] = {};
+  check(cudaMemcpy(words, in->status.get(), sizeof(words), cudaMemcpyDeviceToHost), "status");
+  if (words[0] != 0) {  // cannot happen with lengths from the host; nothing was computed if it did
+    state.SkipWithError(fmt::format("varlen metadata status {} {} {} {}", words[0], words[1], words[2], words[3]).c_str());
+    return;
+  }
+  const Shape& s = o.shape;
+  state.counters["ms"] = ms;
+  state.counters["TFLOPS"] = flash::testing::varlen_forward_flops(*o.varlen, s.heads_q, s.head_dim, o.flags.causal,
+                                                                  s.window_left, s.window_right) /
+                             (ms * 1e-3) / 1e12;
 }
 
 // The names to register for --kernel: every variant that supports the
@@ -431,6 +556,36 @@ int register_decode(const Options& o) {
   return registered;
 }
 
+// Per kernel, the varlen row and the dense row of the same tokens split
+// evenly, e.g. fwd_varlen/mma_pipeline/hq16_hkv16_d128_bf16_7seq16384_causal
+// and fwd_varlen_dense/mma_pipeline/hq16_hkv16_d128_bf16_7x2341_causal.
+int register_varlen(const Options& o) {
+  const ProblemFlags& f = o.flags;
+  const Shape& s = o.shape;
+  std::int64_t total = 0;
+  for (int len : *o.varlen) total += len;
+  const std::string head = fmt::format("hq{}_hkv{}_d{}_{}", s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(o.dtype));
+  const std::string mask = fmt::format("{}{}{}", f.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right),
+                                       score_suffix(f));
+  const std::string varlen = fmt::format("{}_{}seq{}{}", head, o.varlen->size(), total, mask);
+  const std::string dense = fmt::format("{}_{}x{}{}", head, s.batch, s.seqlen_q, mask);
+  int registered = 0;
+  for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, s.head_dim)) {
+    benchmark::RegisterBenchmark(("fwd_varlen/" + kernel + "/" + varlen).c_str(),
+                                 [o, kernel](benchmark::State& st) { run_varlen(st, o, kernel); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.5);
+    benchmark::RegisterBenchmark(("fwd_varlen_dense/" + kernel + "/" + dense).c_str(),
+                                 [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); })
+        ->UseManualTime()
+        ->Unit(benchmark::kMillisecond)
+        ->MinTime(0.5);
+    registered += 2;
+  }
+  return registered;
+}
+
 // The GPU's name in the context block (console and JSON), beside the CPU's.
 void add_gpu_context() {
   int device = 0;
@@ -464,6 +619,9 @@ int main(int argc, char** argv) {
   if (f.decode) {
     registered = register_decode(o);
     what = fmt::format("decode at dhead {} {}", f.dhead.value_or(128), flash::dtype_name(o.dtype));
+  } else if (o.varlen) {
+    registered = register_varlen(o);
+    what = fmt::format("varlen at dhead {} {}", o.shape.head_dim, flash::dtype_name(o.dtype));
   } else {
     const Shape& s = o.shape;
     const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}{}{}", s.batch, s.heads_q, s.heads_kv,
