@@ -125,20 +125,25 @@ struct Fa3Tile {
   int m_block, head, batch;
 };
 
-// Where a tile's sequence lives, for the TMA coordinates: dense calls use
-// batch b of the tensor maps; variable-length calls (kVarlen) map each packed
-// tensor as one sequence of total rows, so a sequence is a row offset
-// (cu_seqlens) and batch coordinate 0. Lengths are the sequence's own.
+// Where a tile's sequence lives, for the TMA coordinates: dense tensors are
+// mapped by batch (coordinate b, row 0); packed ones (cu_seqlens_q for q and
+// o, cu_seqlens_k for k and v) as one sequence of all their rows, so a
+// sequence is a row offset and batch coordinate 0. Lengths are the
+// sequence's own (kVarlen: seq_span, seqused_k included); o is the element
+// offset of its row 0 in o, for stores that bypass TMA.
 struct Fa3Seq {
-  int q_row0, k_row0, b_coord;
+  int q_row0, q_b, k_row0, k_b;
   int seqlen_q, seqlen_k;
+  std::int64_t o;
 };
 template <bool kVarlen> __device__ __forceinline__ Fa3Seq fa3_seq(const FwdParams& p, int b) {
   if constexpr (kVarlen) {
     const auto span = p.seq_span(b);
-    return {span.lse_row0, p.cu_seqlens_k[b], 0, span.seqlen_q, span.seqlen_k};
+    const bool packed_q = p.cu_seqlens_q != nullptr, packed_k = p.cu_seqlens_k != nullptr;
+    return {span.lse_row0,         packed_q ? 0 : b,    packed_k ? p.cu_seqlens_k[b] : 0, packed_k ? 0 : b,
+            span.seqlen_q,         span.seqlen_k,       span.o};
   } else {
-    return {0, 0, b, p.seqlen_q, p.seqlen_k};
+    return {0, b, 0, b, p.seqlen_q, p.seqlen_k, b * p.o_batch_stride};
   }
 }
 
@@ -315,7 +320,7 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
     std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.b_coord, q_bar);
+      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
       const int row = seq.k_row0 + n_block * kBlockN;
@@ -323,7 +328,7 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
         tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, row, h_kv,
-                    seq.b_coord, k_bar);
+                    seq.k_b, k_bar);
       std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
       if constexpr (kVarlen) {
         // The tile that holds the sequence's last key also holds rows past
@@ -332,14 +337,14 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
         // is NaN: zero those rows of V before the consumers see the tile.
         const int valid = seq.seqlen_k - n_block * kBlockN;
         if (valid < kBlockN) {
-          produce_partial_v(prm, pipe, v_tile, i, stage, row, h_kv, valid);
+          produce_partial_v(prm, pipe, v_tile, i, stage, row, h_kv, seq.k_b, valid);
           continue;
         }
       }
       std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, seq.b_coord, v_bar);
+        tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, seq.k_b, v_bar);
     }
     pipe.advance(n_blocks);
   }
@@ -349,12 +354,12 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
   // the swizzle permutes chunks within a row only), then releases it on
   // v_full. Once per sequence and head, at most.
   __device__ static void produce_partial_v(const Fa3Params& prm, Pipeline& pipe, std::uint8_t* v_tile, int i, int stage,
-                                           int row, int h_kv, int valid) {
+                                           int row, int h_kv, int k_b, int valid) {
     mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
     mbar_arrive_expect_tx(pipe.v_fix(), Smem::kKVBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, 0, pipe.v_fix());
+      tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, k_b, pipe.v_fix());
     mbar_wait(pipe.v_fix(), pipe.fix_uses & 1);
     ++pipe.fix_uses;
     const uint4 zero = make_uint4(0, 0, 0, 0);
@@ -585,7 +590,7 @@ template <class T, class Cfg, bool kVarlen> struct Fa3Epilogue {
       // right after: TMA would clip only at the packed tensor's end. Rows
       // go out in 16-byte chunks, each a row's chunk of the staged tile.
       constexpr int kChunks = kHeadDim / 8;  // per row
-      T* o_rows = static_cast<T*>(p.o) + (seq.q_row0 + m0 + 64 * wg) * p.o_row_stride + h * p.o_head_stride;
+      T* o_rows = static_cast<T*>(p.o) + seq.o + (m0 + 64 * wg) * p.o_row_stride + h * p.o_head_stride;
 #pragma unroll
       for (int i = 0; i < 64 * kChunks / kWarpgroupThreads; ++i) {
         const int idx = i * kWarpgroupThreads + tid, r = idx / kChunks, c = idx % kChunks;
@@ -598,7 +603,7 @@ template <class T, class Cfg, bool kVarlen> struct Fa3Epilogue {
 #pragma unroll
       for (int cb = 0; cb < kHeadDim / 64; ++cb)
         tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64,
-                     seq.q_row0 + m0 + 64 * wg, h, seq.b_coord);
+                     seq.q_row0 + m0 + 64 * wg, h, seq.q_b);
       tma_store_commit();
       // Shared memory must outlive the reads: wait now, or (persistent) before
       // the next tile writes the O buffer, and at exit.
@@ -729,20 +734,20 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
   // rows (Fa3Seq gives a sequence's first row).
   static std::string make_params(const FwdParams& p, Fa3Params& prm, int block_m, int block_n) {
     prm.p = p;
-    const bool varlen = p.cu_seqlens_q != nullptr;
+    const bool packed_q = p.cu_seqlens_q != nullptr, packed_k = p.cu_seqlens_k != nullptr;
     // (At least one row: a call whose sequences have no keys loads none.)
-    const int batch = varlen ? 1 : p.batch, rows_q = varlen ? std::max(p.total_q, 1) : p.seqlen_q;
-    const int rows_k = varlen ? std::max(p.total_k, 1) : p.seqlen_k;
-    std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch, rows_q, p.heads_q, p.head_dim,
+    const int batch_q = packed_q ? 1 : p.batch, rows_q = packed_q ? std::max(p.total_q, 1) : p.seqlen_q;
+    const int batch_k = packed_k ? 1 : p.batch, rows_k = packed_k ? std::max(p.total_k, 1) : p.seqlen_k;
+    std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim,
                                            p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
     if (err.empty())
-      err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, batch, rows_k, p.heads_kv, p.head_dim, p.k_batch_stride,
+      err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.k_batch_stride,
                                  p.k_row_stride, p.k_head_stride, block_n);
     if (err.empty())
-      err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, batch, rows_k, p.heads_kv, p.head_dim, p.v_batch_stride,
+      err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.v_batch_stride,
                                  p.v_row_stride, p.v_head_stride, block_n);
     if (err.empty())
-      err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, batch, rows_q, p.heads_q, p.head_dim, p.o_batch_stride,
+      err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim, p.o_batch_stride,
                                  p.o_row_stride, p.o_head_stride, 64);
     return err;
   }
@@ -786,10 +791,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
       const std::false_type no;
       const std::true_type yes;
-      if (p.cu_seqlens_q != nullptr) {
+      if (p.cu_seqlens_q != nullptr || p.seqused_k != nullptr) {
         if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, yes);
         if constexpr (kFa3Persistent<Cfg>) {
-          if (!p.mask.causal)
+          if (!p.mask.causal && p.cu_seqlens_q != nullptr)
             return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3VarlenPersistentScheduler<Cfg>>{}, no, yes);
         }
         return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, yes);
