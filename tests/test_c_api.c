@@ -229,13 +229,14 @@ static void test_varlen_arguments(void) {
   f = varlen_args();
   f.lse = view(ADDR(5), FLASH_F32, 3, 1, kHeadsQ, kTotalQ, 0);
   EXPECT_INVALID(flash_attention_forward(&f), "lse");
-  /* Without cu_seqlens_q the other metadata has no meaning. */
+  /* Without cu_seqlens_q, cu_seqlens_k has no meaning; seqused_k is one
+   * length per sequence of any call, [batch]. */
   f = forward_args();
   f.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
   EXPECT_INVALID(flash_attention_forward(&f), "cu_seqlens_k is set but cu_seqlens_q is not");
   f = forward_args();
-  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
-  EXPECT_INVALID(flash_attention_forward(&f), "seqused_k is set but cu_seqlens_q is not");
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "seqused_k.shape[0] (batch)");
 }
 
 /* A caller compiled against version 2 of the header: its struct ends where
