@@ -31,9 +31,10 @@ __all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache
 _DTYPES = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16, torch.int32: _capi.I32}
 # The eleven packed fields of an absent optional flash_tensor (rank 0).
 _ABSENT = (0,) * 11
-# The forward's version-4 fields of a padded batch: no cu_seqlens_q, seqused_k,
-# status; max_seqlen_q, max_seqlen_k 0; sync_check 1 (flash_forward_args_init's).
-_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0)
+# The forward's version-4 and -5 fields of a padded batch: no cu_seqlens_q,
+# seqused_k, status; max_seqlen_q, max_seqlen_k 0; sync_check 1
+# (flash_forward_args_init's); no page_table.
+_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0) + _ABSENT
 # A caller's workspace must be 256-byte aligned (flash/forward.h).
 _WORKSPACE_ALIGNMENT = 256
 
@@ -250,6 +251,7 @@ def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q
         *_score_fields(softcap, alibi_slopes, sinks),
         *_fields(cu_seqlens_q, "cu_seqlens_q"), *_fields(cu_seqlens_k, "cu_seqlens_k"),
         *_optional(seqused_k, "seqused_k"), *_ABSENT, int(max_seqlen_q), int(max_seqlen_k), 1 if sync_check else 0, 0,
+        *_ABSENT,  # page_table
     )  # fmt: skip
     if not _all_on(device, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_varlen_func",
