@@ -29,6 +29,7 @@
 #include "common/mask.h"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/paged_kv.cuh"
 #include "common/params.h"
 #include "common/reduce.cuh"
 #include "common/scores.h"
@@ -59,7 +60,9 @@ template <int kHeadDim> struct TiledConfig {
   static_assert(kHeadDim % (4 * kRowLanes) == 0, "head dim must split into 4-wide chunks over 8 lanes");
 };
 
-template <class T, int kHeadDim>
+// kPaged: a paged KV cache (p.page_table), each K/V row looked up in the
+// page table; a template flag so that other calls keep their loads.
+template <class T, int kHeadDim, bool kPaged>
 __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_constant__ FwdParams p) {
   using Cfg = TiledConfig<kHeadDim>;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kRows = Cfg::kRowsPerThread;
@@ -79,11 +82,11 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
   const int row0 = (warp * kRowGroupsPerWarp + lane / kRowLanes) * kRows;  // first of this thread's rows
 
   // This sequence (a variable-length batch: its packed rows; seq_span).
-  if (p.status != nullptr && p.status[0] != 0) return;  // bad varlen metadata: nothing is written
+  if (p.status != nullptr && p.status[0] != 0) return;  // bad metadata: nothing is written
   const auto seq = p.seq_span(b);
   if (m0 >= seq.seqlen_q && p.cu_seqlens_q != nullptr) return;
   const T* gQ = static_cast<const T*>(p.q) + seq.q + h * p.q_head_stride + m0 * p.q_row_stride;
-  const T* gK = static_cast<const T*>(p.k) + seq.k + h_kv * p.k_head_stride;
+  const T* gK = static_cast<const T*>(p.k) + seq.k + h_kv * p.k_head_stride;  // paged: head h_kv of page 0
   const T* gV = static_cast<const T*>(p.v) + seq.v + h_kv * p.v_head_stride;
 
   copy_g2s_as_float<T, kBlockM, kHeadDim, Cfg::kStrideQKV, kThreads>(gQ, p.q_row_stride, seq.seqlen_q - m0, sQ);
@@ -108,10 +111,19 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
 
   for (int n_block = tiles.begin; n_block < tiles.end; ++n_block) {
     const int n0 = n_block * kBlockN;
-    copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gK + n0 * p.k_row_stride, p.k_row_stride,
-                                                                       seq.seqlen_k - n0, sK);
-    copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gV + n0 * p.v_row_stride, p.v_row_stride,
-                                                                       seq.seqlen_k - n0, sV);
+    if constexpr (kPaged) {
+      copy_g2s_rows_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(
+          [&](int r) { return gK + paged_row_offset(p, p.k_batch_stride, p.k_row_stride, b, n0 + r); },
+          seq.seqlen_k - n0, sK);
+      copy_g2s_rows_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(
+          [&](int r) { return gV + paged_row_offset(p, p.v_batch_stride, p.v_row_stride, b, n0 + r); },
+          seq.seqlen_k - n0, sV);
+    } else {
+      copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gK + n0 * p.k_row_stride, p.k_row_stride,
+                                                                         seq.seqlen_k - n0, sK);
+      copy_g2s_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(gV + n0 * p.v_row_stride, p.v_row_stride,
+                                                                         seq.seqlen_k - n0, sV);
+    }
     __syncthreads();  // Q (first pass), K and V tiles are complete before S = Q K^T reads them
 
     // S = Q K^T for this thread's rows x keys, in raw (unscaled) units.
@@ -238,7 +250,8 @@ cudaError_t tiled_run(const FwdParams& p, void*, cudaStream_t stream) {
     dispatch_head_dim(p.head_dim, [&](auto hd) {
       constexpr int kHeadDim = decltype(hd)::value;
       using Cfg = TiledConfig<kHeadDim>;
-      auto kernel = fwd_02_tiled_kernel<T, kHeadDim>;
+      auto kernel =
+          p.page_table != nullptr ? fwd_02_tiled_kernel<T, kHeadDim, true> : fwd_02_tiled_kernel<T, kHeadDim, false>;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
       if (err != cudaSuccess) return;
       const dim3 grid((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
@@ -260,7 +273,7 @@ const FwdVariant* variant_tiled() {
     v.num_head_dims = AllHeadDims::size();
     v.max_head_dim = 256;
     v.alignment = 16;  // 16-byte vector loads of every row
-    v.features = kAllFeatures | kFeatureVarlen;
+    v.features = kAllFeatures | kFeatureVarlen | kFeaturePaged;
     v.check = tiled_check;
     v.workspace_bytes = nullptr;
     v.run = tiled_run;

@@ -74,7 +74,8 @@ struct EarlierSizes;
 template <>
 struct EarlierSizes<flash_forward_args> {
   static constexpr std::size_t sizes[] = {offsetof(flash_forward_args, softcap),
-                                          offsetof(flash_forward_args, cu_seqlens_q)};
+                                          offsetof(flash_forward_args, cu_seqlens_q),
+                                          offsetof(flash_forward_args, page_table)};
 };
 template <>
 struct EarlierSizes<flash_backward_args> {
@@ -86,6 +87,7 @@ struct EarlierSizes<flash_decode_args> {
 };
 constexpr int kFirstEarlierVersion = 2;
 static_assert(EarlierSizes<flash_forward_args>::sizes[0] == 464 && EarlierSizes<flash_forward_args>::sizes[1] == 632 &&
+                  EarlierSizes<flash_forward_args>::sizes[2] == 968 &&
                   EarlierSizes<flash_backward_args>::sizes[0] == 784 &&
                   EarlierSizes<flash_decode_args>::sizes[0] == 872,
               "the earlier versions' structs are prefixes of this header's (fields are only appended)");
@@ -182,6 +184,7 @@ flash::ForwardArgs to_cpp(const flash_forward_args* args) {
   f.max_seqlen_q = a->max_seqlen_q;
   f.max_seqlen_k = a->max_seqlen_k;
   f.sync_check = a->sync_check != 0;
+  f.page_table = to_optional("page_table", a->page_table);
   return f;
 }
 

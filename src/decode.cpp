@@ -66,19 +66,7 @@ DecodeParams check_args(const DecodeArgs& a) {
 
   std::int64_t capacity = 0;
   if (a.page_table) {
-    const TensorView& t = *a.page_table;
-    check_i32("page_table", t, 2);
-    check_dim("page_table", t, 0, "batch", p.batch, "q.shape[0]");
-    const std::int64_t page_size = a.k_cache.shape[1];
-    if (page_size < 1 || (page_size & (page_size - 1)) != 0)
-      fail("k_cache.shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two (1 to 2^30)");
-    p.page_table = static_cast<const int*>(t.data);
-    p.page_table_stride = t.stride[0];
-    p.max_pages = static_cast<int>(t.shape[1]);
-    p.num_pages = static_cast<int>(a.k_cache.shape[0]);
-    p.page_size = static_cast<int>(page_size);
-    while ((1 << p.page_shift) < p.page_size) ++p.page_shift;
-    capacity = t.shape[1] * page_size;
+    capacity = detail::check_page_table(*a.page_table, a.k_cache, "k_cache", p.batch, "q.shape[0]", 1, p);
   } else {
     check_dim("k_cache", a.k_cache, 0, "batch", p.batch, "q.shape[0] (a contiguous cache has one row per sequence; "
               "set page_table for a paged one)");

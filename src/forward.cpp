@@ -40,64 +40,113 @@ TensorView with_unit_batch(const TensorView& t) {
   return v;
 }
 
+// The smallest page of a paged KV cache (ForwardArgs::page_table). Every
+// key's page is looked up on its own, so smaller powers of two would work
+// too; 16 is the smallest block of the serving engines, and the GPU tests
+// cover 16 to 256.
+constexpr int kMinPageSize = 16;
+
+// With page_table, k and v are the cache's pages, rank 4.
+void check_pages_rank(const ForwardArgs& a) {
+  for (const auto& [name, t] : {std::pair{"k", &a.k}, std::pair{"v", &a.v}})
+    if (t->rank != 4)
+      fail(std::string(name) + ": expected the cache's pages, a rank-4 view [num_pages, page_size, heads_kv, head_dim], "
+           "with page_table, got rank " + std::to_string(t->rank));
+}
+
 // The variable-length arguments (ForwardArgs::cu_seqlens_q): packed rank-3
-// q/k/v/o and a [heads_q, total_q] LSE, checked as one sequence of total
-// rows; then batch, the bounds and the metadata pointers.
+// q/o (and k/v unless paged) and a [heads_q, total_q] LSE, checked as one
+// sequence of total rows; then batch, the bounds and the metadata pointers.
+// With page_table, k and v are pages and seqused_k gives each sequence's
+// keys (cu_seqlens_k is not used: FlashAttention 4's rule).
 void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k) {
-  if (!a.cu_seqlens_k) fail("cu_seqlens_q is set but cu_seqlens_k is not; a variable-length call needs both");
+  const bool paged = a.page_table.has_value();
+  if (paged && a.cu_seqlens_k)
+    fail("cu_seqlens_k is set with page_table: a paged call takes each sequence's keys from seqused_k, not from "
+         "packed rows (leave cu_seqlens_k unset)");
+  if (paged && !a.seqused_k)
+    fail("seqused_k is not set: a variable-length call with page_table needs it (the keys of each sequence)");
+  if (!paged && !a.cu_seqlens_k) fail("cu_seqlens_q is set but cu_seqlens_k is not; a variable-length call needs both");
   const struct { const char* name; const TensorView* t; } packed[] = {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}};
   for (const auto& [name, t] : packed)
-    if (t->rank != 3)
+    if (t->rank != 3 && !(paged && (t == &a.k || t == &a.v)))
       fail(std::string(name) + ": expected a rank-3 packed view [total, heads, head_dim] with cu_seqlens_q, got rank " +
            std::to_string(t->rank));
+  if (paged) check_pages_rank(a);
   if (a.lse && a.lse->rank != 2)
     fail("lse: expected a rank-2 packed view [heads_q, total_q] with cu_seqlens_q, got rank " + std::to_string(a.lse->rank));
-  const TensorView q = with_unit_batch(a.q), k = with_unit_batch(a.k), v = with_unit_batch(a.v), o = with_unit_batch(a.o);
+  const TensorView q = with_unit_batch(a.q), o = with_unit_batch(a.o);
+  const TensorView k = paged ? a.k : with_unit_batch(a.k), v = paged ? a.v : with_unit_batch(a.v);
   const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
-  detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr}, a.softmax_scale,
+  detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr, "k", "v", !paged}, a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
   check_i32("cu_seqlens_q", *a.cu_seqlens_q, 1);
-  check_i32("cu_seqlens_k", *a.cu_seqlens_k, 1);
   const std::int64_t batch = a.cu_seqlens_q->shape[0] - 1;
   if (batch < 0) fail("cu_seqlens_q.shape[0] = 0; expected batch + 1 >= 1 entries");
-  check_dim("cu_seqlens_k", *a.cu_seqlens_k, 0, "batch + 1", batch + 1, "cu_seqlens_q.shape[0]");
+  if (!paged) {
+    check_i32("cu_seqlens_k", *a.cu_seqlens_k, 1);
+    check_dim("cu_seqlens_k", *a.cu_seqlens_k, 0, "batch + 1", batch + 1, "cu_seqlens_q.shape[0]");
+  }
   if (a.seqused_k) {
     check_i32("seqused_k", *a.seqused_k, 1);
     check_dim("seqused_k", *a.seqused_k, 0, "batch", batch, "cu_seqlens_q.shape[0] - 1");
   }
   if (a.max_seqlen_q < 0 || a.max_seqlen_q > p.seqlen_q)
     fail("max_seqlen_q = " + std::to_string(a.max_seqlen_q) + "; expected 0 to total_q = " + std::to_string(p.seqlen_q));
-  if (a.max_seqlen_k < 0 || a.max_seqlen_k > p.seqlen_k)
-    fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to total_k = " + std::to_string(p.seqlen_k));
-  if (a.status) {
-    check_i32("status", *a.status, 1);
-    check_dim("status", *a.status, 0, "size", 4, "four status words");
-    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
-  }
-  total_q = p.seqlen_q, total_k = p.seqlen_k;
+  // Paged, the keys of a sequence are bounded by the table: max_pages * page_size.
+  const int keys_bound =
+      paged ? detail::check_page_table(*a.page_table, a.k, "k", batch, "cu_seqlens_q.shape[0] - 1", kMinPageSize, p)
+            : p.seqlen_k;
+  if (a.max_seqlen_k < 0 || a.max_seqlen_k > keys_bound)
+    fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to " +
+         (paged ? "max_pages * page_size = " : "total_k = ") + std::to_string(keys_bound));
+  total_q = p.seqlen_q, total_k = paged ? 0 : p.seqlen_k;
   p.total_q = total_q, p.total_k = total_k;
   p.batch = static_cast<int>(batch);
   p.seqlen_q = a.max_seqlen_q;
   p.seqlen_k = a.max_seqlen_k;
   p.derive_mask();  // kernels take each sequence's own (mask_for(seqlen_q, seqlen_k))
   p.cu_seqlens_q = static_cast<const int*>(a.cu_seqlens_q->data);
-  p.cu_seqlens_k = static_cast<const int*>(a.cu_seqlens_k->data);
+  p.cu_seqlens_k = paged ? nullptr : static_cast<const int*>(a.cu_seqlens_k->data);
   p.seqused_k = a.seqused_k ? static_cast<const int*>(a.seqused_k->data) : nullptr;
 }
+
+// A dense call (rank-4 q, k, v, o): k and v are the cache's pages with
+// page_table, whose capacity (max_pages * page_size) is every sequence's
+// keys unless seqused_k gives them (flash_attn_with_kvcache's cache_seqlens).
+void check_dense(const ForwardArgs& a, FwdParams& p) {
+  if (a.cu_seqlens_k) fail("cu_seqlens_k is set but cu_seqlens_q is not");
+  const bool paged = a.page_table.has_value();
+  if (paged) check_pages_rank(a);
+  detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse), "k", "v", !paged}, a.softmax_scale,
+                          detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  if (paged) {
+    p.seqlen_k = detail::check_page_table(*a.page_table, a.k, "k", p.batch, "q.shape[0]", kMinPageSize, p);
+    p.derive_mask();
+  }
+  if (a.seqused_k) {
+    check_i32("seqused_k", *a.seqused_k, 1);
+    check_dim("seqused_k", *a.seqused_k, 0, "batch", p.batch, "q.shape[0]");
+    p.seqused_k = static_cast<const int*>(a.seqused_k->data);
+  }
+}
+
+// Whether the call has metadata on the device (checked there, with status words).
+bool has_metadata(const FwdParams& p) { return p.seq_layout() != detail::SeqLayout::dense; }
 
 // Arguments that do not depend on the variant.
 FwdParams check_args(const ForwardArgs& a, int* total_q = nullptr, int* total_k = nullptr) {
   FwdParams p;
   int tq = 0, tk = 0;
-  if (a.cu_seqlens_q) {
-    check_varlen(a, p, tq, tk);
-  } else {
-    for (const auto& [name, t] : {std::pair{"cu_seqlens_k", &a.cu_seqlens_k}, std::pair{"seqused_k", &a.seqused_k}})
-      if (t->has_value()) fail(std::string(name) + " is set but cu_seqlens_q is not");
-    detail::check_attention({a.q, a.k, a.v, a.o, detail::view_or_null(a.lse)}, a.softmax_scale,
-                            detail::mask_spec(a.causal, a.window_left, a.window_right), p);
-  }
+  if (a.cu_seqlens_q) check_varlen(a, p, tq, tk);
+  else check_dense(a, p);
   if (total_q != nullptr) *total_q = tq, *total_k = tk;
+  const bool metadata = has_metadata(p);
+  if (metadata && a.status) {
+    check_i32("status", *a.status, 1);
+    check_dim("status", *a.status, 0, "size", 4, "four status words");
+    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
+  }
   detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   check_no_self_overlap("o", a.o);
   detail::check_no_overlap({{"q", &a.q},
@@ -107,9 +156,10 @@ FwdParams check_args(const ForwardArgs& a, int* total_q = nullptr, int* total_k 
                             {"sinks", detail::view_or_null(a.sinks)},
                             {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
                             {"cu_seqlens_k", detail::view_or_null(a.cu_seqlens_k)},
-                            {"seqused_k", detail::view_or_null(a.seqused_k)}},
+                            {"seqused_k", detail::view_or_null(a.seqused_k)},
+                            {"page_table", detail::view_or_null(a.page_table)}},
                            {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)},
-                            {"status", a.cu_seqlens_q ? detail::view_or_null(a.status) : nullptr}});
+                            {"status", metadata ? detail::view_or_null(a.status) : nullptr}});
   return p;
 }
 
@@ -118,15 +168,20 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   const FwdVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
   if (std::string why = detail::feature_reason(v->features, p, p.lse != nullptr); !why.empty()) return why;
+  if (p.page_table != nullptr && !(v->features & kFeaturePaged)) return "a paged KV cache (page_table) is not supported";
   if (p.cu_seqlens_q != nullptr && !(v->features & kFeatureVarlen)) return "variable-length batches are not supported";
+  if (p.seqused_k != nullptr && !(v->features & kFeatureVarlen)) return "seqused_k is not supported";
   if (p.cu_seqlens_q == nullptr)
     return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &a.q}, {"k", &a.k}, {"v", &a.v}, {"o", &a.o}});
-  // Packed views: their row, head and head_dim strides sit one dimension up.
-  const TensorView q = with_unit_batch(a.q), k = with_unit_batch(a.k), vv = with_unit_batch(a.v), o = with_unit_batch(a.o);
+  // Packed views: their row, head and head_dim strides sit one dimension up
+  // (paged k and v are rank-4 pages).
+  const bool paged = p.page_table != nullptr;
+  const TensorView q = with_unit_batch(a.q), o = with_unit_batch(a.o);
+  const TensorView k = paged ? a.k : with_unit_batch(a.k), vv = paged ? a.v : with_unit_batch(a.v);
   return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &q}, {"k", &k}, {"v", &vv}, {"o", &o}});
 }
 
-constexpr std::size_t kStatusBytes = 256;  // a variable-length call's status words
+constexpr std::size_t kStatusBytes = 256;  // the metadata check's status words
 
 struct Resolved {
   int total_q = 0, total_k = 0;  // packed rows of a variable-length call
@@ -144,18 +199,19 @@ Resolved resolve(const ForwardArgs& a) {
   out.variant = &detail::pick_variant(
       registry, a.kernel, "", [&](const RegisteredFwd& r) { return unsupported_reason(r, p, a); },
       [&](const RegisteredFwd& r) { return detail::device_reason(r, p, detail::current_device()); });
-  const bool varlen = p.cu_seqlens_q != nullptr;
-  const bool empty = p.batch == 0 || p.seqlen_q == 0 || (p.seqlen_k == 0 && !varlen);
+  const bool metadata = has_metadata(p);
+  const bool empty = p.batch == 0 || p.seqlen_q == 0 || (p.seqlen_k == 0 && !metadata);
   if (!empty && out.variant->impl->workspace_bytes != nullptr) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
-  // The varlen metadata check's four status words, after the variant's
-  // workspace (256-byte aligned), unless the caller passes `status`.
-  if (varlen && !a.status) out.workspace_bytes = (out.workspace_bytes + 255) / 256 * 256 + kStatusBytes;
+  // The metadata check's four status words, after the variant's workspace
+  // (256-byte aligned), unless the caller passes `status`.
+  if (metadata && !a.status) out.workspace_bytes = (out.workspace_bytes + 255) / 256 * 256 + kStatusBytes;
   return out;
 }
 
-// A variable-length call: the metadata check, then the kernel (which does
-// nothing when the check failed), then with sync_check the status.
-void run_varlen(const ForwardArgs& args, Resolved& r, cudaStream_t stream) {
+// A call with device metadata (cu_seqlens, seqused_k, page_table): the
+// metadata check, then the kernel (which does nothing when the check
+// failed), then with sync_check the status.
+void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream) {
   FwdParams& p = r.params;
   const detail::DeviceInfo& dev = detail::current_device();
   p.compute_capability = dev.compute_capability;
@@ -165,15 +221,15 @@ void run_varlen(const ForwardArgs& args, Resolved& r, cudaStream_t stream) {
   char* ws = static_cast<char*>(workspace.get());
   p.status = args.status ? static_cast<int*>(args.status->data)
                          : reinterpret_cast<int*>(ws + r.workspace_bytes - kStatusBytes);
-  detail::check_cuda(detail::check_varlen_metadata(p, r.total_q, r.total_k, stream), "launching the varlen metadata check");
+  detail::check_cuda(detail::check_varlen_metadata(p, r.total_q, r.total_k, stream), "launching the metadata check");
   if (p.seqlen_q > 0)
     detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
   detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
-                     "reading the varlen status");
-  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the varlen status");
-  if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status) + "; nothing was written");
+                     "reading the metadata status");
+  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the metadata status");
+  if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status, p) + "; nothing was written");
 }
 
 }  // namespace
@@ -186,10 +242,10 @@ ForwardPlan plan_forward(const ForwardArgs& args) {
 void attention_forward(const ForwardArgs& args) {
   Resolved r = resolve(args);
   FwdParams& p = r.params;
-  const bool varlen = p.cu_seqlens_q != nullptr;
-  if (p.batch == 0 || (p.seqlen_q == 0 && !varlen)) return;  // nothing to compute
+  const bool metadata = has_metadata(p);
+  if (p.batch == 0 || (p.seqlen_q == 0 && !metadata)) return;  // nothing to compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
-  if (varlen) return run_varlen(args, r, stream);
+  if (metadata) return run_with_metadata(args, r, stream);
   if (p.seqlen_k == 0) {
     detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");
     return;

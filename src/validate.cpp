@@ -272,6 +272,30 @@ void check_lse(const TensorView& l, std::int64_t batch, std::int64_t heads_q, st
   check_no_self_overlap("lse", l);
 }
 
+int check_page_table(const TensorView& t, const TensorView& k, const char* k_name, std::int64_t batch,
+                     const char* batch_from, int min_page_size, AttnParams& p) {
+  check_view("page_table", t, 2);
+  if (t.dtype != DType::i32) fail("page_table.dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
+  check_dim("page_table", t, 0, "batch", batch, batch_from);
+  const std::int64_t page_size = k.shape[1];
+  constexpr std::int64_t kMaxPageSize = std::int64_t{1} << 30;
+  if (page_size < min_page_size || page_size > kMaxPageSize || (page_size & (page_size - 1)) != 0)
+    fail(std::string(k_name) + ".shape[1] (page_size) = " + std::to_string(page_size) + "; expected a power of two (" +
+         std::to_string(min_page_size) + " to 2^30)");
+  const std::int64_t capacity = t.shape[1] * page_size;
+  if (capacity > std::numeric_limits<int>::max())
+    fail("page_table.shape[1] (max_pages) * page_size = " + std::to_string(capacity) +
+         " keys per sequence exceeds 2^31 - 1");
+  p.page_table = static_cast<const int*>(t.data);
+  p.page_table_stride = t.stride[0];
+  p.max_pages = static_cast<int>(t.shape[1]);
+  p.num_pages = static_cast<int>(k.shape[0]);
+  p.page_size = static_cast<int>(page_size);
+  p.page_shift = 0;
+  while ((1 << p.page_shift) < p.page_size) ++p.page_shift;
+  return static_cast<int>(capacity);
+}
+
 MaskSpec mask_spec(bool causal, int window_left, int window_right) {
   if (window_left < -1) fail("window_left = " + std::to_string(window_left) + ": expected -1 (unbounded) or >= 0");
   if (window_right < -1) fail("window_right = " + std::to_string(window_right) + ": expected -1 (unbounded) or >= 0");

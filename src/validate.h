@@ -103,6 +103,16 @@ struct AttnTensors {
 void check_attention(const AttnTensors& t, const std::optional<float>& softmax_scale, const MaskSpec& mask,
                      AttnParams& p);
 
+// A paged KV cache (ForwardArgs::page_table, DecodeArgs::page_table): the
+// table int32 [batch, max_pages] (a contiguous last dimension; `batch_from`
+// names where the batch comes from) over pages k [num_pages, page_size,
+// heads_kv, head_dim] (named k_name; check_attention has checked its shape
+// against v and q), page_size a power of two from min_page_size to 2^30 and
+// max_pages * page_size below 2^31. Fills p's page fields and returns the
+// capacity, max_pages * page_size keys per sequence.
+int check_page_table(const TensorView& table, const TensorView& k, const char* k_name, std::int64_t batch,
+                     const char* batch_from, int min_page_size, AttnParams& p);
+
 // The mask of a call from its arguments: each window side -1 (unbounded) or
 // >= 0; causal is window_right = 0, so causal with window_right > 0 is an
 // error (FlashAttention silently sets it to 0).

@@ -81,12 +81,12 @@ static void expect_valid(const char* what, int32_t status, const flash_plan* pla
 
 static void test_version_and_message(void) {
   CHECK(flash_c_abi_version() == FLASH_C_ABI_VERSION);
-  CHECK(FLASH_C_ABI_VERSION == 4);
+  CHECK(FLASH_C_ABI_VERSION == 5);
   CHECK(flash_last_error() != NULL);
   CHECK(sizeof(flash_tensor) == 80);
   /* 64-bit Linux; python/flash_ladder/_capi.py mirrors these. */
-  CHECK(sizeof(flash_forward_args) == 968 && offsetof(flash_forward_args, softcap) == 464 &&
-        offsetof(flash_forward_args, cu_seqlens_q) == 632);
+  CHECK(sizeof(flash_forward_args) == 1048 && offsetof(flash_forward_args, softcap) == 464 &&
+        offsetof(flash_forward_args, cu_seqlens_q) == 632 && offsetof(flash_forward_args, page_table) == 968);
   CHECK(sizeof(flash_backward_args) == 1032 && offsetof(flash_backward_args, softcap) == 784);
   CHECK(sizeof(flash_decode_args) == 1040 && offsetof(flash_decode_args, softcap) == 872);
 }
@@ -128,9 +128,10 @@ static void test_null_and_struct_size(void) {
   d.struct_size = sizeof d + 8;
   EXPECT_INVALID(flash_attention_decode(&d), "struct_size");
   f = forward_args();
-  f.struct_size = offsetof(flash_forward_args, softcap) + 8; /* neither version 2, 3 nor 4 */
+  f.struct_size = offsetof(flash_forward_args, softcap) + 8; /* no version's size */
   EXPECT_INVALID(flash_attention_forward(&f), "flash_forward_args->struct_size = 472");
   EXPECT_INVALID(flash_attention_forward(&f), "or 632 for version 3");
+  EXPECT_INVALID(flash_attention_forward(&f), "or 968 for version 4");
 }
 
 /* Version 4's forward fields: the init leaves the batch padded (no
@@ -142,6 +143,7 @@ static void test_varlen_defaults(void) {
   CHECK(f.cu_seqlens_q.rank == 0 && f.cu_seqlens_k.rank == 0 && f.seqused_k.rank == 0 && f.status.rank == 0);
   CHECK(f.cu_seqlens_q.data == NULL && f.status.data == NULL);
   CHECK(f.max_seqlen_q == 0 && f.max_seqlen_k == 0 && f.sync_check == 1 && f.reserved4 == 0);
+  CHECK(f.page_table.rank == 0 && f.page_table.data == NULL); /* version 5: not paged */
 }
 
 enum { kTotalQ = 40, kTotalK = 70, kMaxSeqQ = 24, kMaxSeqK = 40 };
@@ -183,6 +185,54 @@ static void test_version3_structs(void) {
   f.cu_seqlens_k.dtype = 9;
   f.cu_seqlens_k.rank = 1;
   EXPECT_INVALID(flash_plan_forward(&f, &plan), "cu_seqlens_k.dtype = 9 is not a flash_dtype");
+}
+
+/* A caller compiled against version 4 of the header: its forward struct ends
+ * where page_table begins, so k and v are not paged whatever follows. */
+static void test_version4_structs(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  f.struct_size = offsetof(flash_forward_args, page_table);
+  f.page_table.dtype = 9; /* not part of a version-4 struct: never read */
+  f.page_table.rank = 2;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.struct_size = sizeof f;
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "page_table.dtype = 9 is not a flash_dtype");
+}
+
+enum { kPages = 12, kPageSize = 16, kMaxPages = 4 };
+
+/* Paged KV (version 5): dense and packed queries against kPages pages of
+ * kPageSize keys; bad calls name the argument. */
+static void test_paged_arguments(void) {
+  flash_plan plan;
+  flash_forward_args f = forward_args();
+  f.k = view(ADDR(2), FLASH_BF16, 4, kPages, kPageSize, kHeadsKv, kHeadDim);
+  f.v = view(ADDR(3), FLASH_BF16, 4, kPages, kPageSize, kHeadsKv, kHeadDim);
+  f.page_table = view(ADDR(17), FLASH_I32, 2, kBatch, kMaxPages, 0, 0);
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan); /* every key of the table */
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
+  f.causal = 1;
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  f.page_table = view(ADDR(17), FLASH_F32, 2, kBatch, kMaxPages, 0, 0);
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "page_table.dtype is f32; expected i32");
+  f.page_table = view(ADDR(17), FLASH_I32, 2, kBatch + 1, kMaxPages, 0, 0);
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "page_table.shape[0] (batch)");
+  f.page_table = view(ADDR(17), FLASH_I32, 2, kBatch, kMaxPages, 0, 0);
+  f.k = view(ADDR(2), FLASH_BF16, 4, kPages, 8, kHeadsKv, kHeadDim);
+  f.v = view(ADDR(3), FLASH_BF16, 4, kPages, 8, kHeadsKv, kHeadDim);
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "k.shape[1] (page_size) = 8; expected a power of two (16 to 2^30)");
+  /* Packed queries: seqused_k gives the keys; cu_seqlens_k is not used. */
+  f = varlen_args();
+  f.k = view(ADDR(2), FLASH_BF16, 4, kPages, kPageSize, kHeadsKv, kHeadDim);
+  f.v = view(ADDR(3), FLASH_BF16, 4, kPages, kPageSize, kHeadsKv, kHeadDim);
+  f.page_table = view(ADDR(17), FLASH_I32, 2, kBatch, kMaxPages, 0, 0);
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "cu_seqlens_k is set with page_table");
+  memset(&f.cu_seqlens_k, 0, sizeof f.cu_seqlens_k);
+  EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
+  memset(&f.seqused_k, 0, sizeof f.seqused_k);
+  EXPECT_INVALID(flash_plan_forward(&f, &plan), "seqused_k is not set");
 }
 
 /* Variable-length batches: valid calls plan (or stop at the device query),
@@ -229,13 +279,14 @@ static void test_varlen_arguments(void) {
   f = varlen_args();
   f.lse = view(ADDR(5), FLASH_F32, 3, 1, kHeadsQ, kTotalQ, 0);
   EXPECT_INVALID(flash_attention_forward(&f), "lse");
-  /* Without cu_seqlens_q the other metadata has no meaning. */
+  /* Without cu_seqlens_q, cu_seqlens_k has no meaning; seqused_k is one
+   * length per sequence of any call, [batch]. */
   f = forward_args();
   f.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
   EXPECT_INVALID(flash_attention_forward(&f), "cu_seqlens_k is set but cu_seqlens_q is not");
   f = forward_args();
-  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
-  EXPECT_INVALID(flash_attention_forward(&f), "seqused_k is set but cu_seqlens_q is not");
+  f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_forward(&f), "seqused_k.shape[0] (batch)");
 }
 
 /* A caller compiled against version 2 of the header: its struct ends where
@@ -572,6 +623,8 @@ int main(void) {
   test_version2_structs();
   test_varlen_defaults();
   test_version3_structs();
+  test_version4_structs();
+  test_paged_arguments();
   test_varlen_arguments();
   test_score_modifiers();
   test_valid_calls_plan();

@@ -52,7 +52,7 @@ TEST(Registry, TensorCoreVariantsCoverF16Bf16AndTheirHeadDims) {
     EXPECT_FALSE(v.supports(flash::DType::f32, 128)) << v.name;
     // wmma, a teaching rung, leaves the score modifiers to the rungs after it.
     const unsigned expected = v.name == "wmma" ? flash::kAllFeatures & ~flash::kScoreFeatures
-                                               : flash::kAllFeatures | flash::kFeatureVarlen;
+                                               : flash::kAllFeatures | flash::kFeatureVarlen | flash::kFeaturePaged;
     EXPECT_EQ(v.features, expected) << v.name;
   }
 }
@@ -63,7 +63,9 @@ TEST(Registry, FoundationVariantsCoverEveryDtypeAndHeadDim) {
     for (auto t : {flash::DType::f32, flash::DType::f16, flash::DType::bf16}) {
       EXPECT_TRUE(v.supports(t, 64)) << v.name;
     }
-    EXPECT_EQ(v.features, flash::kAllFeatures | (v.name == "tiled" ? flash::kFeatureVarlen : 0u)) << v.name;
+    EXPECT_EQ(v.features,
+              flash::kAllFeatures | (v.name == "tiled" ? flash::kFeatureVarlen | flash::kFeaturePaged : 0u))
+        << v.name;
   }
   const auto variants = flash::forward_variants();
   EXPECT_TRUE(variants[0].built == false || variants[0].supports(flash::DType::bf16, 48)) << "naive takes any head dim";

@@ -173,16 +173,21 @@ TEST_F(VarlenApiErrors, CuSeqlensQWithoutCuSeqlensK) {
   expect_error("cu_seqlens_k");
 }
 
-// cu_seqlens_k and seqused_k belong to a variable-length call: with a dense
-// one (rank-4 views, no cu_seqlens_q) they are errors, not ignored.
+// cu_seqlens_k belongs to a variable-length call: with a dense one (rank-4
+// views, no cu_seqlens_q) it is an error, not ignored. seqused_k is one
+// length per sequence of any call ([batch], batch = q.shape[0] here;
+// tests/test_paged_api.cpp has the dense cases).
 TEST_F(VarlenApiErrors, KeyMetadataWithoutCuSeqlensQ) {
   make_dense();
   expect_valid([&] { flash::plan_forward(args_); });
   args_.cu_seqlens_k = flash::make_contiguous(buf_.cu_k, DType::i32, {kBatch + 1});
   expect_error("cu_seqlens_k");
   make_dense();
-  args_.seqused_k = flash::make_contiguous(buf_.seqused_k, DType::i32, {kBatch});
+  args_.seqused_k = flash::make_contiguous(buf_.seqused_k, DType::i32, {kBatch});  // q.shape[0] is 1
   expect_error("seqused_k");
+  make_dense();
+  args_.seqused_k = flash::make_contiguous(buf_.seqused_k, DType::i32, {1});
+  expect_valid([&] { flash::plan_forward(args_); });
 }
 
 TEST_F(VarlenApiErrors, MetadataDtypeMustBeInt32) {

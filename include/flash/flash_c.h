@@ -41,8 +41,9 @@ extern "C" {
 
 /* Bumped whenever a struct or a function of this header changes. Version 3
  * added the score modifiers (softcap, alibi_slopes, sinks; dsinks); version
- * 4 the forward's variable-length batches (cu_seqlens_q, ...). */
-#define FLASH_C_ABI_VERSION 4
+ * 4 the forward's variable-length batches (cu_seqlens_q, ...); version 5 the
+ * forward's paged KV cache (page_table) and seqused_k with any forward call. */
+#define FLASH_C_ABI_VERSION 5
 
 /* The largest rank of a view (the C++ API's TensorView::kMaxRank). */
 #define FLASH_C_MAX_RANK 4
@@ -92,8 +93,9 @@ typedef struct flash_tensor {
  * struct_size versions the structs: fields are only ever appended, so each
  * version's struct is a prefix of the next. A call's struct_size must be
  * this header's sizeof or the size of an earlier version: version 2 ends
- * where softcap begins, offsetof(..., softcap), and the forward's version 3
- * where cu_seqlens_q begins (a caller compiled against that header; the
+ * where softcap begins, offsetof(..., softcap), the forward's version 3
+ * where cu_seqlens_q begins and its version 4 where page_table begins (a
+ * caller compiled against that header; the
  * fields added since are then off, as their init sets them); any other size
  * is rejected (a header newer than the library, or a struct not
  * initialised). */
@@ -127,12 +129,19 @@ typedef struct flash_forward_args {
    * is checked on the device before anything is written, as decode's. */
   flash_tensor cu_seqlens_q; /* optional: i32 [batch + 1] device offsets of each sequence's queries, from 0, non-decreasing */
   flash_tensor cu_seqlens_k; /* with cu_seqlens_q: i32 [batch + 1], the keys' offsets */
-  flash_tensor seqused_k;    /* optional, with cu_seqlens_q: i32 [batch], keys used of each sequence (its first ones) */
-  flash_tensor status;       /* optional output, with cu_seqlens_q: i32 [4] (flash_describe_decode_status) */
+  flash_tensor seqused_k;    /* optional: i32 [batch], keys used of each sequence (its first ones); any call (version 4: with cu_seqlens_q) */
+  flash_tensor status;       /* optional output, with device metadata: i32 [4], {code, array or sequence, index, value} */
   int32_t max_seqlen_q;      /* with cu_seqlens_q: 0 to total_q, at least every sequence's query count */
   int32_t max_seqlen_k;      /* with cu_seqlens_q: 0 to total_k, at least every sequence's key count */
   int32_t sync_check;        /* 1 (the init's default): wait for the device-side metadata check and report it */
   int32_t reserved4;         /* 0 */
+  /* Version 5: a paged KV cache (flash::ForwardArgs::page_table; FA4's
+   * page_table): k and v are then pages [num_pages, page_size, heads_kv,
+   * head_dim], page_size a power of two from 16; each sequence's keys are
+   * seqused_k[b] (required with cu_seqlens_q, which then takes no
+   * cu_seqlens_k), else the whole table's. Checked on the device with the
+   * rest of the metadata. */
+  flash_tensor page_table;   /* optional: i32 [batch, max_pages] device page indices */
 } flash_forward_args;
 
 /* flash::BackwardArgs. */
@@ -227,7 +236,8 @@ FLASH_C_API size_t flash_describe_decode_status(const int32_t status[4], char* b
 
 /* Zero every field, set struct_size, and the C++ API's defaults (no window;
  * softcap 0 and the optional tensors absent: no score modifier; the
- * forward's cu_seqlens_q absent: a padded batch, with sync_check 1). */
+ * forward's cu_seqlens_q and page_table absent: a padded batch, with
+ * sync_check 1). */
 static inline void flash_forward_args_init(flash_forward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;

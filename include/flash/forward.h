@@ -102,18 +102,56 @@ struct ForwardArgs {
   // cu_seqlens_q[b + 1] - 1 and its keys rows cu_seqlens_k[b] ..
   // cu_seqlens_k[b + 1] - 1 (the first seqused_k[b] of them when given).
   // int32 [batch + 1] on the device, starting at 0, non-decreasing, the last
-  // at most total_q (total_k); seqused_k int32 [batch], each within its
-  // sequence. The mask (causal bottom-right, window) and ALiBi's distance
-  // apply per sequence. lse is packed fp32 [heads_q, total_q]. max_seqlen_q
-  // and max_seqlen_k bound the lengths (the grid is sized by them; a longer
-  // sequence is reported as bad metadata). The metadata is checked on the
-  // device before anything is written, as DecodeArgs' is (sync_check,
-  // status: see flash/decode.h); with bad metadata nothing is written.
+  // at most total_q (total_k). The mask (causal bottom-right, window) and
+  // ALiBi's distance apply per sequence. lse is packed fp32 [heads_q,
+  // total_q]. max_seqlen_q and max_seqlen_k bound the lengths (the grid is
+  // sized by them; a longer sequence, or seqused_k entry, is reported as bad
+  // metadata); a dense call does not read them.
   std::optional<TensorView> cu_seqlens_q;
   std::optional<TensorView> cu_seqlens_k;
+  // Optional int32 [batch] on the device: the keys of each sequence, with any
+  // call (FlashAttention's seqused_k, flash_attn_with_kvcache's cache_seqlens):
+  // sequence b attends its first seqused_k[b] keys, which must lie in
+  // [0, the keys it has]: its cu_seqlens_k length, k.shape[1] for a dense
+  // call, max_pages * page_size with a page table. The mask and ALiBi's
+  // distance take that length as the sequence's seqlen_k (causal: the last
+  // query row sees the last attended key).
   std::optional<TensorView> seqused_k;
+  // Paged KV cache (prefill of a chunk against a serving engine's cache;
+  // FlashAttention's flash_attn_with_kvcache block_table, FA4's page_table):
+  // int32 [batch, max_pages] on the device (a contiguous last dimension, any
+  // stride between sequences), and k and v are then the cache's pages
+  // [num_pages, page_size, heads_kv, head_dim] (any strides the dense API
+  // accepts, head_dim stride 1), page_size a power of two from 16 to 2^30.
+  // Key j of sequence b lives in page page_table[b][j / page_size], row j %
+  // page_size. The keys of sequence b:
+  //   dense q (rank 4, batch = q.shape[0]): seqused_k[b] when given, else
+  //     every key the table holds, max_pages * page_size (as
+  //     flash_attn_with_kvcache with cache_seqlens None);
+  //   packed q (cu_seqlens_q): seqused_k[b], which is then required, and
+  //     cu_seqlens_k must be unset (FA4's rule); max_seqlen_k bounds them.
+  // Causal is bottom-right per sequence, so a chunk of seqlen_q queries at
+  // the end of its sequence attends its cached prefix plus itself. Only the
+  // entries that a sequence's keys reach are read (the rest may be anything,
+  // e.g. -1); those must be pages of k, in [0, num_pages). Every mask and
+  // score modifier, GQA/MQA and the LSE work as in a dense call. The
+  // variants with kFeaturePaged take it (tiled and the mma rungs: auto picks
+  // mma_pipeline); the others refuse the call.
+  std::optional<TensorView> page_table;
   int max_seqlen_q = 0;
   int max_seqlen_k = 0;
+  // The metadata above (cu_seqlens_q, cu_seqlens_k, seqused_k, page_table)
+  // lives on the device, so a small kernel checks it first, before anything
+  // is written (cu_seqlens from 0 and non-decreasing, the last within the
+  // packed rows; each length within its bound; each page index reached in
+  // range), and when it is bad no kernel writes anything. As DecodeArgs'
+  // (see flash/decode.h): with sync_check (the default) the call then waits
+  // for the stream and throws flash::Error naming the entry, e.g.
+  // "page_table[1][0] = 1000 is not a page of k (k has 19 pages); nothing
+  // was written"; without it the call is asynchronous and an int32 status[4]
+  // on the device, when given, receives {code, array or sequence, index,
+  // value}, code 0 when the metadata was valid. A call without such
+  // metadata ignores both.
   bool sync_check = true;
   std::optional<TensorView> status;
   Stream stream = nullptr;

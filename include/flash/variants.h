@@ -18,7 +18,8 @@ enum Feature : unsigned {
   kFeatureSoftcap = 1u << 5,       // softcap > 0
   kFeatureAlibi = 1u << 6,         // alibi_slopes
   kFeatureSinks = 1u << 7,         // sinks (and, for the backward, dsinks)
-  kFeatureVarlen = 1u << 8,        // variable-length batches (cu_seqlens_q / cu_seqlens_k); not in kAllFeatures
+  kFeatureVarlen = 1u << 8,        // variable-length batches (cu_seqlens_q / cu_seqlens_k) and seqused_k; not in kAllFeatures
+  kFeaturePaged = 1u << 9,         // a paged KV cache (ForwardArgs::page_table); not in kAllFeatures
 };
 // The score modifiers (ForwardArgs::softcap, alibi_slopes, sinks).
 inline constexpr unsigned kScoreFeatures = kFeatureSoftcap | kFeatureAlibi | kFeatureSinks;

@@ -24,27 +24,20 @@ enum DecodeStatus : int {
 };
 
 // AttnParams' k and v are the cache (k_batch_stride steps over its first
-// dimension: the sequence, or the page of a paged cache); seqlen_k is the
-// capacity of one sequence, each sequence's own length is cache_seqlens[b]
-// (+ seqlen_new).
+// dimension: the sequence, or the page of a paged cache, whose table is
+// AttnParams' page fields); seqlen_k is the capacity of one sequence, each
+// sequence's own length is cache_seqlens[b] (+ seqlen_new).
 struct DecodeParams : AttnParams {
   const void* k_new = nullptr;  // null: no append
   const void* v_new = nullptr;
-  const int* page_table = nullptr;  // null: contiguous cache
   const int* cache_seqlens = nullptr;
   // AttnParams::status: 4 ints, written by the metadata check (0 first).
 
   std::int64_t kn_batch_stride = 0, kn_row_stride = 0, kn_head_stride = 0;
   std::int64_t vn_batch_stride = 0, vn_row_stride = 0, vn_head_stride = 0;
-  std::int64_t page_table_stride = 0;  // between sequences
   std::int64_t seqlens_stride = 1;
 
   int seqlen_new = 0;
-  int page_size = 0;   // 0: contiguous
-  int page_shift = 0;  // log2(page_size)
-  int num_pages = 0;
-  int max_pages = 0;   // page-table entries per sequence
-
   // Chain the kernels with programmatic dependent launch (sm_90 and up).
   bool pdl = false;
 

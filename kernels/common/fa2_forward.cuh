@@ -16,6 +16,9 @@
 //                    V fragments by ldmatrix.trans
 // then O / row_sum and LSE are written, the sink folded in (add_sink: one
 // expf and log1pf per row; the sinks cost 0.3-1.3% on the Hopper rungs).
+// Sequences (kSeq): a dense batch, per-sequence rows and lengths from the
+// device metadata (variable-length batches, seqused_k), or a paged KV cache
+// whose K/V tile rows are read through the page table (paged prefill).
 //
 // Config (a struct with these members, see the rung files):
 //   kHeadDim, kBlockM, kBlockN, kWarps, kMTiles   tile shape (kBlockM = kWarps * 16 * kMTiles)
@@ -43,6 +46,7 @@
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/paged_kv.cuh"
 #include "common/params.h"
 #include "common/scores.h"
 #include "common/variant.h"
@@ -56,10 +60,13 @@ template <class Cfg> struct Fa2Smem {
   static constexpr std::size_t kBytes = (kQElems + 2 * Cfg::kStages * kKVElems) * 2;
 };
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen: a
-// variable-length batch (cu_seqlens_q): each sequence's rows, lengths and
-// mask from seq_span(b); as a template flag so that dense calls keep their code.
-template <class T, class Cfg, bool kMods, bool kVarlen> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kSeq
+// (p.seq_layout()): dense, or per-sequence metadata (a variable-length batch,
+// seqused_k): each sequence's rows, lengths and mask from seq_span(b); or
+// paged: the same with the K/V tile rows read through the page table
+// (PagedTileRows, its lookups a tile ahead). Template flags, so that dense
+// calls keep their code.
+template <class T, class Cfg, bool kMods, SeqLayout kSeq> __device__ __forceinline__ void fa2_forward(const FwdParams& p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kMTiles = Cfg::kMTiles, kThreads = Cfg::kWarps * 32, kStages = Cfg::kStages;
   constexpr int kNTilesS = kBlockN / 8;    // 8-key n-tiles of S
@@ -70,6 +77,7 @@ template <class T, class Cfg, bool kMods, bool kVarlen> __device__ __forceinline
   using Smem = Fa2Smem<Cfg>;
   static_assert(kBlockM == Cfg::kWarps * 16 * kMTiles, "each warp owns 16 * kMTiles rows");
   static_assert(kNTilesS % 2 == 0 && kNTilesO % 2 == 0, "ldmatrix.x4 loads n-tiles in pairs");
+  constexpr bool kPerSequence = kSeq != SeqLayout::dense, kPaged = kSeq == SeqLayout::paged;
 
   extern __shared__ uint4 smem_u4[];  // uint4: 16-byte aligned for ldmatrix and cp.async
   T* sQ = reinterpret_cast<T*>(smem_u4);
@@ -87,15 +95,15 @@ template <class T, class Cfg, bool kMods, bool kVarlen> __device__ __forceinline
   int seqlen_q = p.seqlen_q, seqlen_k = p.seqlen_k, lse_row0 = 0;
   std::int64_t q_off = b * p.q_batch_stride, k_off = b * p.k_batch_stride, v_off = b * p.v_batch_stride,
                o_off = b * p.o_batch_stride;
-  if constexpr (kVarlen) {
+  if constexpr (kPerSequence) {
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
     const auto seq = p.seq_span(b);
     seqlen_q = seq.seqlen_q, seqlen_k = seq.seqlen_k, lse_row0 = seq.lse_row0;
     q_off = seq.q, k_off = seq.k, v_off = seq.v, o_off = seq.o;
     if (m0 >= seqlen_q) return;
   }
-  const Mask seq_mask = kVarlen ? p.mask_for(seqlen_q, seqlen_k) : Mask();
-  const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+  const Mask seq_mask = kPerSequence ? p.mask_for(seqlen_q, seqlen_k) : Mask();
+  const Mask& mask = kPerSequence ? seq_mask : p.mask_for();
 
   const T* gQ = static_cast<const T*>(p.q) + q_off + h * p.q_head_stride + m0 * p.q_row_stride;
   // The key tiles this block sees (Mask): tiles outside are never loaded.
@@ -111,17 +119,33 @@ template <class T, class Cfg, bool kMods, bool kVarlen> __device__ __forceinline
   keys.all_begin -= key0, keys.all_end -= key0;
   const int keys_left = seqlen_k - key0;  // keys from gK on
 
-  const T* gK = static_cast<const T*>(p.k) + k_off + h_kv * p.k_head_stride + key0 * p.k_row_stride;
-  const T* gV = static_cast<const T*>(p.v) + v_off + h_kv * p.v_head_stride + key0 * p.v_row_stride;
+  // Paged: gK and gV are head h_kv of page 0; every row goes through the page table.
+  const T* gK = static_cast<const T*>(p.k) + k_off + h_kv * p.k_head_stride + (kPaged ? 0 : key0 * p.k_row_stride);
+  const T* gV = static_cast<const T*>(p.v) + v_off + h_kv * p.v_head_stride + (kPaged ? 0 : key0 * p.v_row_stride);
+  [[maybe_unused]] PagedTileRows<kBlockN, kHeadDim, kThreads> pages;  // kPaged: the pages of the next tile to load
+  if constexpr (kPaged) {
+    if (n_blocks > 0) pages.fetch(p, b, key0, keys_left);
+  }
 
   auto load_kv = [&](int j) {
     const int stage = j % kStages, n0 = j * kBlockN;  // relative to key0
-    copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sK + stage * Smem::kKVElems,
-                                                                         gK + n0 * p.k_row_stride, p.k_row_stride,
-                                                                         keys_left - n0);
-    copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sV + stage * Smem::kKVElems,
-                                                                         gV + n0 * p.v_row_stride, p.v_row_stride,
-                                                                         keys_left - n0);
+    if constexpr (kPaged) {
+      const int row_mask = p.page_size - 1;
+      pages.template copy<Layout, Cfg::kAsyncCopy>(sK + stage * Smem::kKVElems, gK, p.k_batch_stride, p.k_row_stride,
+                                                   row_mask, key0 + n0, keys_left - n0);
+      pages.template copy<Layout, Cfg::kAsyncCopy>(sV + stage * Smem::kKVElems, gV, p.v_batch_stride, p.v_row_stride,
+                                                   row_mask, key0 + n0, keys_left - n0);
+      // Tiles load in order: look up the next one's pages now, while this
+      // tile and the one before it are in flight.
+      if (j + 1 < n_blocks) pages.fetch(p, b, key0 + n0 + kBlockN, keys_left - n0 - kBlockN);
+    } else {
+      copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sK + stage * Smem::kKVElems,
+                                                                           gK + n0 * p.k_row_stride, p.k_row_stride,
+                                                                           keys_left - n0);
+      copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, Cfg::kAsyncCopy>(sV + stage * Smem::kKVElems,
+                                                                           gV + n0 * p.v_row_stride, p.v_row_stride,
+                                                                           keys_left - n0);
+    }
     if constexpr (Cfg::kAsyncCopy) cp_async_commit();
   };
 
@@ -353,13 +377,13 @@ template <class T, class Cfg, bool kMods, bool kVarlen> __device__ __forceinline
 // A rung's kernel, named after the rung, and `name##_rung`, which hands it
 // to the launcher: Rung::kernel<T, Cfg>() is the __global__ of that T and Config.
 #define FLASH_FA2_RUNG_KERNEL(name)                                                                      \
-  template <class T, class Cfg, bool kMods, bool kVarlen>                                                \
+  template <class T, class Cfg, bool kMods, SeqLayout kSeq>                                              \
   __global__ void __launch_bounds__(Cfg::kWarps * 32) name##_kernel(const __grid_constant__ FwdParams p) { \
-    fa2_forward<T, Cfg, kMods, kVarlen>(p);                                                              \
+    fa2_forward<T, Cfg, kMods, kSeq>(p);                                                                 \
   }                                                                                                      \
   struct name##_rung {                                                                                   \
-    template <class T, class Cfg, bool kMods, bool kVarlen> static auto kernel() {                       \
-      return name##_kernel<T, Cfg, kMods, kVarlen>;                                                      \
+    template <class T, class Cfg, bool kMods, SeqLayout kSeq> static auto kernel() {                     \
+      return name##_kernel<T, Cfg, kMods, kSeq>;                                                         \
     }                                                                                                    \
   }
 
@@ -380,8 +404,12 @@ template <template <int> class ConfigFor, class Rung> struct Fa2Launcher {
       using T = typename decltype(tag)::type;
       using Cfg = ConfigFor<decltype(hd)::value>;
       auto kernel = dispatch_score_mods(p, [&](auto mods) {
-        return p.cu_seqlens_q != nullptr ? Rung::template kernel<T, Cfg, decltype(mods)::value, true>()
-                                         : Rung::template kernel<T, Cfg, decltype(mods)::value, false>();
+        constexpr bool kMods = decltype(mods)::value;
+        switch (p.seq_layout()) {
+          case SeqLayout::paged: return Rung::template kernel<T, Cfg, kMods, SeqLayout::paged>();
+          case SeqLayout::per_sequence: return Rung::template kernel<T, Cfg, kMods, SeqLayout::per_sequence>();
+          default: return Rung::template kernel<T, Cfg, kMods, SeqLayout::dense>();
+        }
       });
       constexpr std::size_t smem = Fa2Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -416,7 +444,7 @@ inline FwdVariant tensor_core_variant(std::string (*check)(const FwdParams&, con
 template <template <int> class ConfigFor, class Rung> const FwdVariant* fa2_variant() {
   static const FwdVariant v = [] {
     FwdVariant r = tensor_core_variant(Fa2Launcher<ConfigFor, Rung>::check, Fa2Launcher<ConfigFor, Rung>::run);
-    r.features |= kFeatureVarlen;
+    r.features |= kFeatureVarlen | kFeaturePaged;
     return r;
   }();
   return &v;

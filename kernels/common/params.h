@@ -62,6 +62,13 @@ struct AttnProblem {
   FLASH_HOST_DEVICE bool has_score_mods() const { return scores.softcap > 0.0f || scores.alibi != nullptr; }
 };
 
+// How the forward's kernels find each sequence's rows and lengths (a
+// template flag of the kernels that take per-sequence metadata, so that
+// dense calls keep their code): dense, the call's lengths at the batch
+// strides; per_sequence, seq_span(b) (cu_seqlens_q / cu_seqlens_k /
+// seqused_k); paged, seq_span(b) with K/V rows through the page table.
+enum class SeqLayout : int { dense, per_sequence, paged };
+
 // The attention tensors. Strides in elements; the head_dim stride is 1.
 struct AttnParams : AttnProblem {
   const void* q = nullptr;
@@ -80,30 +87,65 @@ struct AttnParams : AttnProblem {
   int compute_capability = 0;  // major * 10 + minor
   int sm_count = 0;
 
-  // Variable-length batches (ForwardArgs::cu_seqlens_q): the packed rows of
-  // each sequence; null for dense calls. seqlen_q and seqlen_k are then the
-  // bounds max_seqlen_q / max_seqlen_k (the grid), each sequence has its own.
+  // Per-sequence metadata of the forward, on the device (null when not
+  // given). Variable-length batches (ForwardArgs::cu_seqlens_q): the packed
+  // rows of each sequence; seqlen_q and seqlen_k are then the bounds
+  // max_seqlen_q / max_seqlen_k (the grid), each sequence has its own.
+  // seqused_k: the keys of each sequence (any forward call).
   const int* cu_seqlens_q = nullptr;
   const int* cu_seqlens_k = nullptr;
   const int* seqused_k = nullptr;
-  int* status = nullptr;  // the device metadata check's 4 words (varlen calls)
+  int* status = nullptr;  // the device metadata check's 4 words (calls with metadata; decode's own check)
   int total_q = 0, total_k = 0;  // rows of the packed tensors (varlen calls; the Hopper rungs' tensor maps)
 
+  // A paged KV cache (ForwardArgs::page_table, DecodeArgs::page_table): k
+  // and v are pages [num_pages, page_size, heads_kv, head_dim], the batch
+  // strides step over pages, and key j of sequence b lives in page
+  // page_table[b * page_table_stride + (j >> page_shift)], row j &
+  // (page_size - 1). Null: contiguous K/V. seqlen_k is then the table's
+  // capacity, max_pages * page_size (a variable-length forward: max_seqlen_k).
+  const int* page_table = nullptr;
+  std::int64_t page_table_stride = 0;  // between sequences
+  int page_size = 0;   // a power of two; 0: not paged
+  int page_shift = 0;  // log2(page_size)
+  int num_pages = 0;
+  int max_pages = 0;   // page-table entries per sequence
+
+  // Page-table entries that keys [0, keys) reach.
+  FLASH_HOST_DEVICE int pages_for(int keys) const {
+    return static_cast<int>((static_cast<std::int64_t>(keys) + page_size - 1) >> page_shift);
+  }
+  // How the forward's kernels find each sequence (template flag SeqLayout).
+  FLASH_HOST_DEVICE SeqLayout seq_layout() const {
+    if (page_table != nullptr) return SeqLayout::paged;
+    return cu_seqlens_q != nullptr || seqused_k != nullptr ? SeqLayout::per_sequence : SeqLayout::dense;
+  }
+
   // Where sequence b lives: element offsets of its row 0 in q, k, v and o,
-  // the LSE row of its row 0, and its lengths. Dense: b times the batch
-  // strides and the call's lengths; variable-length: packed rows
-  // cu_seqlens[b] on.
+  // the LSE row of its row 0, and its lengths. Queries: b times the batch
+  // strides (dense) or packed rows cu_seqlens_q[b] on. Keys: the same with
+  // cu_seqlens_k, or offset 0 when paged (each row through the page table);
+  // seqused_k[b] keys when given, else the packed sequence's or the call's
+  // seqlen_k (paged: the table's capacity).
   struct SeqSpan {
     std::int64_t q, k, v, o;
     int lse_row0;
     int seqlen_q, seqlen_k;
   };
   FLASH_HOST_DEVICE SeqSpan seq_span(int b) const {
-    if (cu_seqlens_q == nullptr)
-      return {b * q_batch_stride, b * k_batch_stride, b * v_batch_stride, b * o_batch_stride, 0, seqlen_q, seqlen_k};
-    const int q0 = cu_seqlens_q[b], k0 = cu_seqlens_k[b];
-    const int sk = seqused_k != nullptr ? seqused_k[b] : cu_seqlens_k[b + 1] - k0;
-    return {q0 * q_row_stride, k0 * k_row_stride, k0 * v_row_stride, q0 * o_row_stride, q0, cu_seqlens_q[b + 1] - q0, sk};
+    SeqSpan s{b * q_batch_stride, b * k_batch_stride, b * v_batch_stride, b * o_batch_stride, 0, seqlen_q, seqlen_k};
+    if (cu_seqlens_q != nullptr) {
+      const int q0 = cu_seqlens_q[b];
+      s.q = q0 * q_row_stride, s.o = q0 * o_row_stride, s.lse_row0 = q0, s.seqlen_q = cu_seqlens_q[b + 1] - q0;
+    }
+    if (page_table != nullptr) {
+      s.k = s.v = 0;
+    } else if (cu_seqlens_k != nullptr) {
+      const int k0 = cu_seqlens_k[b];
+      s.k = k0 * k_row_stride, s.v = k0 * v_row_stride, s.seqlen_k = cu_seqlens_k[b + 1] - k0;
+    }
+    if (seqused_k != nullptr) s.seqlen_k = seqused_k[b];
+    return s;
   }
 
   // The element offset of row `row` of head h of sequence b in the LSE.

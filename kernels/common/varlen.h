@@ -1,7 +1,8 @@
-// The device-side check of a variable-length batch's metadata
-// (ForwardArgs::cu_seqlens_q): the lengths live on the device, so they are
-// checked there, before any kernel that reads them; kernels skip all work
-// when p.status[0] != 0, so bad metadata writes nothing.
+// The device-side check of a forward call's per-sequence metadata
+// (ForwardArgs::cu_seqlens_q, cu_seqlens_k, seqused_k, page_table): it lives
+// on the device, so it is checked there, before any kernel that reads it;
+// kernels skip all work when p.status[0] != 0, so bad metadata writes
+// nothing.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -12,25 +13,32 @@
 
 namespace flash::detail {
 
-// Codes of the check (status[0]); status[1] names the array (0
+// Codes of the check (status[0]). status[1] names the array (0
 // cu_seqlens_q, 1 cu_seqlens_k, 2 seqused_k), status[2] the index, status[3]
-// the value found there.
+// the value found there; for kVarlenPageOutOfRange status[1] is the
+// sequence and status[2] the entry of its row of page_table.
 enum VarlenStatus : int {
   kVarlenOk = 0,
   kVarlenNotFromZero = 1,   // cu_seqlens[0] != 0
   kVarlenDecreasing = 2,    // cu_seqlens[b + 1] < cu_seqlens[b]
   kVarlenPastTotal = 3,     // cu_seqlens[batch] > total rows of the packed tensor
   kVarlenPastMax = 4,       // a sequence longer than max_seqlen_q / max_seqlen_k
-  kVarlenBadSeqused = 5,    // seqused_k[b] outside [0, the sequence's keys]
+  kVarlenBadSeqused = 5,    // seqused_k[b] outside [0, the keys sequence b has]
+  kVarlenPageOutOfRange = 6,  // page_table[b][i] outside [0, num_pages), for an entry seqused_k[b] reaches
 };
 
-// Zeroes p.status and checks cu_seqlens_q, cu_seqlens_k and seqused_k
-// against total_q / total_k rows and the bounds p.seqlen_q / p.seqlen_k
-// (max_seqlen_q / max_seqlen_k). One CTA.
+// Zeroes p.status and checks what the call has of cu_seqlens_q,
+// cu_seqlens_k (against total_q / total_k rows and the bounds p.seqlen_q /
+// p.seqlen_k, which are max_seqlen_q / max_seqlen_k), seqused_k (each
+// within its sequence's keys: its cu_seqlens_k length, k.shape[1] for a
+// dense call, the page table's capacity when paged; and within max_seqlen_k
+// for a variable-length call) and the page table (every entry that a
+// sequence's keys reach is a page of k). One CTA, or several after a
+// memset of the status words when the page table is large.
 cudaError_t check_varlen_metadata(const AttnParams& p, int total_q, int total_k, cudaStream_t stream);
 
-// "cu_seqlens_k[3] = 70 is less than cu_seqlens_k[2] = 80"-style text for
-// the four status words.
-std::string describe_varlen_status(const int (&s)[4]);
+// "cu_seqlens_k[3] = 70 is less than the entry before it"-style text for
+// the four status words of call p.
+std::string describe_varlen_status(const int (&s)[4], const AttnParams& p);
 
 }  // namespace flash::detail

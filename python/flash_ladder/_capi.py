@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 # flash_c.h: FLASH_C_ABI_VERSION, FLASH_C_MAX_RANK, FLASH_C_KERNEL_NAME_SIZE.
-ABI_VERSION = 4
+ABI_VERSION = 5
 MAX_RANK = 4
 KERNEL_NAME_SIZE = 64
 
@@ -74,6 +74,10 @@ _VARLEN = [(n, Tensor) for n in ("cu_seqlens_q", "cu_seqlens_k", "seqused_k", "s
 ]
 
 
+# Appended by ABI version 5 to the forward's struct: a paged KV cache.
+_PAGED = [("page_table", Tensor)]
+
+
 class ForwardArgs(ctypes.Structure):
     _fields_ = (
         [("struct_size", ctypes.c_uint64)]
@@ -82,6 +86,7 @@ class ForwardArgs(ctypes.Structure):
         + [("reserved", ctypes.c_int32)]
         + _SCORES
         + _VARLEN
+        + _PAGED
     )
 
 

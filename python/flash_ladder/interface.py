@@ -31,9 +31,10 @@ __all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache
 _DTYPES = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16, torch.int32: _capi.I32}
 # The eleven packed fields of an absent optional flash_tensor (rank 0).
 _ABSENT = (0,) * 11
-# The forward's version-4 fields of a padded batch: no cu_seqlens_q, seqused_k,
-# status; max_seqlen_q, max_seqlen_k 0; sync_check 1 (flash_forward_args_init's).
-_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0)
+# The forward's version-4 and -5 fields of a padded batch: no cu_seqlens_q,
+# seqused_k, status; max_seqlen_q, max_seqlen_k 0; sync_check 1
+# (flash_forward_args_init's); no page_table.
+_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0) + _ABSENT
 # A caller's workspace must be 256-byte aligned (flash/forward.h).
 _WORKSPACE_ALIGNMENT = 256
 
@@ -233,11 +234,14 @@ def _varlen_lse_for(q):
 
 
 def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale,
-                    causal, window_left, window_right, softcap, alibi_slopes, sinks, with_lse, sync_check):
+                    causal, window_left, window_right, softcap, alibi_slopes, sinks, with_lse, sync_check,
+                    page_table=None):
     """(o, lse or None) of a variable-length batch: q, o packed (total_q,
     heads_q, head_dim), k, v (total_k, heads_kv, head_dim), lse (heads_q,
     total_q); the other arguments as _forward's. sync_check: wait for the
-    device-side check of the metadata and raise ValueError naming a bad entry."""
+    device-side check of the metadata and raise ValueError naming a bad entry.
+    page_table: k and v are pages (num_pages, page_size, heads_kv, head_dim),
+    cu_seqlens_k None and seqused_k each sequence's keys."""
     device = q.get_device()
     o = _out_like(q)
     lse = _varlen_lse_for(q) if with_lse and q.dim() == 3 else None
@@ -248,13 +252,15 @@ def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
         *_score_fields(softcap, alibi_slopes, sinks),
-        *_fields(cu_seqlens_q, "cu_seqlens_q"), *_fields(cu_seqlens_k, "cu_seqlens_k"),
+        *_fields(cu_seqlens_q, "cu_seqlens_q"), *_optional(cu_seqlens_k, "cu_seqlens_k"),
         *_optional(seqused_k, "seqused_k"), *_ABSENT, int(max_seqlen_q), int(max_seqlen_k), 1 if sync_check else 0, 0,
+        *_optional(page_table, "page_table"),
     )  # fmt: skip
-    if not _all_on(device, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks):
+    if not _all_on(device, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks, page_table):
         _wrong_device(entry, address, "flash_attn_varlen_func",
                       {"q": q, "k": k, "v": v, "cu_seqlens_q": cu_seqlens_q, "cu_seqlens_k": cu_seqlens_k,
-                       "seqused_k": seqused_k, "alibi_slopes": alibi_slopes, "learnable_sink": sinks})
+                       "seqused_k": seqused_k, "alibi_slopes": alibi_slopes, "learnable_sink": sinks,
+                       "page_table": page_table})
     if sync_check and _capturing():
         raise ValueError("flash_attn_varlen_func: sync_check=True waits for the stream, which a CUDA graph "
                          "capture forbids; capture with sync_check=False")
@@ -423,18 +429,19 @@ if _HAS_CUSTOM_OP:
     # that require grad before it gets here).
     @torch.library.custom_op("flash_ladder::fwd_varlen", mutates_args=())
     def _fwd_varlen_op(
-        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor, cu_seqlens_k: torch.Tensor,
-        seqused_k: Optional[torch.Tensor], max_seqlen_q: int, max_seqlen_k: int, softmax_scale: Optional[float],
-        causal: bool, window_left: int, window_right: int, softcap: float, alibi_slopes: Optional[torch.Tensor],
-        sinks: Optional[torch.Tensor], sync_check: bool,
+        q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
+        cu_seqlens_k: Optional[torch.Tensor], seqused_k: Optional[torch.Tensor], max_seqlen_q: int,
+        max_seqlen_k: int, softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int,
+        softcap: float, alibi_slopes: Optional[torch.Tensor], sinks: Optional[torch.Tensor], sync_check: bool,
+        page_table: Optional[torch.Tensor],
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         return _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
                                softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, True,
-                               sync_check)
+                               sync_check, page_table)
 
     @_fwd_varlen_op.register_fake
     def _fwd_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale,
-                         causal, window_left, window_right, softcap, alibi_slopes, sinks, sync_check):
+                         causal, window_left, window_right, softcap, alibi_slopes, sinks, sync_check, page_table):
         return _out_like(q), _varlen_lse_for(q)
 
     @torch.library.custom_op("flash_ladder::fwd_kvcache", mutates_args=("k_cache", "v_cache"))
@@ -540,7 +547,7 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=None,
                            causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None, learnable_sink=None,
-                           return_lse=False, seqused_k=None, sync_check=False):
+                           return_lse=False, seqused_k=None, sync_check=False, page_table=None):
     """Exact attention over a batch of sequences of different lengths packed
     without padding, FlashAttention's flash_attn_varlen_func. Forward only.
 
@@ -557,6 +564,16 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     raise ValueError naming a bad entry; by default the call is
     asynchronous (as FlashAttention's) and bad metadata makes it write
     nothing. A bad argument raises ValueError naming it.
+
+    page_table: optional int32 (batch, max_pages) on q's device, a paged KV
+    cache (FlashAttention-4's page_table; prefill of a chunk against the
+    cache): k and v are then its pages (num_pages, page_size, heads_kv,
+    head_dim), page_size a power of two from 16, sequence b's key j lives in
+    page page_table[b, j // page_size], row j % page_size; cu_seqlens_k must
+    be None and seqused_k gives each sequence's keys (required); causal is
+    bottom-right per sequence, so a chunk attends its cached prefix and
+    itself. max_seqlen_k bounds seqused_k; None takes the table's capacity,
+    max_pages * page_size.
 
     Returns out (total_q, heads_q, head_dim), and with return_lse also the
     log-sum-exp (heads_q, total_q), float32 (FlashAttention's packed layout).
@@ -575,14 +592,16 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     if causal:
         right = 0
     softcap, sinks = _softcap(softcap), _sinks(learnable_sink)
+    if max_seqlen_k is None and page_table is not None and page_table.dim() == 2 and k.dim() == 4:
+        max_seqlen_k = page_table.shape[1] * k.shape[1]  # the table's capacity
     if _eager(q, k, v):
         o, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
                                  softmax_scale, causal, left, right, softcap, alibi_slopes, sinks, return_lse,
-                                 sync_check)
+                                 sync_check, page_table)
     else:
         o, lse = _fwd_varlen_op(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, int(max_seqlen_q), int(max_seqlen_k),
                                 softmax_scale, causal, int(left), int(right), softcap, alibi_slopes, sinks,
-                                bool(sync_check))
+                                bool(sync_check), page_table)
     return (o, lse) if return_lse else o
 
 

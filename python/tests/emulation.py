@@ -31,20 +31,28 @@ def forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, 
 
 
 def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
-                   window_left, window_right, softcap, alibi_slopes, sinks, with_lse, sync_check):
+                   window_left, window_right, softcap, alibi_slopes, sinks, with_lse, sync_check, page_table=None):
     """The library's variable-length forward: each packed sequence through
-    the reference on its own (batch 1), its first seqused_k[b] keys."""
+    the reference on its own (batch 1), its first seqused_k[b] keys (with a
+    page table, those keys gathered from the pages)."""
     calls.append(("forward_varlen", causal, window_left, window_right))
     scores.append(("forward_varlen", softcap, alibi_slopes, sinks))
+    paged.append(page_table is not None)
     o, lse = interface._out_like(q), interface._varlen_lse_for(q)
     for b in range(cu_seqlens_q.shape[0] - 1):
         q0, q1 = int(cu_seqlens_q[b]), int(cu_seqlens_q[b + 1])
-        k0, k1 = int(cu_seqlens_k[b]), int(cu_seqlens_k[b + 1])
-        if seqused_k is not None:
-            k1 = k0 + int(seqused_k[b])
-        assert q1 - q0 <= max_seqlen_q and k1 - k0 <= max_seqlen_k
+        if page_table is not None:
+            keys = torch.arange(int(seqused_k[b]))
+            pages, rows = page_table[b, keys // k.shape[1]].long(), keys % k.shape[1]
+            kb, vb = k[pages, rows], v[pages, rows]
+        else:
+            k0, k1 = int(cu_seqlens_k[b]), int(cu_seqlens_k[b + 1])
+            if seqused_k is not None:
+                k1 = k0 + int(seqused_k[b])
+            kb, vb = k[k0:k1], v[k0:k1]
+        assert q1 - q0 <= max_seqlen_q and kb.shape[0] <= max_seqlen_k
         slopes = alibi_slopes[b : b + 1] if alibi_slopes is not None and alibi_slopes.dim() == 2 else alibi_slopes
-        out, row_lse = reference.attention(q[None, q0:q1], k[None, k0:k1], v[None, k0:k1], softmax_scale, causal,
+        out, row_lse = reference.attention(q[None, q0:q1], kb[None], vb[None], softmax_scale, causal,
                                            dtype=torch.float32, window_size=(window_left, window_right),
                                            softcap=softcap, alibi_slopes=slopes, sinks=sinks)
         o[q0:q1] = out[0]
@@ -104,11 +112,14 @@ def decode(q, k_cache, v_cache, k, v, cache_seqlens, page_table, softmax_scale, 
 calls = []
 # (call, softcap, alibi_slopes, sinks) of the same calls: the score modifiers as they arrived.
 scores = []
+# Whether each forward_varlen call since install() came with a page table.
+paged = []
 
 
 def install(monkeypatch):
     calls.clear()
     scores.clear()
+    paged.clear()
     monkeypatch.setattr(interface, "_forward", forward)
     monkeypatch.setattr(interface, "_forward_varlen", forward_varlen)
     monkeypatch.setattr(interface, "_backward", backward)

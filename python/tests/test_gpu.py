@@ -751,6 +751,38 @@ def test_varlen_window_scores_and_seqused_k():
                  alibi_slopes=slopes, sinks=sinks)
 
 
+def test_varlen_paged_kv_cache():
+    # Prefill chunks against a paged cache (FA4's flash_attn_varlen_func(page_table=...)): each sequence's keys
+    # scattered over shuffled pages of 16 (NaN wherever no sequence reads) give each sequence's reference over
+    # its keys; a table entry that is not a page is reported and nothing is computed.
+    seqlens_q, seqlens_k, page_size, hq, hkv, d = [5, 0, 64, 1], [70, 3, 200, 1], 16, 8, 2, 128
+    q, k, v, cu_q, cu_k = varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, torch.bfloat16, seed=2)
+    pages_of = [(n + page_size - 1) // page_size for n in seqlens_k]
+    num_pages, max_pages = sum(pages_of) + 3, max(pages_of) + 1
+    perm = torch.randperm(num_pages, generator=torch.Generator().manual_seed(3))
+    k_pages = torch.full((num_pages, page_size, hkv, d), float("nan"), device="cuda", dtype=torch.bfloat16)
+    v_pages = k_pages.clone()
+    table = torch.full((len(seqlens_k), max_pages), -1, dtype=torch.int32)
+    used = 0
+    for b, n in enumerate(seqlens_k):
+        table[b, : pages_of[b]] = perm[used : used + pages_of[b]].int()
+        used += pages_of[b]
+        keys = torch.arange(n)
+        pages, rows = table[b, keys // page_size].long().cuda(), (keys % page_size).cuda()
+        k_pages[pages, rows] = k[int(cu_k[b]) : int(cu_k[b + 1])]
+        v_pages[pages, rows] = v[int(cu_k[b]) : int(cu_k[b + 1])]
+    table = table.cuda()
+    seqused_k = torch.tensor(seqlens_k, dtype=torch.int32, device="cuda")
+    out, lse = flash_attn_varlen_func(q, k_pages, v_pages, cu_q, None, max(seqlens_q), None, causal=True,
+                                      return_lse=True, seqused_k=seqused_k, page_table=table, sync_check=True)
+    check_varlen(out, lse, q, k, v, cu_q, cu_k, causal=True)
+    bad = table.clone()
+    bad[2, 1] = num_pages
+    with pytest.raises(ValueError, match=r"page_table\[2\]\[1\]"):
+        flash_attn_varlen_func(q, k_pages, v_pages, cu_q, None, max(seqlens_q), None, causal=True,
+                               seqused_k=seqused_k, page_table=bad, sync_check=True)
+
+
 def test_varlen_bad_metadata_and_grad():
     q, k, v, cu_q, cu_k = varlen_inputs([8, 8], [8, 8], 2, 2, 64, torch.float16)
     bad = torch.tensor([0, 9, 8], dtype=torch.int32, device="cuda")  # decreasing

@@ -24,7 +24,7 @@ def test_library_loads():
 
 @pytest.mark.parametrize(
     "cls, size, version2_size",
-    [(_capi.ForwardArgs, 968, 464), (_capi.BackwardArgs, 1032, 784), (_capi.DecodeArgs, 1040, 872),
+    [(_capi.ForwardArgs, 1048, 464), (_capi.BackwardArgs, 1032, 784), (_capi.DecodeArgs, 1040, 872),
      (_capi.Plan, 80, None)],
 )
 def test_struct_sizes_match_the_header(cls, size, version2_size):
@@ -37,6 +37,7 @@ def test_struct_sizes_match_the_header(cls, size, version2_size):
         assert cls.softcap.offset == version2_size  # version 3 appended the score modifiers
     if cls is _capi.ForwardArgs:
         assert cls.cu_seqlens_q.offset == 632  # version 4 appended the forward's varlen fields
+        assert cls.page_table.offset == 968  # version 5 appended the forward's page table
 
 
 def test_version3_forward_struct_is_read_without_varlen():
@@ -52,6 +53,21 @@ def test_version3_forward_struct_is_read_without_varlen():
         assert e.status == _capi.ERROR_NO_DEVICE, str(e)
     args.struct_size = entry.size
     with pytest.raises(ValueError, match="cu_seqlens_k.dtype = 7 is not a flash_dtype"):
+        entry.plan(ctypes.addressof(args))
+
+
+def test_version4_forward_struct_is_read_without_a_page_table():
+    # A caller of version 4 ends its struct where page_table begins.
+    entry = _capi.library().forward
+    fields = dict(_valid_forward(), page_table={"dtype": 7, "rank": 2})
+    args = _args(entry, fields)
+    args.struct_size = _capi.ForwardArgs.page_table.offset
+    try:
+        entry.plan(ctypes.addressof(args))
+    except _capi.FlashError as e:
+        assert e.status == _capi.ERROR_NO_DEVICE, str(e)
+    args.struct_size = entry.size
+    with pytest.raises(ValueError, match="page_table.dtype = 7 is not a flash_dtype"):
         entry.plan(ctypes.addressof(args))
 
 
@@ -93,7 +109,7 @@ def test_struct_size_is_checked():
     "entry_name, tensor_names",
     [
         ("forward", ["q", "k", "v", "o", "lse", "alibi_slopes", "sinks", "cu_seqlens_q", "cu_seqlens_k", "seqused_k",
-                     "status"]),
+                     "status", "page_table"]),
         ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv", "alibi_slopes", "sinks", "dsinks"]),
         ("decode", ["q", "k_cache", "v_cache", "page_table", "cache_seqlens", "k_new", "v_new", "o", "lse", "status",
                     "alibi_slopes", "sinks"]),

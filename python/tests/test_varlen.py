@@ -115,7 +115,7 @@ def test_custom_op_and_its_fake(emulated):
     assert hasattr(torch.ops.flash_ladder, "fwd_varlen")
     q, k, v, cu_q, cu_k, max_q, max_k = packed()
     out, lse = torch.ops.flash_ladder.fwd_varlen(q, k, v, cu_q, cu_k, None, max_q, max_k, None, True, -1, 0, 0.0,
-                                                 None, None, False)
+                                                 None, None, False, None)
     ref, ref_lse = per_sequence(q, k, v, cu_q, cu_k, causal=True)
     torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(lse, ref_lse, atol=1e-5, rtol=1e-5)
@@ -123,6 +123,45 @@ def test_custom_op_and_its_fake(emulated):
         fq, fk, fv, fcq, fck = (mode.from_tensor(t) for t in (q, k, v, cu_q, cu_k))
         out, lse = flash_attn_varlen_func(fq, fk, fv, fcq, fck, max_q, max_k, return_lse=True)
         assert out.shape == q.shape and lse.shape == (HQ, q.shape[0])
+
+
+def paged_cache(seqlens_k=SEQLENS_K, page_size=16, hkv=HKV, d=D, dtype=torch.float32, seed=1):
+    """(k_pages, v_pages, page_table, seqused_k, k, v): the keys of packed()'s
+    sequences scattered over shuffled pages (one spare), and the same keys
+    packed contiguously."""
+    g = torch.Generator().manual_seed(seed)
+    pages_of = [(n + page_size - 1) // page_size for n in seqlens_k]
+    num_pages, max_pages = sum(pages_of) + 1, max(pages_of) + 1
+    perm = torch.randperm(num_pages, generator=g)
+    k_pages = torch.full((num_pages, page_size, hkv, d), float("nan"), dtype=dtype)
+    v_pages = k_pages.clone()
+    table = torch.full((len(seqlens_k), max_pages), -1, dtype=torch.int32)
+    k = torch.randn(sum(seqlens_k), hkv, d, generator=g).to(dtype)
+    v = torch.randn(sum(seqlens_k), hkv, d, generator=g).to(dtype)
+    used, k0 = 0, 0
+    for b, n in enumerate(seqlens_k):
+        table[b, : pages_of[b]] = perm[used : used + pages_of[b]].int()
+        used += pages_of[b]
+        for j in range(n):
+            page, row = int(table[b, j // page_size]), j % page_size
+            k_pages[page, row], v_pages[page, row] = k[k0 + j], v[k0 + j]
+        k0 += n
+    return k_pages, v_pages, table, torch.tensor(seqlens_k, dtype=torch.int32), k, v
+
+
+def test_page_table_reaches_the_library(emulated):
+    q, _, _, cu_q, cu_k, max_q, max_k = packed()
+    k_pages, v_pages, table, seqused_k, k, v = paged_cache()
+    out, lse = flash_attn_varlen_func(q, k_pages, v_pages, cu_q, None, max_q, None, causal=True, return_lse=True,
+                                      seqused_k=seqused_k, page_table=table)
+    assert emulation.paged == [True]
+    ref, ref_lse = per_sequence(q, k, v, cu_q, cu_k, causal=True)
+    torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(lse, ref_lse, atol=1e-5, rtol=1e-5)
+    if interface._HAS_CUSTOM_OP:  # the custom op takes the page table too
+        out, _ = torch.ops.flash_ladder.fwd_varlen(q, k_pages, v_pages, cu_q, None, seqused_k, max_q, max_k, None,
+                                                   True, -1, 0, 0.0, None, None, False, table)
+        torch.testing.assert_close(out, ref, atol=1e-5, rtol=1e-5)
 
 
 # ---------------------------------------------------------------- bad arguments
@@ -168,3 +207,30 @@ def test_valid_arguments_reach_the_device_check():
 def test_bad_arguments_name_themselves(changes, message):
     with raises(message):
         call(**changes)
+
+
+def paged_call(**changes):
+    """call() against a paged cache: pages of 16 keys, seqused_k, no cu_seqlens_k."""
+    k_pages, v_pages, table, seqused_k, _, _ = paged_cache(d=64, dtype=torch.bfloat16)
+    args = dict(k=k_pages, v=v_pages, cu_seqlens_k=None, page_table=table, seqused_k=seqused_k,
+                max_seqlen_k=int(seqused_k.max()))
+    args.update(changes)
+    return call(**args)
+
+
+def test_paged_arguments():
+    with raises(NOT_ON_GPU):
+        paged_call()
+    with raises(NOT_ON_GPU):
+        paged_call(max_seqlen_k=None, causal=True, return_lse=True)  # the table's capacity
+    with raises("cu_seqlens_k is set with page_table"):
+        paged_call(cu_seqlens_k=cu(SEQLENS_K))
+    with raises("seqused_k is not set"):
+        paged_call(seqused_k=None)
+    with raises("page_table.dtype is torch.int64"):
+        paged_call(page_table=torch.zeros(4, 3, dtype=torch.int64))
+    with raises("page_table.shape[0] (batch) = 3"):
+        paged_call(page_table=torch.zeros(3, 3, dtype=torch.int32))
+    with raises("page_size) = 8; expected a power of two (16 to 2^30)"):
+        pages_of_8 = torch.zeros(4, 8, HKV, 64, dtype=torch.bfloat16)
+        paged_call(k=pages_of_8, v=pages_of_8)
