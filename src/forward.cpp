@@ -24,21 +24,7 @@ using detail::check_no_self_overlap;
 using detail::check_same_dtype;
 using detail::check_view;
 using detail::fail;
-
-void check_i32(const char* name, const TensorView& t, int rank) {
-  check_view(name, t, rank);
-  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
-}
-
-// A packed [rows, a, b] view as [1, rows, a, b] (batch stride 0), so that
-// the dense checks and kernels' arithmetic serve a variable-length call.
-TensorView with_unit_batch(const TensorView& t) {
-  TensorView v = t;
-  v.rank = t.rank + 1;
-  for (int d = t.rank; d > 0; --d) v.shape[d] = t.shape[d - 1], v.stride[d] = t.stride[d - 1];
-  v.shape[0] = 1, v.stride[0] = 0;
-  return v;
-}
+using detail::with_unit_batch;
 
 // The variable-length arguments (ForwardArgs::cu_seqlens_q): packed rank-3
 // q/k/v/o and a [heads_q, total_q] LSE, checked as one sequence of total
@@ -56,32 +42,9 @@ void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k
   const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
   detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr}, a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
-  check_i32("cu_seqlens_q", *a.cu_seqlens_q, 1);
-  check_i32("cu_seqlens_k", *a.cu_seqlens_k, 1);
-  const std::int64_t batch = a.cu_seqlens_q->shape[0] - 1;
-  if (batch < 0) fail("cu_seqlens_q.shape[0] = 0; expected batch + 1 >= 1 entries");
-  check_dim("cu_seqlens_k", *a.cu_seqlens_k, 0, "batch + 1", batch + 1, "cu_seqlens_q.shape[0]");
-  if (a.seqused_k) {
-    check_i32("seqused_k", *a.seqused_k, 1);
-    check_dim("seqused_k", *a.seqused_k, 0, "batch", batch, "cu_seqlens_q.shape[0] - 1");
-  }
-  if (a.max_seqlen_q < 0 || a.max_seqlen_q > p.seqlen_q)
-    fail("max_seqlen_q = " + std::to_string(a.max_seqlen_q) + "; expected 0 to total_q = " + std::to_string(p.seqlen_q));
-  if (a.max_seqlen_k < 0 || a.max_seqlen_k > p.seqlen_k)
-    fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to total_k = " + std::to_string(p.seqlen_k));
-  if (a.status) {
-    check_i32("status", *a.status, 1);
-    check_dim("status", *a.status, 0, "size", 4, "four status words");
-    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
-  }
-  total_q = p.seqlen_q, total_k = p.seqlen_k;
-  p.batch = static_cast<int>(batch);
-  p.seqlen_q = a.max_seqlen_q;
-  p.seqlen_k = a.max_seqlen_k;
-  p.derive_mask();  // kernels take each sequence's own (mask_for(seqlen_q, seqlen_k))
-  p.cu_seqlens_q = static_cast<const int*>(a.cu_seqlens_q->data);
-  p.cu_seqlens_k = static_cast<const int*>(a.cu_seqlens_k->data);
-  p.seqused_k = a.seqused_k ? static_cast<const int*>(a.seqused_k->data) : nullptr;
+  detail::check_varlen_args({*a.cu_seqlens_q, *a.cu_seqlens_k, detail::view_or_null(a.seqused_k), a.max_seqlen_q,
+                             a.max_seqlen_k, detail::view_or_null(a.status)},
+                            p, total_q, total_k);
 }
 
 // Arguments that do not depend on the variant.
