@@ -44,7 +44,7 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
   v.num_head_dims = HeadDims::size();
   v.alignment = 16;
   // Every backward takes the LSE as input (no kFeatureLse).
-  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures;
+  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures | kFeatureVarlen;
   v.check = check;
   v.workspace_bytes = workspace_bytes;
   v.run = run;
