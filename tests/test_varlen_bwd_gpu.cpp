@@ -60,7 +60,8 @@ enum class Packing {
   separate,     // every tensor contiguous [total, heads, head_dim]; lse contiguous [heads_q, total_q]
   qkv,          // q, k, v parts of one [total, heads_q + 2 heads_kv, head_dim] buffer, and dq, dk, dv of
                 // another (FlashAttention's packed-qkv backward); o and dout rows padded
-  heads_major,  // every tensor in [heads, total, head_dim] memory, the gradients' heads padded; lse heads padded
+  heads_major,  // q, k, v and the gradients in [heads, total, head_dim] memory with padding between heads; o and
+                // dout rows padded; lse heads padded
 };
 
 constexpr const char* packing_name(Packing p) {
@@ -219,7 +220,7 @@ VarlenBwdProblem make_varlen_bwd_problem(const VarlenBwdSpec& s, DType dtype, st
   auto bytes = [](std::int64_t n) { return static_cast<std::size_t>(std::max<std::int64_t>(n, 1)); };
   const bool heads_major = s.packing == Packing::heads_major;
   // A packed [rows, heads, D] view in its own buffer, `tail` elements longer:
-  // contiguous, or heads-major with `head_pad` rows of padding between heads.
+  // contiguous, or heads-major with kRowPad rows of padding between heads.
   auto packed_view = [&](DeviceBuffer& buf, std::int64_t rows, std::int64_t heads, std::int64_t tail) {
     const std::int64_t head_rows = rows + (heads_major ? kRowPad : 0);
     buf = DeviceBuffer(bytes((heads_major ? heads * head_rows * D : rows * heads * D) + tail) * es);
