@@ -21,6 +21,10 @@
 // Measured on the H200 (2026-11-21, bf16, hdim 128, seq 2048, batch 8, 16
 // heads): 8.0 TFLOPS (backward FLOPs = 2.5x the forward's), a quarter of
 // the CUDA-core forward (fwd_02_tiled) and 32x below bwd_02_mma.
+// Variable-length batches (cu_seqlens_q): each CTA takes its sequence's
+// offsets, lengths and mask from seq_span(b) / grad_span(b) (a runtime
+// branch: this is the reference rung) and CTAs past their sequence's keys
+// (dkv) or rows (dq) exit; the grids are sized by max_seqlen_k / max_seqlen_q.
 // Run it: ./runner --bwd --kernel tiled ; ./bench --bwd --kernel tiled --seq 4096 --dhead 128
 #include <cmath>
 #include <string>
@@ -48,12 +52,13 @@ template <int kHeadDim> struct TiledBwd {
   static constexpr std::size_t kSmemBytes = kSmemFloats * sizeof(float);
 };
 
-// Rows [row0, row0 + kBlock) of head h of batch b of a [batch, seqlen,
-// heads, head_dim] tensor into an fp32 tile; rows at or past `rows` are zeros.
+// Rows [row0, row0 + kBlock) of head h of the sequence at element offset
+// `seq` of a [batch or total, seqlen, heads, head_dim] tensor into an fp32
+// tile; rows at or past `rows` are zeros.
 template <class T, int kHeadDim>
-__device__ __forceinline__ void load_tile(const void* x, std::int64_t batch_stride, std::int64_t row_stride,
-                                          std::int64_t head_stride, int b, int h, int row0, int rows, float* tile) {
-  const T* src = static_cast<const T*>(x) + b * batch_stride + h * head_stride + row0 * row_stride;
+__device__ __forceinline__ void load_tile(const void* x, std::int64_t seq, std::int64_t row_stride,
+                                          std::int64_t head_stride, int h, int row0, int rows, float* tile) {
+  const T* src = static_cast<const T*>(x) + seq + h * head_stride + row0 * row_stride;
   copy_g2s_as_float<T, kBlock, kHeadDim, TiledBwd<kHeadDim>::kStride, kThreads>(src, row_stride, rows - row0, tile);
 }
 
@@ -97,21 +102,26 @@ __global__ void __launch_bounds__(kThreads) bwd_01_tiled_dkv_kernel(const __grid
   const int i = threadIdx.x / kBlock, j = threadIdx.x % kBlock;  // S-tile coordinates
   const int key_row = threadIdx.x / kBlock, dim0 = threadIdx.x % kBlock;  // output: key, dims dim0 + kBlock * u
 
-  load_tile<T, kHeadDim>(p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride, b, h_kv, n0, p.seqlen_k, sK);
-  load_tile<T, kHeadDim>(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h_kv, n0, p.seqlen_k, sV);
+  // This sequence (a variable-length batch: its packed rows; seq_span).
+  if (p.status != nullptr && p.status[0] != 0) return;  // bad varlen metadata: nothing is written
+  const auto seq = p.seq_span(b);
+  const auto grad = p.grad_span(b);
+  if (n0 >= seq.seqlen_k && p.cu_seqlens_q != nullptr) return;  // past this sequence's keys (grid: max_seqlen_k)
+  load_tile<T, kHeadDim>(p.k, seq.k, p.k_row_stride, p.k_head_stride, h_kv, n0, seq.seqlen_k, sK);
+  load_tile<T, kHeadDim>(p.v, seq.v, p.v_row_stride, p.v_head_stride, h_kv, n0, seq.seqlen_k, sV);
 
   float acc_dk[Cfg::kDimsPerThread] = {}, acc_dv[Cfg::kDimsPerThread] = {};
   // The query tiles that see some key of this block (common/mask.h).
-  const Mask mask = p.mask_for();
+  const Mask mask = p.mask_for(seq.seqlen_q, seq.seqlen_k);
   const TileRange q_tiles = mask.query_tiles<kBlock>(n0, kBlock);
   for (int h = h_kv * p.group_size; h < (h_kv + 1) * p.group_size; ++h) {
     const ScoreMod scores(p, b, h, mask.diag);
-    const std::int64_t row_base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
+    const std::int64_t row_base = p.ws_row0(b, h, seq.lse_row0);
     for (int m0 = q_tiles.begin * kBlock; m0 < q_tiles.end * kBlock; m0 += kBlock) {
       __syncthreads();  // the previous tile's readers are done
-      load_tile<T, kHeadDim>(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, b, h, m0, p.seqlen_q, sQ);
-      load_tile<T, kHeadDim>(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, b, h, m0, p.seqlen_q, sdO);
-      if (threadIdx.x < kBlock) {  // padded arrays: rows past seqlen_q read P = 0, dpsum = 0
+      load_tile<T, kHeadDim>(p.q, seq.q, p.q_row_stride, p.q_head_stride, h, m0, seq.seqlen_q, sQ);
+      load_tile<T, kHeadDim>(p.dout, grad.dout, p.do_row_stride, p.do_head_stride, h, m0, seq.seqlen_q, sdO);
+      if (threadIdx.x < kBlock) {  // padded arrays: rows past the sequence's seqlen_q read P = 0, dpsum = 0
         sLse[threadIdx.x] = p.lse_log2[row_base + m0 + threadIdx.x];
         sDpsum[threadIdx.x] = p.dpsum[row_base + m0 + threadIdx.x];
       }
@@ -133,9 +143,9 @@ __global__ void __launch_bounds__(kThreads) bwd_01_tiled_dkv_kernel(const __grid
       }
     }
   }
-  if (n0 + key_row >= p.seqlen_k) return;
-  T* dk = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride + (n0 + key_row) * p.dk_row_stride;
-  T* dv = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride + (n0 + key_row) * p.dv_row_stride;
+  if (n0 + key_row >= seq.seqlen_k) return;
+  T* dk = static_cast<T*>(p.dk) + grad.dk + h_kv * p.dk_head_stride + (n0 + key_row) * p.dk_row_stride;
+  T* dv = static_cast<T*>(p.dv) + grad.dv + h_kv * p.dv_head_stride + (n0 + key_row) * p.dv_row_stride;
 #pragma unroll
   for (int u = 0; u < Cfg::kDimsPerThread; ++u) {
     dk[dim0 + kBlock * u] = from_float<T>(acc_dk[u] * p.scale);
@@ -158,20 +168,25 @@ __global__ void __launch_bounds__(kThreads) bwd_01_tiled_dq_kernel(const __grid_
   const int i = threadIdx.x / kBlock, j = threadIdx.x % kBlock;
   const int q_row = threadIdx.x / kBlock, dim0 = threadIdx.x % kBlock;  // output: row, dims dim0 + kBlock * u
 
-  load_tile<T, kHeadDim>(p.q, p.q_batch_stride, p.q_row_stride, p.q_head_stride, b, h, m0, p.seqlen_q, sQ);
-  load_tile<T, kHeadDim>(p.dout, p.do_batch_stride, p.do_row_stride, p.do_head_stride, b, h, m0, p.seqlen_q, sdO);
-  const std::int64_t row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0 + i;
+  // This sequence (a variable-length batch: its packed rows; seq_span).
+  if (p.status != nullptr && p.status[0] != 0) return;  // bad varlen metadata: nothing is written
+  const auto seq = p.seq_span(b);
+  const auto grad = p.grad_span(b);
+  if (m0 >= seq.seqlen_q && p.cu_seqlens_q != nullptr) return;  // past this sequence's rows (grid: max_seqlen_q)
+  load_tile<T, kHeadDim>(p.q, seq.q, p.q_row_stride, p.q_head_stride, h, m0, seq.seqlen_q, sQ);
+  load_tile<T, kHeadDim>(p.dout, grad.dout, p.do_row_stride, p.do_head_stride, h, m0, seq.seqlen_q, sdO);
+  const std::int64_t row = p.ws_row0(b, h, seq.lse_row0) + m0 + i;
   const float lse2 = p.lse_log2[row], dpsum = p.dpsum[row];
 
   float acc_dq[Cfg::kDimsPerThread] = {};
   // The key tiles this block sees (common/mask.h); the rest are never loaded.
-  const Mask mask = p.mask_for();
+  const Mask mask = p.mask_for(seq.seqlen_q, seq.seqlen_k);
   const ScoreMod scores(p, b, h, mask.diag);
   const TileRange tiles = mask.key_tiles<kBlock>(m0, kBlock);
   for (int n0 = tiles.begin * kBlock; n0 < tiles.end * kBlock; n0 += kBlock) {
     __syncthreads();
-    load_tile<T, kHeadDim>(p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride, b, h_kv, n0, p.seqlen_k, sK);
-    load_tile<T, kHeadDim>(p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride, b, h_kv, n0, p.seqlen_k, sV);
+    load_tile<T, kHeadDim>(p.k, seq.k, p.k_row_stride, p.k_head_stride, h_kv, n0, seq.seqlen_k, sK);
+    load_tile<T, kHeadDim>(p.v, seq.v, p.v_row_stride, p.v_head_stride, h_kv, n0, seq.seqlen_k, sV);
     __syncthreads();
     float prob;
     sdS[i * (kBlock + 1) + j] = tile_ds<kHeadDim>(mask, scores, sQ, sdO, sK, sV, lse2, dpsum, i, j, m0 + i, n0 + j, &prob);
@@ -183,8 +198,8 @@ __global__ void __launch_bounds__(kThreads) bwd_01_tiled_dq_kernel(const __grid_
       for (int u = 0; u < Cfg::kDimsPerThread; ++u) acc_dq[u] += ds * sK[c * kStride + dim0 + kBlock * u];
     }
   }
-  if (m0 + q_row >= p.seqlen_q) return;
-  T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + (m0 + q_row) * p.dq_row_stride;
+  if (m0 + q_row >= seq.seqlen_q) return;
+  T* dq = static_cast<T*>(p.dq) + grad.dq + h * p.dq_head_stride + (m0 + q_row) * p.dq_row_stride;
 #pragma unroll
   for (int u = 0; u < Cfg::kDimsPerThread; ++u) dq[dim0 + kBlock * u] = from_float<T>(acc_dq[u] * p.scale);
 }
@@ -207,9 +222,13 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
     using T = typename decltype(tag)::type;
     constexpr int kHeadDim = decltype(hd)::value;
     constexpr std::size_t smem = TiledBwd<kHeadDim>::kSmemBytes;
-    err = bwd_launch(bwd_01_tiled_dkv_kernel<T, kHeadDim>,
-                     dim3((p.seqlen_k + kBlock - 1) / kBlock, p.heads_kv, p.batch), kThreads, smem, p, stream);
-    if (err == cudaSuccess)
+    // A variable-length call's grid is sized by max_seqlen_q / max_seqlen_k,
+    // either of which may be 0 (every sequence empty on that side).
+    err = cudaSuccess;
+    if (p.seqlen_k > 0)
+      err = bwd_launch(bwd_01_tiled_dkv_kernel<T, kHeadDim>,
+                       dim3((p.seqlen_k + kBlock - 1) / kBlock, p.heads_kv, p.batch), kThreads, smem, p, stream);
+    if (err == cudaSuccess && p.seqlen_q > 0)
       err = bwd_launch(bwd_01_tiled_dq_kernel<T, kHeadDim>, dim3((p.seqlen_q + kBlock - 1) / kBlock, p.heads_q, p.batch),
                        kThreads, smem, p, stream);
   };

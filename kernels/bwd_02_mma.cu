@@ -57,10 +57,19 @@
 // constant bank): within 1.4% of e24b379 in the same call at 8k: d128
 // 327.5 -> 326.5 full, 304.2 -> 300.0 causal; d256 270.1 -> 268.6, 268.1 ->
 // 267.4 (a Mask derived in the kernel had cost d256 5%; docs/NOTES.md).
+// Variable-length batches (kVarlen, 2026-11-24): each CTA takes its
+// sequence's offsets, lengths and Mask from seq_span(b) (SeqRows) and exits
+// past its sequence's keys (dkv) or rows (dq); the row arrays and the dQ
+// accumulator hold each sequence's rows from a whole tile on (ws_row0), so
+// the fragment-order blocks, the bulk reductions and the padding rows are
+// those of a dense call, and a per-tile convert kernel stores each
+// sequence's rows. As a template flag: dense calls run the kernels they ran
+// before. Not yet measured on a GPU.
 // Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 #include "common/backward.h"
 #include "common/bwd_params.h"
@@ -185,8 +194,64 @@ __device__ __forceinline__ void dq_stage_drain(int lane) {
 #endif
 }
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
-template <class T, class Cfg, DqMode kDq, bool kMods>
+// Where sequence b of the call lives, for the kernels below: its lengths
+// and Mask, the element offsets of its row 0 in q, k, v, dO and the
+// gradients, and where its rows start in the row arrays (ws_row0). Dense
+// calls compute each of these where it is used, from the batch strides, the
+// call's lengths and its Mask in the constant bank, exactly as before
+// variable-length batches; those (kVarlen) take them from seq_span(b) and
+// grad_span(b) once, after the metadata check's verdict (p.status).
+template <bool kVarlen> struct SeqRows;
+
+template <> struct SeqRows<false> {
+  const BwdParams& p;
+  int b;
+  __device__ __forceinline__ SeqRows(const BwdParams& params, int b_) : p(params), b(b_) {}
+  __device__ __forceinline__ int seqlen_q() const { return p.seqlen_q; }
+  __device__ __forceinline__ int seqlen_k() const { return p.seqlen_k; }
+  __device__ __forceinline__ const Mask& mask() const { return p.mask_for(); }
+  __device__ __forceinline__ std::int64_t q() const { return b * p.q_batch_stride; }
+  __device__ __forceinline__ std::int64_t k() const { return b * p.k_batch_stride; }
+  __device__ __forceinline__ std::int64_t v() const { return b * p.v_batch_stride; }
+  __device__ __forceinline__ std::int64_t dout() const { return b * p.do_batch_stride; }
+  __device__ __forceinline__ std::int64_t dq() const { return b * p.dq_batch_stride; }
+  __device__ __forceinline__ std::int64_t dk() const { return b * p.dk_batch_stride; }
+  __device__ __forceinline__ std::int64_t dv() const { return b * p.dv_batch_stride; }
+  __device__ __forceinline__ std::int64_t ws_row0(int h) const {
+    return (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
+  }
+};
+
+template <> struct SeqRows<true> {
+  const BwdParams& p;
+  int b, q0, seqlen_q_, seqlen_k_;
+  Mask mask_;
+  std::int64_t q_, k_, v_, dout_, dq_, dk_, dv_;
+  __device__ __forceinline__ SeqRows(const BwdParams& params, int b_) : p(params), b(b_) {
+    const auto seq = p.seq_span(b);
+    const auto grad = p.grad_span(b);
+    q0 = seq.lse_row0, seqlen_q_ = seq.seqlen_q, seqlen_k_ = seq.seqlen_k;
+    mask_ = p.mask_for(seqlen_q_, seqlen_k_);
+    q_ = seq.q, k_ = seq.k, v_ = seq.v;
+    dout_ = grad.dout, dq_ = grad.dq, dk_ = grad.dk, dv_ = grad.dv;
+  }
+  __device__ __forceinline__ int seqlen_q() const { return seqlen_q_; }
+  __device__ __forceinline__ int seqlen_k() const { return seqlen_k_; }
+  __device__ __forceinline__ const Mask& mask() const { return mask_; }
+  __device__ __forceinline__ std::int64_t q() const { return q_; }
+  __device__ __forceinline__ std::int64_t k() const { return k_; }
+  __device__ __forceinline__ std::int64_t v() const { return v_; }
+  __device__ __forceinline__ std::int64_t dout() const { return dout_; }
+  __device__ __forceinline__ std::int64_t dq() const { return dq_; }
+  __device__ __forceinline__ std::int64_t dk() const { return dk_; }
+  __device__ __forceinline__ std::int64_t dv() const { return dv_; }
+  __device__ __forceinline__ std::int64_t ws_row0(int h) const { return p.ws_row0(b, h, q0); }
+};
+
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen: a
+// variable-length batch (cu_seqlens_q; SeqRows), as a template flag so that
+// dense calls keep their code.
+template <class T, class Cfg, DqMode kDq, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   using Layout = typename Cfg::Layout;
@@ -211,30 +276,35 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
   const int n0 = n_block * kBlockN;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 
+  if constexpr (kVarlen)
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  const SeqRows<kVarlen> seq(p, b);
+  if constexpr (kVarlen)
+    if (n0 >= seq.seqlen_k()) return;  // past this sequence's keys (the grid covers max_seqlen_k)
+
   // The query tiles that see some key of this block (common/mask.h). Steps
   // walk (head in group, tile).
-  const TileRange q_tiles = p.mask_for().query_tiles<kBlockM>(n0, kBlockN);
+  const TileRange q_tiles = seq.mask().template query_tiles<kBlockM>(n0, kBlockN);
   const int m_begin = q_tiles.begin, steps = q_tiles.count() * p.group_size;
 
-  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride + n0 * p.k_row_stride;
-  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride + n0 * p.v_row_stride;
-  copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sK, gK, p.k_row_stride, p.seqlen_k - n0);
-  copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sV, gV, p.v_row_stride, p.seqlen_k - n0);
+  const T* gK = static_cast<const T*>(p.k) + seq.k() + h_kv * p.k_head_stride + n0 * p.k_row_stride;
+  const T* gV = static_cast<const T*>(p.v) + seq.v() + h_kv * p.v_head_stride + n0 * p.v_row_stride;
+  copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sK, gK, p.k_row_stride, seq.seqlen_k() - n0);
+  copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreads, true>(sV, gV, p.v_row_stride, seq.seqlen_k() - n0);
 
   // Q, dO, LSE and dpsum of query head h, rows m0.., into stage `stage`.
   const TileCopier<T, Layout, kBlockM, kHeadDim, kThreads> copy_q(p.q_row_stride), copy_do(p.do_row_stride);
   const std::uint32_t sQ_addr = smem_addr(sQ), sdO_addr = smem_addr(sdO);
   auto load_step = [&](int h, int m0, int stage) {
-    const T* gQ = static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride;
-    const T* gdO =
-        static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride;
-    copy_q(sQ_addr + stage * Cfg::kQElems * sizeof(T), gQ, p.seqlen_q - m0);
-    copy_do(sdO_addr + stage * Cfg::kQElems * sizeof(T), gdO, p.seqlen_q - m0);
+    const T* gQ = static_cast<const T*>(p.q) + seq.q() + h * p.q_head_stride + m0 * p.q_row_stride;
+    const T* gdO = static_cast<const T*>(p.dout) + seq.dout() + h * p.do_head_stride + m0 * p.do_row_stride;
+    copy_q(sQ_addr + stage * Cfg::kQElems * sizeof(T), gQ, seq.seqlen_q() - m0);
+    copy_do(sdO_addr + stage * Cfg::kQElems * sizeof(T), gdO, seq.seqlen_q() - m0);
     // The row arrays are padded to a multiple of 128 rows: whole 16-byte
     // chunks, copied by the last warp (LSE chunks, then dpsum chunks).
     constexpr int kChunks = kBlockM / 4;
     static_assert((2 * kChunks) % 32 == 0, "the last warp copies whole rounds of chunks");
-    const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0;
+    const std::int64_t row0 = seq.ws_row0(h) + m0;
     if (warp == kWarps - 1) {
 #pragma unroll
       for (int i = lane; i < 2 * kChunks; i += 32) {
@@ -250,8 +320,8 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
     mm += kBlockM;
     // Past the last query tile: seqlen_q, or earlier under a window's left
     // side (recomputed from the params there: a live register less here).
-    const bool past = mm >= p.seqlen_q ||
-                      (p.mask_for().has_left && mm >= p.mask_for().query_tiles<kBlockM>(n0, kBlockN).end * kBlockM);
+    const bool past = mm >= seq.seqlen_q() ||
+                      (seq.mask().has_left && mm >= seq.mask().template query_tiles<kBlockM>(n0, kBlockN).end * kBlockM);
     if (past) mm = m_begin * kBlockM, ++hh;
   };
   if (steps > 0) load_step(h, m0, 0);
@@ -298,7 +368,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
     const std::uint32_t stage_off = stage * kStageBytes;
 
     float acc_s[kSdpMT][kSdpNT][4], acc_dp[kSdpMT][kSdpNT][4];
-    const bool need_mask = p.mask_for().row_block(m0, kBlockM).needs_mask(n0, kBlockN);
+    const bool need_mask = seq.mask().row_block(m0, kBlockM).needs_mask(n0, kBlockN);
     // P and dS go to shared memory. The lane's n-tile nt lands at its nt = 0
     // offset with the chunk bits XORed by nt (the warp's first chunk is a
     // multiple of kSdpNT, so the swizzle stays an XOR), and row steps add
@@ -321,9 +391,9 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
     // tile, taken only on the diagonal and the key tail).
     zero(acc_s);
     warp_mma<T, false, false, kSdpMT, kSdpNT, kHeadDim / 16>(acc_s, a_q, stage_off, b_k, 0);
-    const ScoreMod scores = kMods ? ScoreMod(p, b, h, p.mask_for().diag) : ScoreMod(p);
+    const ScoreMod scores = kMods ? ScoreMod(p, b, h, seq.mask().diag) : ScoreMod(p);
     if constexpr (kMods) scores.apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
-    if (need_mask) p.mask_for().apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
+    if (need_mask) seq.mask().apply(acc_s, m0 + sdp_m * kSdpRows, n0 + sdp_n * kSdpCols, lane);
     // P = exp2(S scale log2e - LSE log2e), stored; its exp2s and stores
     // overlap the dP products below (one basic block).
 #pragma unroll
@@ -368,8 +438,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
       // next is computed: fewer live registers (dS fragments are reloaded per
       // chunk, a small cost).
       constexpr int kChunkNT = kDqNT < 4 ? kDqNT : 4, kChunks = kDqNT / kChunkNT;
-      float* dq = p.dq_accum + ((static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0) * kHeadDim +
-                  warp * Cfg::kDqWarpFloats;
+      float* dq = p.dq_accum + (seq.ws_row0(h) + m0) * kHeadDim + warp * Cfg::kDqWarpFloats;
       float* sdq = sDq + warp * Cfg::kDqWarpFloats;
       if constexpr (kDq == DqMode::kBulk) dq_stage_acquire(lane);
 #pragma unroll
@@ -378,7 +447,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
         zero(acc_dq);
         warp_mma<T, false, true, kDqMT, kChunkNT, kBlockN / 16>(acc_dq, a_ds, 0, bt_k.shifted(c * kChunkNT * 8), 0);
         // No row check: the accumulator is padded to whole tiles and rows
-        // past seqlen_q add exact zeros (their P is 0).
+        // past the sequence's seqlen_q add exact zeros (their P is 0).
 #pragma unroll
         for (int mt = 0; mt < kDqMT; ++mt)
 #pragma unroll
@@ -398,14 +467,14 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
   if constexpr (kDq == DqMode::kBulk) dq_stage_drain(lane);  // shared memory stays until the reductions read it
 
   // dK = scale * dS^T Q and dV, rounded to the dtype; keys past seqlen_k are not stored.
-  T* gdK = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride;
-  T* gdV = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride;
+  T* gdK = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride;
+  T* gdV = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride;
 #pragma unroll
   for (int mt = 0; mt < kKvMT; ++mt)
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int key = n0 + kv_n * kKvRows + mt * 16 + g + 8 * half;
-      if (key >= p.seqlen_k) continue;
+      if (key >= seq.seqlen_k()) continue;
 #pragma unroll
       for (int nt = 0; nt < kKvNT; ++nt) {
         const int col = kv_d * kKvCols + nt * 8 + 2 * t;
@@ -421,7 +490,7 @@ __global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __gri
 // head), each warp 16 of them, and walks the key tiles with K and V
 // double-buffered. dS stays in registers and feeds dS K as its A operand
 // (the accumulator layout of S is the A layout, as P is in the forward).
-template <class T, class Cfg, bool kMods>
+template <class T, class Cfg, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   constexpr int kThreadsQ = Cfg::kWarpsQ * 32;
@@ -435,30 +504,35 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
 
   const int m0 = blockIdx.x * kBlockM, h = blockIdx.y, b = blockIdx.z, h_kv = h / p.group_size;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
+  if constexpr (kVarlen)
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  const SeqRows<kVarlen> seq(p, b);
+  if constexpr (kVarlen)
+    if (m0 >= seq.seqlen_q()) return;  // past this sequence's rows (the grid covers max_seqlen_q)
   // The key tiles this block sees (common/mask.h), counted from n_begin.
-  const TileRange tiles = p.mask_for().key_tiles<kBlockN>(m0, kBlockM);
+  const TileRange tiles = seq.mask().template key_tiles<kBlockN>(m0, kBlockM);
   const int n_begin = tiles.begin, n_blocks = tiles.count();
 
-  const T* gK = static_cast<const T*>(p.k) + b * p.k_batch_stride + h_kv * p.k_head_stride;
-  const T* gV = static_cast<const T*>(p.v) + b * p.v_batch_stride + h_kv * p.v_head_stride;
+  const T* gK = static_cast<const T*>(p.k) + seq.k() + h_kv * p.k_head_stride;
+  const T* gV = static_cast<const T*>(p.v) + seq.v() + h_kv * p.v_head_stride;
   copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreadsQ, true>(
-      sQ, static_cast<const T*>(p.q) + b * p.q_batch_stride + h * p.q_head_stride + m0 * p.q_row_stride,
-      p.q_row_stride, p.seqlen_q - m0);
+      sQ, static_cast<const T*>(p.q) + seq.q() + h * p.q_head_stride + m0 * p.q_row_stride, p.q_row_stride,
+      seq.seqlen_q() - m0);
   copy_g2s_tile<Layout, kBlockM, kHeadDim, kThreadsQ, true>(
-      sdO, static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + m0 * p.do_row_stride,
-      p.do_row_stride, p.seqlen_q - m0);
+      sdO, static_cast<const T*>(p.dout) + seq.dout() + h * p.do_head_stride + m0 * p.do_row_stride, p.do_row_stride,
+      seq.seqlen_q() - m0);
   auto load_kv = [&](int j, int stage) {
     const int n0 = (n_begin + j) * kBlockN;
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreadsQ, true>(sK + stage * Cfg::kKVElems, gK + n0 * p.k_row_stride,
-                                                              p.k_row_stride, p.seqlen_k - n0);
+                                                              p.k_row_stride, seq.seqlen_k() - n0);
     copy_g2s_tile<Layout, kBlockN, kHeadDim, kThreadsQ, true>(sV + stage * Cfg::kKVElems, gV + n0 * p.v_row_stride,
-                                                              p.v_row_stride, p.seqlen_k - n0);
+                                                              p.v_row_stride, seq.seqlen_k() - n0);
   };
   if (n_blocks > 0) load_kv(0, 0);
   cp_async_commit();
 
   // This lane's rows: warp * 16 + g and + 8 (padded arrays: no bounds check).
-  const std::int64_t row0 = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad + m0 + warp * 16 + g;
+  const std::int64_t row0 = seq.ws_row0(h) + m0 + warp * 16 + g;
   const float lse2[2] = {p.lse_log2[row0], p.lse_log2[row0 + 8]};
   const float dpsum[2] = {p.dpsum[row0], p.dpsum[row0 + 8]};
 
@@ -479,14 +553,14 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
     cp_async_commit();
     const std::uint32_t stage_off = stage * kStageBytes;
     float acc_s[1][kNT][4], acc_dp[1][kNT][4];
-    const bool need_mask = p.mask_for().row_block(m0, kBlockM).needs_mask(n0, kBlockN);
+    const bool need_mask = seq.mask().row_block(m0, kBlockM).needs_mask(n0, kBlockN);
     // As in the dkv kernel: S, its mask (S = -inf) and P = exp2(...), whose
     // exp2s overlap the dP products; then dS = P (dP - dpsum).
     zero(acc_s);
     warp_mma<T, false, false, 1, kNT, kHeadDim / 16>(acc_s, a_q, 0, b_k, stage_off);
-    const ScoreMod scores = kMods ? ScoreMod(p, b, h, p.mask_for().diag) : ScoreMod(p);
+    const ScoreMod scores = kMods ? ScoreMod(p, b, h, seq.mask().diag) : ScoreMod(p);
     if constexpr (kMods) scores.apply(acc_s, m0 + warp * 16, n0, lane);
-    if (need_mask) p.mask_for().apply(acc_s, m0 + warp * 16, n0, lane);
+    if (need_mask) seq.mask().apply(acc_s, m0 + warp * 16, n0, lane);
 #pragma unroll
     for (int nt = 0; nt < kNT; ++nt)
 #pragma unroll
@@ -517,11 +591,11 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
   }
   cp_async_wait<0>();
 
-  T* gdQ = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride;
+  T* gdQ = static_cast<T*>(p.dq) + seq.dq() + h * p.dq_head_stride;
 #pragma unroll
   for (int half = 0; half < 2; ++half) {
     const int row = m0 + warp * 16 + g + 8 * half;
-    if (row >= p.seqlen_q) continue;
+    if (row >= seq.seqlen_q()) continue;
 #pragma unroll
     for (int nt = 0; nt < kDT; ++nt)
       *reinterpret_cast<std::uint32_t*>(gdQ + row * p.dq_row_stride + nt * 8 + 2 * t) =
@@ -529,28 +603,62 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
   }
 }
 
+// Where the float4 at float `in_head` of a (sequence, head)'s dQ accumulator
+// rows goes (the dkv kernel's fragment order, DqMode: one block of
+// kBlockM * kHeadDim floats per query tile): its row from the first one and
+// its column. It holds dQ[row][col, col + 1] and dQ[row + 8][col, col + 1].
+template <class Cfg> __device__ __forceinline__ void dq_float4_position(int in_head, int& row, int& col) {
+  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
+  const int in_tile = in_head % kTileFloats, warp = in_tile / Cfg::kDqWarpFloats;
+  const int frag = in_tile % Cfg::kDqWarpFloats / 128, lane = in_tile % 128 / 4;
+  const int mt = frag / Cfg::kDqNT, nt = frag % Cfg::kDqNT;
+  row = in_head / kTileFloats * Cfg::kBlockM + warp % Cfg::kDqWarpsM * Cfg::kDqRows + mt * 16 + lane / 4;
+  col = warp / Cfg::kDqWarpsM * Cfg::kDqCols + nt * 8 + 2 * (lane % 4);
+}
+
 // dQ = scale * accumulator, rounded to the dtype: the dkv kernel's fragment
 // order (DqMode) back to rows, one thread per float4 (two dQ pairs, rows g
 // and g + 8 of a fragment).
 template <class T, class Cfg>
 __global__ void __launch_bounds__(256) bwd_02_mma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
   const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
   const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
   for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
     const std::int64_t bh = 4 * i4 / head_floats;
     const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
-    const int in_tile = in_head % kTileFloats, warp = in_tile / Cfg::kDqWarpFloats;
-    const int frag = in_tile % Cfg::kDqWarpFloats / 128, lane = in_tile % 128 / 4;
-    const int mt = frag / Cfg::kDqNT, nt = frag % Cfg::kDqNT;
-    const int row = in_head / kTileFloats * Cfg::kBlockM + warp % Cfg::kDqWarpsM * Cfg::kDqRows + mt * 16 + lane / 4;
-    const int col = warp / Cfg::kDqWarpsM * Cfg::kDqCols + nt * 8 + 2 * (lane % 4);
+    int row, col;
+    dq_float4_position<Cfg>(in_head, row, col);
     if (row >= p.seqlen_q) continue;
     const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
     const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
     T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
     *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
     if (row + 8 < p.seqlen_q) *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
+  }
+}
+
+// The same for a variable-length call: a (query tiles, heads_q, batch) grid
+// over the max_seqlen_q bound, one CTA per query tile of its sequence (whose
+// block starts at ws_row0 + m0 rows of the accumulator), which stores the
+// sequence's rows.
+template <class T, class Cfg>
+__global__ void __launch_bounds__(256) bwd_02_mma_convert_dq_varlen_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
+  if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  const int m0 = blockIdx.x * Cfg::kBlockM, h = blockIdx.y, b = blockIdx.z;
+  const SeqRows<true> seq(p, b);
+  if (m0 >= seq.seqlen_q()) return;
+  const float4* acc = reinterpret_cast<const float4*>(p.dq_accum + (seq.ws_row0(h) + m0) * Cfg::kHeadDim);
+  T* gdQ = static_cast<T*>(p.dq) + seq.dq() + h * p.dq_head_stride;
+  for (int i4 = threadIdx.x; i4 < kTileFloats / 4; i4 += 256) {
+    int row, col;
+    dq_float4_position<Cfg>(4 * i4, row, col);  // within the tile's block
+    row += m0;
+    if (row >= seq.seqlen_q()) continue;
+    const float4 v = acc[i4];
+    T* dq = gdQ + row * p.dq_row_stride + col;
+    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
+    if (row + 8 < seq.seqlen_q()) *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
   }
 }
 
@@ -572,39 +680,55 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   cudaError_t err = bwd_preprocess(p, stream);
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
-  const auto go = [&](auto tag, auto hd) {
+  const auto go = [&](auto tag, auto hd, auto varlen) {
     using T = typename decltype(tag)::type;
     using Cfg = MmaBwdConfig<decltype(hd)::value>;
     using DqCfg = MmaBwdDqConfig<decltype(hd)::value>;
+    constexpr bool kVarlen = decltype(varlen)::value;
+    // A variable-length call's grids are sized by max_seqlen_k and
+    // max_seqlen_q, either of which may be 0 (every sequence empty on that
+    // side): a grid without CTAs is not launched.
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
+    err = cudaSuccess;
     // With a softcap or ALiBi: their own kernels (kMods), and the float4
     // atomics for dQ rather than the bulk reductions (fewer instantiations).
     const bool mods = p.has_score_mods();
     if (!p.deterministic) {
       bool bulk = false;  // kBulk is instantiated only where its staging fits
       if constexpr (Cfg::kCanStageDq) bulk = !mods && Cfg::stage_dq(p.compute_capability);
-      if constexpr (Cfg::kCanStageDq)
-        if (bulk) err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kBulk, false>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
-      if (!bulk)
-        err = mods ? bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, true>, grid, kThreads, Cfg::smem_bytes(false), p, stream)
-                   : bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, false>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+      if (grid.x > 0) {
+        if constexpr (Cfg::kCanStageDq)
+          if (bulk) err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kBulk, false, kVarlen>, grid, kThreads, Cfg::smem_bytes(true), p, stream);
+        if (!bulk)
+          err = mods ? bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, true, kVarlen>, grid, kThreads, Cfg::smem_bytes(false), p, stream)
+                     : bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, false, kVarlen>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+      }
       if (err != cudaSuccess) return;
-      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-      bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+      if constexpr (kVarlen) {
+        const dim3 tiles((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
+        if (tiles.x > 0) bwd_02_mma_convert_dq_varlen_kernel<T, Cfg><<<tiles, 256, 0, stream>>>(p);
+      } else {
+        const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
+        bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+      }
       err = cudaGetLastError();
     } else {
       dispatch_score_mods(p, [&](auto m) {
         constexpr bool kMods = decltype(m)::value;
-        err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kNone, kMods>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
-        if (err == cudaSuccess)
-          err = bwd_launch(bwd_02_mma_dq_kernel<T, DqCfg, kMods>,
-                           dim3((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch),
-                           DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
+        const dim3 dq_grid((p.seqlen_q + DqCfg::kBlockM - 1) / DqCfg::kBlockM, p.heads_q, p.batch);
+        if (grid.x > 0)
+          err = bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kNone, kMods, kVarlen>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
+        if (err == cudaSuccess && dq_grid.x > 0)
+          err = bwd_launch(bwd_02_mma_dq_kernel<T, DqCfg, kMods, kVarlen>, dq_grid, DqCfg::kWarpsQ * 32, DqCfg::kBytes, p, stream);
       });
     }
   };
-  if (p.dtype == DType::f16) dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });
-  else dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd); });
+  const auto by_dtype = [&](auto varlen) {
+    if (p.dtype == DType::f16) dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd, varlen); });
+    else dispatch_tc_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd, varlen); });
+  };
+  if (p.cu_seqlens_q != nullptr) by_dtype(std::true_type{});
+  else by_dtype(std::false_type{});
   return err;
 }
 

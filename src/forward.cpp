@@ -24,21 +24,8 @@ using detail::check_no_self_overlap;
 using detail::check_same_dtype;
 using detail::check_view;
 using detail::fail;
-
-void check_i32(const char* name, const TensorView& t, int rank) {
-  check_view(name, t, rank);
-  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
-}
-
-// A packed [rows, a, b] view as [1, rows, a, b] (batch stride 0), so that
-// the dense checks and kernels' arithmetic serve a variable-length call.
-TensorView with_unit_batch(const TensorView& t) {
-  TensorView v = t;
-  v.rank = t.rank + 1;
-  for (int d = t.rank; d > 0; --d) v.shape[d] = t.shape[d - 1], v.stride[d] = t.stride[d - 1];
-  v.shape[0] = 1, v.stride[0] = 0;
-  return v;
-}
+using detail::check_i32;
+using detail::with_unit_batch;
 
 // The smallest page of a paged KV cache (ForwardArgs::page_table). Every
 // key's page is looked up on its own, so smaller powers of two would work
@@ -80,35 +67,18 @@ void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k
   const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
   detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr, "k", "v", !paged}, a.softmax_scale,
                           detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  // Paged, the keys of a sequence are bounded by the table: max_pages * page_size.
   check_i32("cu_seqlens_q", *a.cu_seqlens_q, 1);
   const std::int64_t batch = a.cu_seqlens_q->shape[0] - 1;
-  if (batch < 0) fail("cu_seqlens_q.shape[0] = 0; expected batch + 1 >= 1 entries");
-  if (!paged) {
-    check_i32("cu_seqlens_k", *a.cu_seqlens_k, 1);
-    check_dim("cu_seqlens_k", *a.cu_seqlens_k, 0, "batch + 1", batch + 1, "cu_seqlens_q.shape[0]");
-  }
-  if (a.seqused_k) {
-    check_i32("seqused_k", *a.seqused_k, 1);
-    check_dim("seqused_k", *a.seqused_k, 0, "batch", batch, "cu_seqlens_q.shape[0] - 1");
-  }
-  if (a.max_seqlen_q < 0 || a.max_seqlen_q > p.seqlen_q)
-    fail("max_seqlen_q = " + std::to_string(a.max_seqlen_q) + "; expected 0 to total_q = " + std::to_string(p.seqlen_q));
-  // Paged, the keys of a sequence are bounded by the table: max_pages * page_size.
   const int keys_bound =
-      paged ? detail::check_page_table(*a.page_table, a.k, "k", batch, "cu_seqlens_q.shape[0] - 1", kMinPageSize, p)
-            : p.seqlen_k;
-  if (a.max_seqlen_k < 0 || a.max_seqlen_k > keys_bound)
-    fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to " +
-         (paged ? "max_pages * page_size = " : "total_k = ") + std::to_string(keys_bound));
-  total_q = p.seqlen_q, total_k = paged ? 0 : p.seqlen_k;
-  p.total_q = total_q, p.total_k = total_k;
-  p.batch = static_cast<int>(batch);
-  p.seqlen_q = a.max_seqlen_q;
-  p.seqlen_k = a.max_seqlen_k;
-  p.derive_mask();  // kernels take each sequence's own (mask_for(seqlen_q, seqlen_k))
-  p.cu_seqlens_q = static_cast<const int*>(a.cu_seqlens_q->data);
-  p.cu_seqlens_k = paged ? nullptr : static_cast<const int*>(a.cu_seqlens_k->data);
-  p.seqused_k = a.seqused_k ? static_cast<const int*>(a.seqused_k->data) : nullptr;
+      paged && batch >= 0
+          ? detail::check_page_table(*a.page_table, a.k, "k", batch, "cu_seqlens_q.shape[0] - 1", kMinPageSize, p)
+          : -1;
+  // (status: check_args, for every call with metadata)
+  detail::check_varlen_args({*a.cu_seqlens_q, paged ? nullptr : &*a.cu_seqlens_k, detail::view_or_null(a.seqused_k),
+                             a.max_seqlen_q, a.max_seqlen_k, nullptr, keys_bound,
+                             paged ? "max_pages * page_size" : "total_k"},
+                            p, total_q, total_k);
 }
 
 // A dense call (rank-4 q, k, v, o): k and v are the cache's pages with

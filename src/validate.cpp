@@ -296,6 +296,53 @@ int check_page_table(const TensorView& t, const TensorView& k, const char* k_nam
   return static_cast<int>(capacity);
 }
 
+TensorView with_unit_batch(const TensorView& t) {
+  TensorView v = t;
+  v.rank = t.rank + 1;
+  for (int d = t.rank; d > 0; --d) v.shape[d] = t.shape[d - 1], v.stride[d] = t.stride[d - 1];
+  v.shape[0] = 1, v.stride[0] = 0;
+  return v;
+}
+
+void check_i32(const char* name, const TensorView& t, int rank) {
+  check_view(name, t, rank);
+  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
+}
+
+void check_varlen_args(const VarlenViews& a, AttnParams& p, int& total_q, int& total_k) {
+  check_i32("cu_seqlens_q", a.cu_seqlens_q, 1);
+  const std::int64_t batch = a.cu_seqlens_q.shape[0] - 1;
+  if (batch < 0) fail("cu_seqlens_q.shape[0] = 0; expected batch + 1 >= 1 entries");
+  if (a.cu_seqlens_k != nullptr) {
+    check_i32("cu_seqlens_k", *a.cu_seqlens_k, 1);
+    check_dim("cu_seqlens_k", *a.cu_seqlens_k, 0, "batch + 1", batch + 1, "cu_seqlens_q.shape[0]");
+  }
+  if (a.seqused_k != nullptr) {
+    check_i32("seqused_k", *a.seqused_k, 1);
+    check_dim("seqused_k", *a.seqused_k, 0, "batch", batch, "cu_seqlens_q.shape[0] - 1");
+  }
+  if (a.max_seqlen_q < 0 || a.max_seqlen_q > p.seqlen_q)
+    fail("max_seqlen_q = " + std::to_string(a.max_seqlen_q) + "; expected 0 to total_q = " + std::to_string(p.seqlen_q));
+  const int keys_bound = a.keys_bound >= 0 ? a.keys_bound : p.seqlen_k;
+  if (a.max_seqlen_k < 0 || a.max_seqlen_k > keys_bound)
+    fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to " + a.keys_bound_name + " = " +
+         std::to_string(keys_bound));
+  if (a.status != nullptr) {
+    check_i32("status", *a.status, 1);
+    check_dim("status", *a.status, 0, "size", 4, "four status words");
+    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
+  }
+  total_q = p.seqlen_q, total_k = a.cu_seqlens_k != nullptr ? p.seqlen_k : 0;
+  p.total_q = total_q, p.total_k = total_k;
+  p.batch = static_cast<int>(batch);
+  p.seqlen_q = a.max_seqlen_q;
+  p.seqlen_k = a.max_seqlen_k;
+  p.derive_mask();  // kernels take each sequence's own (mask_for(seqlen_q, seqlen_k))
+  p.cu_seqlens_q = static_cast<const int*>(a.cu_seqlens_q.data);
+  p.cu_seqlens_k = a.cu_seqlens_k != nullptr ? static_cast<const int*>(a.cu_seqlens_k->data) : nullptr;
+  p.seqused_k = a.seqused_k != nullptr ? static_cast<const int*>(a.seqused_k->data) : nullptr;
+}
+
 MaskSpec mask_spec(bool causal, int window_left, int window_right) {
   if (window_left < -1) fail("window_left = " + std::to_string(window_left) + ": expected -1 (unbounded) or >= 0");
   if (window_right < -1) fail("window_right = " + std::to_string(window_right) + ": expected -1 (unbounded) or >= 0");

@@ -113,6 +113,38 @@ void check_attention(const AttnTensors& t, const std::optional<float>& softmax_s
 int check_page_table(const TensorView& table, const TensorView& k, const char* k_name, std::int64_t batch,
                      const char* batch_from, int min_page_size, AttnParams& p);
 
+// An int32 view of `rank` dimensions (metadata: cu_seqlens, seqused_k, status).
+void check_i32(const char* name, const TensorView& t, int rank);
+
+// A packed [rows, a, b] view as [1, rows, a, b] (batch stride 0), so that
+// the dense checks and the kernels' arithmetic serve a variable-length call
+// (ForwardArgs / BackwardArgs::cu_seqlens_q).
+TensorView with_unit_batch(const TensorView& t);
+
+// The metadata of a variable-length call, after check_attention has filled
+// p from the packed views as one sequence (p.seqlen_q and p.seqlen_k are
+// the packed rows, total_q and total_k): cu_seqlens_q and cu_seqlens_k
+// int32 [batch + 1] (batch >= 0; cu_seqlens_k null with a paged cache,
+// whose keys come from seqused_k), seqused_k int32 [batch], max_seqlen_q
+// from 0 to total_q and max_seqlen_k from 0 to keys_bound (-1: total_k;
+// paged: the table's capacity, named by keys_bound_name), status int32 [4]
+// with stride 1 (each optional one null when not given). Then p.batch,
+// p.seqlen_q and p.seqlen_k become batch and the bounds, the call's mask is
+// derived for them (kernels take each sequence's own), and the metadata
+// pointers are set; total_q and total_k (and p's) get the packed rows (0
+// keys when paged). The values are the device's to check
+// (check_varlen_metadata).
+struct VarlenViews {
+  const TensorView& cu_seqlens_q;
+  const TensorView* cu_seqlens_k;
+  const TensorView* seqused_k;
+  int max_seqlen_q, max_seqlen_k;
+  const TensorView* status;
+  int keys_bound = -1;
+  const char* keys_bound_name = "total_k";
+};
+void check_varlen_args(const VarlenViews& v, AttnParams& p, int& total_q, int& total_k);
+
 // The mask of a call from its arguments: each window side -1 (unbounded) or
 // >= 0; causal is window_right = 0, so causal with window_right > 0 is an
 // error (FlashAttention silently sets it to 0).

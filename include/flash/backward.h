@@ -20,7 +20,9 @@ namespace flash {
 // Empty calls: batch 0 writes nothing but dsinks = 0 (when given); seqlen_k
 // 0 writes dq = 0, seqlen_q 0 writes dk = dv = 0 (and dsinks = 0 in both).
 // As for the forward, they are validated like any other call and need a
-// current device.
+// current device. In a variable-length call (cu_seqlens_q) the same holds
+// per sequence: a sequence without keys gets dq = 0, one without queries
+// dk = dv = 0.
 struct BackwardArgs {
   // The forward's inputs: q [batch, seqlen_q, heads_q, head_dim]; k and v
   // [batch, seqlen_k, heads_kv, head_dim], heads_q a multiple of heads_kv.
@@ -65,14 +67,40 @@ struct BackwardArgs {
   // true: dq, dk and dv are bit-identical from run to run (no floating-point
   // atomics); may be slower.
   bool deterministic = false;
+  // Variable-length batch (FlashAttention's flash_attn_varlen_func
+  // backward), set by cu_seqlens_q, with ForwardArgs' meaning: q, o, dout and
+  // dq are packed [total_q, heads_q, head_dim], k, v, dk and dv [total_k,
+  // heads_kv, head_dim] (rank 3, any strides with a contiguous last
+  // dimension), lse is packed fp32 [heads_q, total_q]; sequence b's queries
+  // are rows cu_seqlens_q[b] .. cu_seqlens_q[b + 1] - 1 and its keys rows
+  // cu_seqlens_k[b] .. cu_seqlens_k[b + 1] - 1, of which it attends the
+  // first seqused_k[b] when given. The mask (causal bottom-right, window)
+  // and ALiBi's distance apply per sequence, [batch, heads_q] ALiBi slopes
+  // per sequence (batch = cu_seqlens_q.shape[0] - 1); dsinks sums over
+  // every sequence. dk and dv are written on every key row of every sequence:
+  // zeros on the rows past seqused_k[b] (as FlashAttention). Rows past
+  // cu_seqlens_q[batch] (cu_seqlens_k[batch]) of the packed gradients are
+  // not written. max_seqlen_q / max_seqlen_k bound the lengths (the grids
+  // are sized by them; a longer sequence is reported as bad metadata). The
+  // metadata is checked on the device before anything is written, as
+  // ForwardArgs' is (sync_check, status: see flash/decode.h); with bad
+  // metadata nothing is written, dsinks included.
+  std::optional<TensorView> cu_seqlens_q;
+  std::optional<TensorView> cu_seqlens_k;
+  std::optional<TensorView> seqused_k;
+  int max_seqlen_q = 0;
+  int max_seqlen_k = 0;
+  bool sync_check = true;
+  std::optional<TensorView> status;
   Stream stream = nullptr;
   // A variant name from flash::backward_variants(), or "auto": the last
   // variant in that (ladder) order that is built, supports the call and runs
   // on this device.
   std::string kernel = "auto";
   // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
-  // units and, for mma unless deterministic, the fp32 dQ accumulator), sized
-  // by plan_backward(); when null the library's own (see "Workspace and
+  // units and, for mma unless deterministic, the fp32 dQ accumulator; a
+  // variable-length call's status words unless `status` is given), sized by
+  // plan_backward(); when null the library's own (see "Workspace and
   // threads" in flash/forward.h).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;

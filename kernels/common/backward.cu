@@ -1,6 +1,7 @@
 // The kernels every backward variant shares: the preprocess before the main
-// kernels and the zero fill of empty calls (each variant converts its own dQ
-// accumulator, whose order is its own).
+// kernels (with, for variable-length calls, the zeros of dK and dV past
+// seqused_k) and the zero fill of empty calls (each variant converts its own
+// dQ accumulator, whose order is its own).
 // All are memory-bound and tiny next to the main kernels (O and dO are read
 // once; the main kernels read Q, dO, K and V once per tile).
 #include <algorithm>
@@ -22,8 +23,30 @@ unsigned blocks_for(std::int64_t n, std::int64_t per_block) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min((n + per_block - 1) / per_block, kMaxBlocks)));
 }
 
-// One warp per padded row: lanes stride over head_dim (coalesced), then a
-// warp sum. Padding rows (row >= seqlen_q) get dpsum 0 and lse_log2 +inf.
+// Row entry r of the row arrays: dpsum = rowsum(dO * O) from the row at
+// o_off / do_off (lanes stride over head_dim, coalesced, then a warp sum) and
+// lse_log2 from the LSE at lse_off; a padding row (!valid) gets dpsum 0 and
+// lse_log2 +inf. One warp per row.
+template <class T>
+__device__ __forceinline__ void preprocess_row(const BwdParams& p, bool valid, std::int64_t o_off, std::int64_t do_off,
+                                               std::int64_t lse_off, std::int64_t r, int lane) {
+  float sum = 0.0f, lse2 = INFINITY;
+  if (valid) {
+    const T* o = static_cast<const T*>(p.o) + o_off;
+    const T* d = static_cast<const T*>(p.dout) + do_off;
+    for (int c = lane; c < p.head_dim; c += 32) sum += to_float(o[c]) * to_float(d[c]);
+    sum = group_sum<32>(sum);
+    const float lse = p.lse[lse_off];
+    // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
+    if (lse != -INFINITY) lse2 = lse * static_cast<float>(kLog2e);
+  }
+  if (lane == 0) {
+    p.dpsum[r] = sum;
+    p.lse_log2[r] = lse2;
+  }
+}
+
+// Dense calls: one warp per padded row of every (batch, head), grid-strided.
 template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
   const int lane = threadIdx.x % 32;
   const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
@@ -32,19 +55,50 @@ template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_ke
     const int i = static_cast<int>(r % p.seqlen_q_pad);
     const std::int64_t bh = r / p.seqlen_q_pad;
     const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    float sum = 0.0f, lse2 = INFINITY;
-    if (i < p.seqlen_q) {
-      const T* o = static_cast<const T*>(p.o) + b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride;
-      const T* d = static_cast<const T*>(p.dout) + b * p.do_batch_stride + h * p.do_head_stride + i * p.do_row_stride;
-      for (int c = lane; c < p.head_dim; c += 32) sum += to_float(o[c]) * to_float(d[c]);
-      sum = group_sum<32>(sum);
-      const float lse = p.lse[p.lse_offset(b, h, i)];
-      // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
-      if (lse != -INFINITY) lse2 = lse * static_cast<float>(kLog2e);
+    preprocess_row<T>(p, i < p.seqlen_q, b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride,
+                      b * p.do_batch_stride + h * p.do_head_stride + i * p.do_row_stride, p.lse_offset(b, h, i), r,
+                      lane);
+  }
+}
+
+// Variable-length calls: a (row blocks, heads_q, batch) grid over each
+// sequence's rows padded to whole kBwdRowPad tiles (BwdParams::ws_row0),
+// one warp per row.
+template <class T>
+__global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const __grid_constant__ BwdParams p) {
+  if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): the lengths may point anywhere
+  const int lane = threadIdx.x % 32, h = blockIdx.y, b = blockIdx.z;
+  const auto seq = p.seq_span(b);
+  const std::int64_t do_off = p.grad_span(b).dout, row0 = p.ws_row0(b, h, seq.lse_row0);
+  const int rows = (seq.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
+  for (int i = blockIdx.x * kRowsPerBlock + threadIdx.x / 32; i < rows; i += gridDim.x * kRowsPerBlock)
+    preprocess_row<T>(p, i < seq.seqlen_q, seq.o + h * p.o_head_stride + i * p.o_row_stride,
+                      do_off + h * p.do_head_stride + i * p.do_row_stride,
+                      p.lse_offset(b, h, seq.lse_row0 + i), row0 + i, lane);
+}
+
+// Variable-length calls with seqused_k: dK = dV = 0 on the keys a sequence
+// holds but does not attend (its rows from seqused_k[b] on), as
+// FlashAttention writes them. One warp per packed key row below
+// cu_seqlens_k[batch], which finds its sequence by binary search.
+template <class T>
+__global__ void __launch_bounds__(kThreads) bwd_zero_unused_keys_kernel(const __grid_constant__ BwdParams p) {
+  if (p.status[0] != 0) return;  // bad metadata: nothing is written
+  const int lane = threadIdx.x % 32, rows = p.cu_seqlens_k[p.batch], row_elems = p.heads_kv * p.head_dim;
+  for (int r = blockIdx.x * kRowsPerBlock + threadIdx.x / 32; r < rows; r += gridDim.x * kRowsPerBlock) {
+    int lo = 0, hi = p.batch - 1;  // the last sequence that starts at or before row r
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (p.cu_seqlens_k[mid] <= r) lo = mid;
+      else hi = mid - 1;
     }
-    if (lane == 0) {
-      p.dpsum[r] = sum;
-      p.lse_log2[r] = lse2;
+    if (r - p.cu_seqlens_k[lo] < p.seqused_k[lo]) continue;  // an attended key: the variant's dK/dV kernel writes it
+    T* dk = static_cast<T*>(p.dk) + r * p.dk_row_stride;
+    T* dv = static_cast<T*>(p.dv) + r * p.dv_row_stride;
+    for (int e = lane; e < row_elems; e += 32) {
+      const int h = e / p.head_dim, c = e % p.head_dim;
+      dk[h * p.dk_head_stride + c] = from_float<T>(0.0f);
+      dv[h * p.dv_head_stride + c] = from_float<T>(0.0f);
     }
   }
 }
@@ -68,15 +122,16 @@ __global__ void __launch_bounds__(kThreads) zero_view_kernel(T* x, int batch, in
 
 // dsinks[h] = -sum over the batch and the rows of head h of exp(sink - LSE)
 // * rowsum(dO * O): one CTA per head, in a fixed order (deterministic).
-// Reads the preprocess's per-row arrays (lse_log2 is +inf in the padding and
-// dpsum 0, so padded rows add 0).
+// Reads the preprocess's per-row arrays.
 __global__ void __launch_bounds__(kThreads) bwd_dsinks_kernel(const __grid_constant__ BwdParams p) {
+  if (p.status != nullptr && p.status[0] != 0) return;  // bad varlen metadata: nothing is written
   const int h = blockIdx.x;
   const float sink2 = p.scores.sinks[h * p.scores.sinks_stride] * static_cast<float>(kLog2e);
   float sum = 0.0f;
   for (int b = 0; b < p.batch; ++b) {
-    const std::int64_t base = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
-    for (int i = threadIdx.x; i < p.seqlen_q; i += kThreads) sum += exp2f(sink2 - p.lse_log2[base + i]) * p.dpsum[base + i];
+    const auto seq = p.seq_span(b);
+    const std::int64_t base = p.ws_row0(b, h, seq.lse_row0);
+    for (int i = threadIdx.x; i < seq.seqlen_q; i += kThreads) sum += exp2f(sink2 - p.lse_log2[base + i]) * p.dpsum[base + i];
   }
   __shared__ float warp_sums[kThreads / 32];
   sum = group_sum<32>(sum);
@@ -102,13 +157,25 @@ cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream) {
 
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   if (p.dq_accum != nullptr) {
-    const std::size_t bytes = static_cast<std::size_t>(p.batch) * p.heads_q * p.seqlen_q_pad * p.head_dim * sizeof(float);
+    const std::size_t bytes = bwd_ws_rows(p) * p.head_dim * sizeof(float);
     const cudaError_t err = cudaMemsetAsync(p.dq_accum, 0, bytes, stream);
     if (err != cudaSuccess) return err;
   }
-  const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
+  const bool varlen = p.cu_seqlens_q != nullptr;
   const cudaError_t err = dispatch_dtype(p.dtype, [&](auto tag) {
-    bwd_preprocess_kernel<typename decltype(tag)::type><<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(p);
+    using T = typename decltype(tag)::type;
+    if (!varlen) {
+      const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
+      bwd_preprocess_kernel<T><<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(p);
+      return cudaGetLastError();
+    }
+    if (p.seqlen_q > 0) {  // max_seqlen_q: no sequence has more rows
+      const std::int64_t rows = (static_cast<std::int64_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
+      bwd_preprocess_varlen_kernel<T><<<dim3(blocks_for(rows, kRowsPerBlock), p.heads_q, p.batch), kThreads, 0, stream>>>(p);
+      if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
+    }
+    if (p.seqused_k != nullptr && p.total_k > 0)
+      bwd_zero_unused_keys_kernel<T><<<blocks_for(p.total_k, kRowsPerBlock), kThreads, 0, stream>>>(p);
     return cudaGetLastError();
   });
   if (err != cudaSuccess || p.dsinks == nullptr) return err;

@@ -12,21 +12,27 @@
 
 namespace flash::detail {
 
-// Before the main kernels: per (batch, head_q, row) of the padded rows,
+// Before the main kernels: per (sequence, head_q, row) of the padded rows,
 // dpsum = rowsum(dO * O) in fp32 and lse_log2 = LSE * log2(e) (+inf where
 // the LSE is -inf, and in the padding); zeroes dq_accum when it is bound;
 // then dsinks when it is bound (it needs every row's dpsum and LSE).
+// Variable-length calls (p.cu_seqlens_q): each sequence's rows (ws_row0),
+// and dK = dV = 0 on the keys past seqused_k[b] of each sequence, which no
+// variant's dK/dV kernel visits; with bad metadata (p.status[0] != 0) they
+// read and write nothing.
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream);
 
 // dsinks = 0 (empty calls with sinks: no row, or no key and so O = 0).
 cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream);
 
-// Zero gradients for empty calls: dq when seqlen_k == 0 (no key: no
-// gradient), dk and dv when seqlen_q == 0.
+// Zero gradients for empty dense calls: dq when seqlen_k == 0 (no key: no
+// gradient), dk and dv when seqlen_q == 0. (A variable-length call's empty
+// sequences are the variant's: its kernels write their zeros.)
 cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream);
 
 // The registry entry of a backward variant: f16/bf16 on sm_80 and up, rows
-// copied 16 bytes at a time, the given head dims and entry points.
+// copied 16 bytes at a time, variable-length batches, the given head dims
+// and entry points.
 template <class HeadDims>
 BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&),
                        std::size_t (*workspace_bytes)(const BwdParams&),
@@ -38,7 +44,7 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
   v.num_head_dims = HeadDims::size();
   v.alignment = 16;
   // Every backward takes the LSE as input (no kFeatureLse).
-  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures;
+  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures | kFeatureVarlen;
   v.check = check;
   v.workspace_bytes = workspace_bytes;
   v.run = run;

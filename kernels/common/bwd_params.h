@@ -35,23 +35,63 @@ struct BwdParams : AttnParams {
   float* dsinks = nullptr;
   std::int64_t dsinks_stride = 0;
 
-  // The workspace, carved by bind_bwd_workspace(). Per (batch, head_q) row
-  // arrays of seqlen_q_pad entries:
-  int seqlen_q_pad = 0;
+  // Variable-length calls: AttnParams::total_q / total_k are the packed rows
+  // of q (and o, dout, dq) and of k (and v, dk, dv).
+
+  // The workspace, carved by bind_bwd_workspace(): per (sequence, head_q)
+  // row arrays, each padded to whole kBwdRowPad-row tiles (ws_row0 says
+  // where one starts):
+  int seqlen_q_pad = 0;           // dense: rows per (batch, head), seqlen_q padded
+  std::int64_t ws_head_rows = 0;  // variable-length: rows per head (bwd_ws_rows)
   float* lse_log2 = nullptr;  // LSE * log2(e); +inf for rows that see no key and for the padding (P = 0 there)
   float* dpsum = nullptr;     // rowsum(dO * O); 0 in the padding
-  // fp32, when the variant accumulates dQ: batch * heads_q * seqlen_q_pad *
-  // head_dim floats, each (batch, head) a contiguous block whose order within
+  // fp32, when the variant accumulates dQ: head_dim floats per row of the
+  // row arrays, each (sequence, head) a contiguous block whose order within
   // is the variant's (the mma variant keeps its fragment order).
   float* dq_accum = nullptr;
+
+  // Sequence b's offsets of dO, dQ, dK and dV (seq_span's, for the gradients).
+  struct GradSpan {
+    std::int64_t dout, dq, dk, dv;
+  };
+  FLASH_HOST_DEVICE GradSpan grad_span(int b) const {
+    if (cu_seqlens_q == nullptr) return {b * do_batch_stride, b * dq_batch_stride, b * dk_batch_stride, b * dv_batch_stride};
+    const int q0 = cu_seqlens_q[b], k0 = cu_seqlens_k[b];
+    return {q0 * do_row_stride, q0 * dq_row_stride, k0 * dk_row_stride, k0 * dv_row_stride};
+  }
+
+  // Where row 0 of (sequence b, query head h) sits in the row arrays; q0 is
+  // the sequence's first packed row (seq_span(b).lse_row0, 0 when dense).
+  // Dense: (b * heads_q + h) * seqlen_q_pad. Variable-length: each head
+  // holds the sequences in order, sequence b from q0 rounded up to a whole
+  // tile plus one tile per sequence before it, so that its padded rows end
+  // before the next one starts (FlashAttention-2's cu_seqlens_q[b] + 128 b).
+  FLASH_HOST_DEVICE std::int64_t ws_row0(int b, int h, int q0) const {
+    if (cu_seqlens_q == nullptr) return (static_cast<std::int64_t>(b) * heads_q + h) * seqlen_q_pad;
+    return h * ws_head_rows + (static_cast<std::int64_t>(q0) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad +
+           static_cast<std::int64_t>(kBwdRowPad) * b;
+  }
 };
+
+// Rows of each row array: dense, batch * heads_q * seqlen_q padded;
+// variable-length, heads_q * (total_q padded + kBwdRowPad * batch) (sequence
+// b's padded rows end by cu_seqlens_q[b + 1] padded + kBwdRowPad * (b + 1);
+// see ws_row0).
+inline std::int64_t bwd_ws_head_rows(const BwdParams& p) {
+  return (static_cast<std::int64_t>(p.total_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad +
+         static_cast<std::int64_t>(kBwdRowPad) * p.batch;
+}
+inline std::size_t bwd_ws_rows(const BwdParams& p) {
+  if (p.cu_seqlens_q != nullptr) return static_cast<std::size_t>(p.heads_q) * bwd_ws_head_rows(p);
+  return static_cast<std::size_t>(p.batch) * p.heads_q *
+         ((static_cast<std::size_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad);
+}
 
 // Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator when
 // with_dq_accum; 256-byte aligned pieces.
 inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
-  const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads_q *
-                           ((static_cast<std::size_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad);
+  const std::size_t rows = bwd_ws_rows(p);
   std::size_t bytes = 2 * align(rows * sizeof(float));
   if (with_dq_accum) bytes += align(rows * p.head_dim * sizeof(float));
   return bytes;
@@ -61,7 +101,8 @@ inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum) {
 inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
   p.seqlen_q_pad = (p.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
-  const std::size_t rows = static_cast<std::size_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
+  p.ws_head_rows = p.cu_seqlens_q != nullptr ? bwd_ws_head_rows(p) : 0;
+  const std::size_t rows = bwd_ws_rows(p);
   char* base = static_cast<char*>(ws);
   p.lse_log2 = reinterpret_cast<float*>(base);
   p.dpsum = reinterpret_cast<float*>(base + align(rows * sizeof(float)));
