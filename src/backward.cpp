@@ -211,7 +211,7 @@ void run_varlen(const BackwardArgs& args, Resolved& r, cudaStream_t stream) {
   detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
                      "reading the varlen status");
   detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the varlen status");
-  if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status) + "; nothing was written");
+  if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status, p) + "; nothing was written");
 }
 
 }  // namespace

@@ -22,7 +22,7 @@
 // kFeaturePaged must refuse the call. Negative controls prove that the
 // checks can fail.
 //
-// The suites are named Paged_prefill* because tests/CMakeLists.txt derives
+// The suites are named PagedPrefill* because tests/CMakeLists.txt derives
 // each GPU entry's filter from its file name (test_paged_prefill_gpu.cpp).
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
@@ -512,9 +512,9 @@ std::vector<int> f32_cases() {
 
 using PagedParam = std::tuple<int, DType>;  // case, dtype
 
-class Paged_prefill : public ::testing::TestWithParam<PagedParam> {};
+class PagedPrefill : public ::testing::TestWithParam<PagedParam> {};
 
-TEST_P(Paged_prefill, MatchesReferencePerSequence) {
+TEST_P(PagedPrefill, MatchesReferencePerSequence) {
   SKIP_WITHOUT_GPU();
   const auto [case_idx, dtype] = GetParam();
   const PagedSpec& s = paged_cases()[case_idx].spec;
@@ -531,7 +531,7 @@ TEST_P(Paged_prefill, MatchesReferencePerSequence) {
 // from a dense one only in where the tile rows are read from. (It also
 // checks seqused_k on dense calls against the reference, through the paged
 // results.)
-TEST_P(Paged_prefill, MatchesTheContiguousCacheBitwise) {
+TEST_P(PagedPrefill, MatchesTheContiguousCacheBitwise) {
   SKIP_WITHOUT_GPU();
   const auto [case_idx, dtype] = GetParam();
   const PagedSpec& s = paged_cases()[case_idx].spec;
@@ -592,11 +592,11 @@ std::string paged_name(const ::testing::TestParamInfo<PagedParam>& info) {
   return fmt::format("{}_{}", flash::dtype_name(dtype), paged_cases()[case_idx].name);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cases, Paged_prefill,
+INSTANTIATE_TEST_SUITE_P(Cases, PagedPrefill,
                          ::testing::Combine(::testing::Range(0, num_cases()),
                                             ::testing::Values(DType::bf16, DType::f16)),
                          paged_name);
-INSTANTIATE_TEST_SUITE_P(CasesF32, Paged_prefill,
+INSTANTIATE_TEST_SUITE_P(CasesF32, PagedPrefill,
                          ::testing::Combine(::testing::ValuesIn(f32_cases()), ::testing::Values(DType::f32)),
                          paged_name);
 
@@ -626,7 +626,7 @@ void expect_nothing_written(const PagedProblem& p, const std::string& variant) {
 // with or without a status tensor; with sync_check off it returns and
 // reports through status. Either way nothing is written. The status words
 // are {code, array or sequence, index, value}.
-TEST(Paged_prefillErrors, BadMetadataWritesNothing) {
+TEST(PagedPrefillErrors, BadMetadataWritesNothing) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   struct Bad {
@@ -723,7 +723,7 @@ TEST(Paged_prefillErrors, BadMetadataWritesNothing) {
 // common/varlen.cu): a bad entry far into it is found, and the valid table
 // passes. 64 sequences of 100 keys (7 pages of 16) in a table of 1100
 // entries each: 70400 entries.
-TEST(Paged_prefillErrors, LargeTablesAreCheckedToo) {
+TEST(PagedPrefillErrors, LargeTablesAreCheckedToo) {
   SKIP_WITHOUT_GPU();
   constexpr int kSeqs = 64, kTablePages = 1100, kKeys = 100;
   const std::uint64_t seed = test_seed();
@@ -751,7 +751,7 @@ TEST(Paged_prefillErrors, LargeTablesAreCheckedToo) {
 // A variant without kFeaturePaged (the Hopper rungs, naive, wmma) refuses a
 // paged call with a flash::Error naming page_table, and writes nothing;
 // auto passes over it to the last variant with the feature.
-TEST(Paged_prefillErrors, VariantsWithoutTheFeatureRefuse) {
+TEST(PagedPrefillErrors, VariantsWithoutTheFeatureRefuse) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   for (bool packed_queries : {false, true}) {
@@ -781,7 +781,7 @@ TEST(Paged_prefillErrors, VariantsWithoutTheFeatureRefuse) {
 
 // A reached entry pointed at a spare page (NaN): that sequence fails, the
 // others pass.
-TEST(Paged_prefillChecker, FailsWhenAPageIsWrong) {
+TEST(PagedPrefillChecker, FailsWhenAPageIsWrong) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   auto p = small_dense(seed);
@@ -803,7 +803,7 @@ TEST(Paged_prefillChecker, FailsWhenAPageIsWrong) {
 // Two reached pages swapped: every key is valid (no NaN), but under a
 // window of the diagonal alone (row i sees key i + 32) each row now reads
 // another key's value.
-TEST(Paged_prefillChecker, FailsWhenPagesAreSwapped) {
+TEST(PagedPrefillChecker, FailsWhenPagesAreSwapped) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   const PagedSpec s{.heads_q = 4, .heads_kv = 2, .head_dim = 64, .page_size = 16, .window_left = 0,
@@ -826,7 +826,7 @@ TEST(Paged_prefillChecker, FailsWhenPagesAreSwapped) {
 
 // Without seqused_k the dense call attends every key of the table,
 // including the NaN rows past each sequence's length: it fails.
-TEST(Paged_prefillChecker, FailsWithoutSequsedK) {
+TEST(PagedPrefillChecker, FailsWithoutSequsedK) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   auto p = small_dense(seed);
@@ -848,7 +848,7 @@ TEST(Paged_prefillChecker, FailsWithoutSequsedK) {
 }
 
 // The kernel without the mask that the reference applies fails.
-TEST(Paged_prefillChecker, FailsWhenTheMaskDiffers) {
+TEST(PagedPrefillChecker, FailsWhenTheMaskDiffers) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   auto p = small_packed(seed);
@@ -865,7 +865,7 @@ TEST(Paged_prefillChecker, FailsWhenTheMaskDiffers) {
 
 // A call one row short (cu_seqlens_q[batch] - 1) leaves exactly the last
 // row of the last sequence unwritten, and the check says so.
-TEST(Paged_prefillChecker, FailsWhenARowIsLeftUnwritten) {
+TEST(PagedPrefillChecker, FailsWhenARowIsLeftUnwritten) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
   auto p = small_packed(seed);
