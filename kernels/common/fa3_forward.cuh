@@ -132,12 +132,12 @@ struct Fa3Tile {
 // sequence's own (kVarlen: seq_span, seqused_k included); o is the element
 // offset of its row 0 in o, for stores that bypass TMA.
 struct Fa3Seq {
-  int q_row0, q_b, k_row0, k_b;
+  int q_row0, q_b, k_row0, k_b;  // paged: k_b is the sequence (its page-table row)
   int seqlen_q, seqlen_k;
   std::int64_t o;
 };
-template <bool kVarlen> __device__ __forceinline__ Fa3Seq fa3_seq(const FwdParams& p, int b) {
-  if constexpr (kVarlen) {
+template <SeqLayout kSeq> __device__ __forceinline__ Fa3Seq fa3_seq(const FwdParams& p, int b) {
+  if constexpr (kSeq != SeqLayout::dense) {
     const auto span = p.seq_span(b);
     const bool packed_q = p.cu_seqlens_q != nullptr, packed_k = p.cu_seqlens_k != nullptr;
     return {span.lse_row0,         packed_q ? 0 : b,    packed_k ? p.cu_seqlens_k[b] : 0, packed_k ? 0 : b,
@@ -145,6 +145,21 @@ template <bool kVarlen> __device__ __forceinline__ Fa3Seq fa3_seq(const FwdParam
   } else {
     return {0, b, 0, b, p.seqlen_q, p.seqlen_k, b * p.o_batch_stride};
   }
+}
+
+// Whether a Config takes a paged KV cache (kPagedKV; absent: no): one more
+// kernel per element type, head dim and score-modifier flag, so only the
+// rung that auto picks has it (build time).
+template <class Cfg, class = void> struct Fa3IsPaged : std::false_type {};
+template <class Cfg> struct Fa3IsPaged<Cfg, std::void_t<decltype(Cfg::kPagedKV)>>
+    : std::integral_constant<bool, Cfg::kPagedKV> {};
+template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
+
+// The rows of one TMA box of a paged K/V tile: each box lies in one page, so
+// it is the page size or, for pages larger than a tile, the largest power
+// of two that divides kBlockN (the tiles start at multiples of kBlockN).
+__host__ __device__ constexpr int fa3_page_box(int page_size, int block_n) {
+  return page_size < (block_n & -block_n) ? page_size : (block_n & -block_n);
 }
 
 // Tile schedulers share one interface: is_valid(), tile(), advance(), and
@@ -221,9 +236,11 @@ template <class Cfg> struct Fa3VarlenPersistentScheduler {
   __device__ void advance() { idx += gridDim.x; }
 };
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen: a
-// variable-length batch (Fa3Seq; the mask is each sequence's own).
-template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kSeq: how
+// sequences are found (Fa3Seq; per_sequence and paged: each sequence's own
+// lengths and mask; paged: K/V tiles through the page table).
+template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
+  static constexpr bool kVarlen = kSeq != SeqLayout::dense, kPaged = kSeq == SeqLayout::paged;
   using Smem = Fa3Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   static constexpr int kBlockM = Smem::kBlockM;
@@ -312,39 +329,85 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
   };
 
   // ---- producer: one thread of warpgroup 0 ---------------------------------
+  // Where one K/V tile comes from: contiguous, rows [row, row + kBlockN) of
+  // batch b of the maps; paged, `loaded` boxes of `box` rows, box j at row
+  // (n0 + j box) % page_size of page page[j] (boxes wholly past the
+  // sequence's keys are not loaded: their page-table entries may be
+  // anything). The same source serves K and V.
+  static constexpr int kMaxBoxes = kPaged ? kBlockN / 16 : 1;  // pages are >= 16 keys
+  struct KVSource {
+    int row, b;
+    int box, loaded;
+    int page[kMaxBoxes];
+    std::uint32_t bytes;  // what the loads deliver
+
+    __device__ void load(const CUtensorMap* map, std::uint8_t* dst, int h_kv, int page_mask, std::uint64_t* bar) const {
+      if constexpr (kPaged) {
+#pragma unroll
+        for (int j = 0; j < kMaxBoxes; ++j)
+          if (j < loaded)
+#pragma unroll
+            for (int cb = 0; cb < kColBlocks; ++cb)
+              tma_load_4d(dst + cb * kBlockN * 128 + j * box * 128, map, cb * 64, (row + j * box) & page_mask, h_kv,
+                          page[j], bar);
+      } else {
+#pragma unroll
+        for (int cb = 0; cb < kColBlocks; ++cb) tma_load_4d(dst + cb * kBlockN * 128, map, cb * 64, row, h_kv, b, bar);
+      }
+    }
+  };
+  __device__ static KVSource kv_source(const FwdParams& p, const Fa3Seq& seq, int n_block) {
+    KVSource src;
+    if constexpr (kPaged) {
+      // The page indices load here, before the producer waits for a free
+      // stage: their latency overlaps the wait.
+      src.row = n_block * kBlockN;
+      src.box = fa3_page_box(p.page_size, kBlockN);
+      const int boxes = kBlockN / src.box, keys = seq.seqlen_k - src.row;
+      src.loaded = min(boxes, (keys + src.box - 1) / src.box);
+      const int* table = p.page_table + seq.k_b * p.page_table_stride;
+#pragma unroll
+      for (int j = 0; j < kMaxBoxes; ++j)
+        src.page[j] = j < src.loaded ? __ldg(table + ((src.row + j * src.box) >> p.page_shift)) : 0;
+      src.bytes = static_cast<std::uint32_t>(src.loaded * src.box * 128 * kColBlocks);
+    } else {
+      src.row = seq.k_row0 + n_block * kBlockN;
+      src.b = seq.k_b;
+      src.bytes = Smem::kKVBytes;
+    }
+    return src;
+  }
+
   // Loads Q, then K/V tiles n_last, n_last - 1, ... (n_blocks of them).
   __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, const Fa3Seq& seq, int m0,
                                  int h, int n_last, int n_blocks) {
     if (n_blocks == 0) return;  // the consumers will not wait for anything
-    const int h_kv = h / prm.p.group_size;
+    const FwdParams& p = prm.p;
+    const int h_kv = h / p.group_size, page_mask = kPaged ? p.page_size - 1 : 0;
     std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
       tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
-      const int row = seq.k_row0 + n_block * kBlockN;
-      std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
-#pragma unroll
-      for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(smem + Smem::kK + stage * Smem::kKVBytes + cb * kBlockN * 128, &prm.k, cb * 64, row, h_kv,
-                    seq.k_b, k_bar);
+      const KVSource src = kv_source(p, seq, n_block);
+      std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, src.bytes);
+      src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, page_mask, k_bar);
       std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
       if constexpr (kVarlen) {
         // The tile that holds the sequence's last key also holds rows past
-        // it: the next sequence's, or keys past seqused_k (anything, NaN
-        // included). The mask hides them from S, but P = 0 times a NaN in V
-        // is NaN: zero those rows of V before the consumers see the tile.
+        // it: the next sequence's, keys past seqused_k or a page's unused
+        // rows (anything, NaN included). The mask hides them from S, but P =
+        // 0 times a NaN in V is NaN: zero those rows of V before the
+        // consumers see the tile.
         const int valid = seq.seqlen_k - n_block * kBlockN;
         if (valid < kBlockN) {
-          produce_partial_v(prm, pipe, v_tile, i, stage, row, h_kv, seq.k_b, valid);
+          produce_partial_v(prm, pipe, src, v_tile, i, stage, h_kv, page_mask, valid);
           continue;
         }
       }
-      std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
-#pragma unroll
-      for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, seq.k_b, v_bar);
+      std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, src.bytes);
+      src.load(&prm.v, v_tile, h_kv, page_mask, v_bar);
     }
     pipe.advance(n_blocks);
   }
@@ -353,13 +416,12 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
   // thread zeroes rows valid.. (128 bytes per row in each 64-column block:
   // the swizzle permutes chunks within a row only), then releases it on
   // v_full. Once per sequence and head, at most.
-  __device__ static void produce_partial_v(const Fa3Params& prm, Pipeline& pipe, std::uint8_t* v_tile, int i, int stage,
-                                           int row, int h_kv, int k_b, int valid) {
+  __device__ static void produce_partial_v(const Fa3Params& prm, Pipeline& pipe, const KVSource& src,
+                                           std::uint8_t* v_tile, int i, int stage, int h_kv, int page_mask,
+                                           int valid) {
     mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
-    mbar_arrive_expect_tx(pipe.v_fix(), Smem::kKVBytes);
-#pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(v_tile + cb * kBlockN * 128, &prm.v, cb * 64, row, h_kv, k_b, pipe.v_fix());
+    mbar_arrive_expect_tx(pipe.v_fix(), src.bytes);
+    src.load(&prm.v, v_tile, h_kv, page_mask, pipe.v_fix());
     mbar_wait(pipe.v_fix(), pipe.fix_uses & 1);
     ++pipe.fix_uses;
     const uint4 zero = make_uint4(0, 0, 0, 0);
@@ -557,7 +619,8 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Fa3Mainloop {
   };
 };
 
-template <class T, class Cfg, bool kVarlen> struct Fa3Epilogue {
+template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
+  static constexpr bool kVarlen = kSeq != SeqLayout::dense;
   using Smem = Fa3Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Smem::kBlockM, kNTilesO = kHeadDim / 8;
 
@@ -621,10 +684,11 @@ template <class T, class Cfg, bool kVarlen> struct Fa3Epilogue {
 
 // The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it
 // with the scheduler the launcher picked.
-template <class T, class Cfg, class Scheduler, bool kMods, bool kVarlen>
+template <class T, class Cfg, class Scheduler, bool kMods, SeqLayout kSeq>
 __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 #if FLASH_SM90A_DEVICE
-  using Mainloop = Fa3Mainloop<T, Cfg, kMods, kVarlen>;
+  using Mainloop = Fa3Mainloop<T, Cfg, kMods, kSeq>;
+  constexpr bool kVarlen = kSeq != SeqLayout::dense;
   using Smem = Fa3Smem<Cfg>;
   extern __shared__ std::uint8_t smem_raw[];
   // Align the base to 1024 bytes in the shared window.
@@ -646,7 +710,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
-        const Fa3Seq seq = fa3_seq<kVarlen>(p, tile.batch);
+        const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
         if (kVarlen && m0 >= seq.seqlen_q) continue;  // past this sequence's queries
         const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
         const Mask& mask = kVarlen ? seq_mask : p.mask_for();
@@ -661,7 +725,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
       const Fa3Tile tile = sched.tile(p);
       const int m0 = tile.m_block * Smem::kBlockM;
-      const Fa3Seq seq = fa3_seq<kVarlen>(p, tile.batch);
+      const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
       if (kVarlen && m0 >= seq.seqlen_q) continue;  // past this sequence's queries
       const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
       const Mask& mask = kVarlen ? seq_mask : p.mask_for();
@@ -694,7 +758,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
       OnlineSoftmax<1> softmax;
       consumer.run(o, softmax);
-      Fa3Epilogue<T, Cfg, kVarlen>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
+      Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
     }
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
@@ -707,14 +771,14 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 // the launcher: Rung::kernel<T, Cfg, Scheduler>() is the __global__ of that
 // element type, Config and tile scheduler.
 #define FLASH_FA3_RUNG_KERNEL(name)                                                                  \
-  template <class T, class Cfg, class Scheduler, bool kMods, bool kVarlen>                           \
+  template <class T, class Cfg, class Scheduler, bool kMods, SeqLayout kSeq>                        \
   __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), 1)                  \
       name##_kernel(const __grid_constant__ Fa3Params prm) {                                         \
-    fa3_forward<T, Cfg, Scheduler, kMods, kVarlen>(prm);                                             \
+    fa3_forward<T, Cfg, Scheduler, kMods, kSeq>(prm);                                                \
   }                                                                                                  \
   struct name##_rung {                                                                               \
-    template <class T, class Cfg, class Scheduler, bool kMods, bool kVarlen> static auto kernel() { \
-      return name##_kernel<T, Cfg, Scheduler, kMods, kVarlen>;                                       \
+    template <class T, class Cfg, class Scheduler, bool kMods, SeqLayout kSeq> static auto kernel() { \
+      return name##_kernel<T, Cfg, Scheduler, kMods, kSeq>;                                          \
     }                                                                                                \
   }
 
@@ -735,9 +799,13 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
   static std::string make_params(const FwdParams& p, Fa3Params& prm, int block_m, int block_n) {
     prm.p = p;
     const bool packed_q = p.cu_seqlens_q != nullptr, packed_k = p.cu_seqlens_k != nullptr;
+    const bool paged = p.page_table != nullptr;
     // (At least one row: a call whose sequences have no keys loads none.)
     const int batch_q = packed_q ? 1 : p.batch, rows_q = packed_q ? std::max(p.total_q, 1) : p.seqlen_q;
-    const int batch_k = packed_k ? 1 : p.batch, rows_k = packed_k ? std::max(p.total_k, 1) : p.seqlen_k;
+    int batch_k = packed_k ? 1 : p.batch, rows_k = packed_k ? std::max(p.total_k, 1) : p.seqlen_k;
+    if (paged) {  // the pages: [num_pages, page_size, heads, dim], boxes of fa3_page_box rows
+      batch_k = p.num_pages, rows_k = p.page_size, block_n = fa3_page_box(p.page_size, block_n);
+    }
     std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim,
                                            p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
     if (err.empty())
@@ -768,13 +836,13 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
 
   static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
-    const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods, auto varlen) {
+    const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods, auto seq) {
       using T = typename decltype(tag)::type;
       using Cfg = typename decltype(cfg)::type;
       using Scheduler = typename decltype(sched)::type;
       Fa3Params prm;
       if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
-      auto kernel = Rung::template kernel<T, Cfg, Scheduler, decltype(mods)::value, decltype(varlen)::value>();
+      auto kernel = Rung::template kernel<T, Cfg, Scheduler, decltype(mods)::value, decltype(seq)::value>();
       constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
@@ -791,19 +859,31 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
       const std::false_type no;
       const std::true_type yes;
-      if (p.cu_seqlens_q != nullptr || p.seqused_k != nullptr) {
-        if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, yes);
-        if constexpr (kFa3Persistent<Cfg>) {
-          if (!p.mask.causal && p.cu_seqlens_q != nullptr)
-            return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3VarlenPersistentScheduler<Cfg>>{}, no, yes);
-        }
-        return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, yes);
+      using Dense = std::integral_constant<SeqLayout, SeqLayout::dense>;
+      using PerSeq = std::integral_constant<SeqLayout, SeqLayout::per_sequence>;
+      using Paged = std::integral_constant<SeqLayout, SeqLayout::paged>;
+      switch (p.seq_layout()) {
+        case SeqLayout::paged:
+          if constexpr (kFa3Paged<Cfg>) {
+            if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
+            return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Paged{});
+          }
+          return;  // the variant does not claim kFeaturePaged
+        case SeqLayout::per_sequence:
+          if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, PerSeq{});
+          if constexpr (kFa3Persistent<Cfg>) {
+            if (!p.mask.causal && p.cu_seqlens_q != nullptr)
+              return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3VarlenPersistentScheduler<Cfg>>{}, no, PerSeq{});
+          }
+          return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, PerSeq{});
+        default:
+          if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
+          if constexpr (kFa3Persistent<Cfg>) {
+            if (!p.mask.causal)
+              return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Dense{});
+          }
+          launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Dense{});
       }
-      if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, no);
-      if constexpr (kFa3Persistent<Cfg>) {
-        if (!p.mask.causal) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, no);
-      }
-      launch_with(tag, TypeTag<Cfg>{}, Single{}, no, no);
     };
     if (p.dtype == DType::f16) dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
     else dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
@@ -823,7 +903,7 @@ template <template <int> class ConfigFor, class Rung> const FwdVariant* fa3_vari
     r.num_head_dims = Fa3HeadDims::size();
     r.max_head_dim = 256;
     r.alignment = 16;  // TMA: base address and strides in multiples of 16 bytes
-    r.features = kAllFeatures | kFeatureVarlen;
+    r.features = kAllFeatures | kFeatureVarlen | (kFa3Paged<ConfigFor<128>> ? kFeaturePaged : 0u);
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
     r.check = Fa3Launcher<ConfigFor, Rung>::check;
     r.run = Fa3Launcher<ConfigFor, Rung>::run;
