@@ -14,6 +14,10 @@
 //   ./runner --varlen --heads 16 --causal   one variable-length forward over FA4's 7 sequences of
 //                                     16384 tokens (or --varlen 1374,3778,...), each sequence
 //                                     checked against its own fp64 reference
+//   ./runner --paged 16,256 --seq 1000 --seq-k 1500 --causal   paged prefill: a chunk of 1000
+//                                     queries per sequence over 1500 keys in pages of 16 (then 256)
+//                                     keys of a shuffled pool; with --varlen, packed queries whose
+//                                     keys (seqused_k, the lengths) are paged; checked as --varlen
 //
 // The flags, the FLOP counts and the timer are bench's too
 // (src/testing/tools.h), so one shape gives the same TFLOPS in both.
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "flash/flash.h"
+#include "paged_table.h"
 #include "testing/testing.h"
 #include "testing/tools.h"
 #include "varlen_lengths.h"
@@ -53,10 +58,14 @@ struct Options {
   std::uint64_t seed = std::random_device{}();
   bool list = false;
   std::optional<std::vector<int>> varlen;  // --varlen: the sequence lengths
+  std::optional<std::vector<int>> paged;   // --paged: the page sizes
 };
 
 // Timed calls per case (after the checked call and kWarmupCalls more).
 constexpr int kTimedCalls = 5;
+
+// --paged without --varlen or --seq: query rows per sequence.
+constexpr int kPagedSeq = 1024;
 
 void print_help() {
   fmt::print(
@@ -72,12 +81,17 @@ void print_help() {
       "                    (default {}: FA4's 16384 tokens in 7), --heads 8\n"
       "                    --dhead 128 unless given; each sequence checked against the reference of that\n"
       "                    sequence alone (--rows of each)\n"
+      "  --paged P[,P..]   paged prefill: the keys in pages of P keys (powers of two >= 16) from a shuffled\n"
+      "                    pool, one call per page size, checked as --varlen: dense queries (--batch 2\n"
+      "                    --seq {} --heads 8 --dhead 128 unless given) over --seq-k keys per sequence\n"
+      "                    (default --seq; seqused_k when not a multiple of P), or with --varlen packed\n"
+      "                    queries whose keys are the lengths (seqused_k)\n"
       "Without --seq (or --cache with --decode) runs a default list of shapes: head dims 64, 128\n"
       "and 256, both masks, bf16 (--batch, --heads, --heads-kv, --dhead, --dtype and --causal narrow\n"
       "it). One shape defaults to --batch 2 --heads 8 --dhead 128; with --decode to --batch 1\n"
       "--heads 32 --heads-kv 8 --dhead 128, every sequence's cache full. With --softcap C, q and k are\n"
       "drawn with scores of about C, so that the cap bites and the check sees it.\n",
-      flash::testing::problem_flags_help(), fmt::join(flash::testing::default_varlen_lengths(), ","));
+      flash::testing::problem_flags_help(), fmt::join(flash::testing::default_varlen_lengths(), ","), kPagedSeq);
 }
 
 Options parse(int argc, char** argv) {
@@ -90,6 +104,7 @@ Options parse(int argc, char** argv) {
     };
     if (flash::testing::parse_problem_flag(argc, argv, i, o.flags)) continue;
     if (flash::testing::parse_varlen_flag(argc, argv, i, o.varlen)) continue;
+    if (flash::testing::parse_paged_flag(argc, argv, i, o.paged)) continue;
     if (a == "--layout") {
       const std::string v = value();
       if (v != "bshd" && v != "bhsd") throw UsageError("--layout must be bshd or bhsd, got '" + v + "'");
@@ -116,6 +131,9 @@ Options parse(int argc, char** argv) {
   if (o.varlen && (o.flags.bwd || o.flags.decode)) throw UsageError("--varlen checks the forward; not with --bwd or --decode");
   if (o.varlen && (o.flags.seq || o.flags.seq_k || o.flags.batch))
     throw UsageError("--varlen gives the sequences and their lengths; not with --seq, --seq-k or --batch");
+  if (o.paged && (o.flags.bwd || o.flags.decode))
+    throw UsageError("--paged checks the forward's paged prefill; not with --bwd or --decode (decode: --page-size)");
+  if (o.paged && (o.flags.batch == 0 || o.flags.seq == 0)) throw UsageError("--paged needs --batch and --seq >= 1");
   return o;
 }
 
@@ -489,78 +507,167 @@ int run_decode(const Options& opt, int cc) {
   return tally.finish();
 }
 
-// --- varlen -----------------------------------------------------------------
+// --- varlen and paged -------------------------------------------------------
 
-// One --varlen call: random packed inputs ([total, heads, head_dim] memory,
-// or [heads, total, head_dim] with --layout bhsd; lse [heads_q, total]),
-// one cu_seqlens for the queries and the keys, and the fp64 reference of
-// each sequence alone (a dense batch-1 problem of its length) on sampled rows.
-struct VarlenProblem {
+// The sequences of one --varlen or --paged call and where they live.
+// Queries: packed [total_q, heads_q, head_dim] with cu_seqlens_q (--varlen),
+// or dense [batch, seqlen_q, heads_q, head_dim] (--paged alone: every q_len
+// equal). Keys: packed like the queries with cu_seqlens_k (page_size 0), or
+// in pages of page_size keys through a page table (--paged).
+struct SeqCall {
+  std::vector<int> q_lens, k_lens;
+  bool dense_q = false;
+  int page_size = 0;
+};
+
+// The keys a call's page table holds per sequence: the most pages a
+// sequence needs (at least one, as shuffled_page_table) times the page size.
+std::int64_t table_capacity(const SeqCall& c) {
+  const int longest = c.k_lens.empty() ? 0 : *std::max_element(c.k_lens.begin(), c.k_lens.end());
+  return std::max<std::int64_t>(1, flash::testing::pages_for(longest, c.page_size)) * c.page_size;
+}
+
+// Whether a paged call passes seqused_k: packed queries always (FA4's rule),
+// dense ones when a sequence has fewer keys than the table holds.
+bool passes_seqused_k(const SeqCall& c) {
+  if (c.page_size == 0) return false;
+  if (!c.dense_q) return true;
+  const std::int64_t capacity = table_capacity(c);
+  return std::any_of(c.k_lens.begin(), c.k_lens.end(), [&](int n) { return n != capacity; });
+}
+
+// The features of flash::Feature the call needs beyond a dense one's.
+unsigned call_features(const SeqCall& c) {
+  return (c.page_size ? flash::kFeaturePaged : 0u) | (!c.dense_q || passes_seqused_k(c) ? flash::kFeatureVarlen : 0u);
+}
+
+// One call on the device, random inputs ([rows, heads, head_dim] memory, or
+// [heads, rows, head_dim] with --layout bhsd, for q, o and packed k, v; the
+// pages [num_pages, page_size, heads_kv, head_dim], handed out from a
+// shuffled pool by benchmarks/paged_table.h, NaN in every row no sequence
+// attends), lse [heads_q, total_q] packed or [batch, heads_q, seqlen_q]
+// dense, and the fp64 reference of each sequence alone (a dense batch-1
+// problem of its lengths over its keys) on sampled rows.
+struct SeqProblem {
   Shape shape;  // heads, head dim, window and score modifiers (batch and seqlen unused)
   DType dtype = DType::bf16;
   bool causal = false;
-  std::vector<int> lengths, cu;
+  SeqCall call;
+  std::vector<int> cu_q, cu_k;  // each sequence's first query and key row in the host arrays (packed: on the device)
   std::vector<std::vector<int>> rows;  // per sequence, the rows its reference holds
   std::vector<flash::reference::Result> ref;
   flash::testing::ScoreInputs scores;
-  flash::testing::DeviceBuffer q, k, v, o, lse, cu_seqlens;
+  flash::testing::DeviceBuffer q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, page_table;
   flash::ForwardArgs args;  // every view, flag and modifier; kernel left to the caller
 };
 
-VarlenProblem make_varlen_problem(const Shape& s, const std::vector<int>& lengths, DType dtype, bool causal,
-                                  Layout layout, int sample_rows, std::uint64_t seed) {
-  VarlenProblem p;
-  p.shape = s, p.dtype = dtype, p.causal = causal, p.lengths = lengths;
-  p.cu = {0};
-  for (int len : lengths) p.cu.push_back(p.cu.back() + len);
-  const int batch = static_cast<int>(lengths.size());
-  const std::int64_t T = p.cu.back(), Hq = s.heads_q, Hkv = s.heads_kv, D = s.head_dim;
+std::vector<int> prefix_sums(const std::vector<int>& lens) {
+  std::vector<int> cu = {0};
+  for (int len : lens) cu.push_back(cu.back() + len);
+  return cu;
+}
+
+// An int32 vector on the device, [values.size()].
+flash::TensorView device_ints(flash::testing::DeviceBuffer& buf, const std::vector<int>& values) {
+  buf = flash::testing::DeviceBuffer(std::max<std::size_t>(values.size(), 1) * sizeof(std::int32_t));
+  const flash::TensorView t =
+      flash::make_contiguous(buf.get(), DType::i32, {static_cast<std::int64_t>(values.size())});
+  flash::testing::upload(std::vector<double>(values.begin(), values.end()), t);
+  return t;
+}
+
+SeqProblem make_seq_problem(const Shape& s, const SeqCall& call, DType dtype, bool causal, Layout layout,
+                            int sample_rows, std::uint64_t seed) {
+  constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+  SeqProblem p;
+  p.shape = s, p.dtype = dtype, p.causal = causal, p.call = call;
+  p.cu_q = prefix_sums(call.q_lens);
+  p.cu_k = prefix_sums(call.k_lens);
+  const int batch = static_cast<int>(call.q_lens.size());
+  const std::int64_t Tq = p.cu_q.back(), Tk = p.cu_k.back(), Hq = s.heads_q, Hkv = s.heads_kv, D = s.head_dim;
   std::mt19937_64 rng(seed);
-  const auto q = flash::testing::random_values(std::size_t(T * Hq * D), dtype, rng, s.qk_gain);
-  const auto k = flash::testing::random_values(std::size_t(T * Hkv * D), dtype, rng, s.qk_gain);
-  const auto v = flash::testing::random_values(std::size_t(T * Hkv * D), dtype, rng);
+  const auto q = flash::testing::random_values(std::size_t(Tq * Hq * D), dtype, rng, s.qk_gain);
+  const auto k = flash::testing::random_values(std::size_t(Tk * Hkv * D), dtype, rng, s.qk_gain);
+  const auto v = flash::testing::random_values(std::size_t(Tk * Hkv * D), dtype, rng);
   p.scores = flash::testing::make_score_inputs(batch, s.heads_q, s.softcap, s.alibi, s.sinks,
                                                flash::testing::typical_row_max(s.qk_gain, s.softcap), rng);
   const std::int64_t es = static_cast<std::int64_t>(flash::dtype_size(dtype));
-  auto packed = [&](flash::testing::DeviceBuffer& buf, std::int64_t heads) {
-    buf = flash::testing::DeviceBuffer(std::size_t(T * heads * D * es));
-    return layout == Layout::bhsd ? flash::make_view(buf.get(), dtype, {T, heads, D}, {D, T * D, 1})
-                                  : flash::make_contiguous(buf.get(), dtype, {T, heads, D});
+  auto packed = [&](flash::testing::DeviceBuffer& buf, std::int64_t rows, std::int64_t heads) {
+    buf = flash::testing::DeviceBuffer(std::max<std::size_t>(std::size_t(rows * heads * D * es), 1));
+    return layout == Layout::bhsd ? flash::make_view(buf.get(), dtype, {rows, heads, D}, {D, rows * D, 1})
+                                  : flash::make_contiguous(buf.get(), dtype, {rows, heads, D});
+  };
+  // The packed rows of dense queries as [batch, seqlen_q, heads, head_dim].
+  const std::int64_t seqlen_q = call.dense_q && batch > 0 ? call.q_lens[0] : 0;
+  auto as_dense = [&](const flash::TensorView& t) {
+    return flash::make_view(t.data, dtype, {batch, seqlen_q, t.shape[1], D},
+                            {seqlen_q * t.stride[0], t.stride[0], t.stride[1], 1});
   };
   flash::ForwardArgs& a = p.args;
-  a.q = packed(p.q, Hq), a.k = packed(p.k, Hkv), a.v = packed(p.v, Hkv), a.o = packed(p.o, Hq);
+  a.q = packed(p.q, Tq, Hq), a.o = packed(p.o, Tq, Hq);
   flash::testing::upload(q, a.q);
-  flash::testing::upload(k, a.k);
-  flash::testing::upload(v, a.v);
-  p.lse = flash::testing::DeviceBuffer(std::size_t(Hq * T) * sizeof(float));
-  a.lse = flash::make_contiguous(p.lse.get(), DType::f32, {Hq, T});
-  p.cu_seqlens = flash::testing::DeviceBuffer(p.cu.size() * sizeof(std::int32_t));
-  a.cu_seqlens_q = flash::make_contiguous(p.cu_seqlens.get(), DType::i32, {batch + 1});
-  a.cu_seqlens_k = a.cu_seqlens_q;  // self-attention: seqlen_q = seqlen_k per sequence
-  flash::testing::upload(std::vector<double>(p.cu.begin(), p.cu.end()), *a.cu_seqlens_q);
-  a.max_seqlen_q = a.max_seqlen_k = *std::max_element(lengths.begin(), lengths.end());
+  p.lse = flash::testing::DeviceBuffer(std::max<std::size_t>(std::size_t(Hq * Tq) * sizeof(float), 1));
+  if (call.dense_q) {
+    a.q = as_dense(a.q), a.o = as_dense(a.o);
+    a.lse = flash::make_contiguous(p.lse.get(), DType::f32, {batch, Hq, seqlen_q});
+  } else {
+    a.lse = flash::make_contiguous(p.lse.get(), DType::f32, {Hq, Tq});
+    a.cu_seqlens_q = device_ints(p.cu_seqlens_q, p.cu_q);
+    a.max_seqlen_q = *std::max_element(call.q_lens.begin(), call.q_lens.end());
+    a.max_seqlen_k = *std::max_element(call.k_lens.begin(), call.k_lens.end());
+  }
+  if (call.page_size == 0) {
+    a.k = packed(p.k, Tk, Hkv), a.v = packed(p.v, Tk, Hkv);
+    flash::testing::upload(k, a.k);
+    flash::testing::upload(v, a.v);
+    a.cu_seqlens_k = device_ints(p.cu_seqlens_k, p.cu_k);
+  } else {
+    // Each sequence's keys scattered into its pages; every other row NaN, so
+    // that a kernel which lets one in fails the check.
+    const flash::testing::PageTable t = flash::testing::shuffled_page_table(call.k_lens, call.page_size, seed);
+    const std::int64_t P = t.page_size, row = Hkv * D;
+    std::vector<double> k_pages(std::size_t(t.num_pages * P * row), kNaN), v_pages = k_pages;
+    for (int b = 0; b < batch; ++b)
+      for (std::int64_t j = 0; j < call.k_lens[b]; ++j) {
+        const std::int64_t page = t.entries[std::size_t(b) * t.max_pages + std::size_t(j / P)];
+        const std::int64_t from = (p.cu_k[b] + j) * row, to = (page * P + j % P) * row;
+        std::copy_n(k.begin() + from, row, k_pages.begin() + to);
+        std::copy_n(v.begin() + from, row, v_pages.begin() + to);
+      }
+    auto pages = [&](flash::testing::DeviceBuffer& buf, const std::vector<double>& host) {
+      buf = flash::testing::DeviceBuffer(host.size() * std::size_t(es));
+      const flash::TensorView view = flash::make_contiguous(buf.get(), dtype, {t.num_pages, P, Hkv, D});
+      flash::testing::upload(host, view);
+      return view;
+    };
+    a.k = pages(p.k, k_pages), a.v = pages(p.v, v_pages);
+    device_ints(p.page_table, t.entries);  // [batch, max_pages], row-major
+    a.page_table = flash::make_contiguous(p.page_table.get(), DType::i32, {batch, t.max_pages});
+    if (passes_seqused_k(call)) a.seqused_k = device_ints(p.seqused_k, call.k_lens);
+  }
   a.causal = causal;
   a.window_left = s.window_left, a.window_right = s.window_right;
   p.scores.apply(a);
 
   for (int b = 0; b < batch; ++b) {
-    const int len = lengths[b];
+    const int len_q = call.q_lens[b], len_k = call.k_lens[b];
     flash::reference::Problem rp;
-    rp.seqlen_q = rp.seqlen_k = len;
+    rp.seqlen_q = len_q, rp.seqlen_k = len_k;
     rp.heads_q = s.heads_q, rp.heads_kv = s.heads_kv, rp.head_dim = s.head_dim;
     rp.softmax_scale = static_cast<double>(1.0f / std::sqrt(static_cast<float>(s.head_dim)));  // the API's default
     rp.causal = causal;
     rp.window_left = s.window_left, rp.window_right = s.window_right;
     p.scores.apply(rp);  // ALiBi slopes per head: each sequence's own distances
-    p.rows.push_back(flash::testing::sample_rows(len, sample_rows, seed + 1 + b));
-    if (len == 0) {
+    p.rows.push_back(flash::testing::sample_rows(len_q, sample_rows, seed + 1 + b));
+    if (len_q == 0) {
       p.ref.emplace_back();
       continue;
     }
-    auto rows_of = [&](const std::vector<double>& x, std::int64_t heads) {
-      return std::vector<double>(x.begin() + p.cu[b] * heads * D, x.begin() + p.cu[b + 1] * heads * D);
+    auto rows_of = [&](const std::vector<double>& x, const std::vector<int>& cu, std::int64_t heads) {
+      return std::vector<double>(x.begin() + cu[b] * heads * D, x.begin() + cu[b + 1] * heads * D);
     };
-    p.ref.push_back(flash::reference::forward(rp, rows_of(q, Hq), rows_of(k, Hkv), rows_of(v, Hkv), dtype, p.rows[b]));
+    p.ref.push_back(flash::reference::forward(rp, rows_of(q, p.cu_q, Hq), rows_of(k, p.cu_k, Hkv),
+                                              rows_of(v, p.cu_k, Hkv), dtype, p.rows[b]));
   }
   return p;
 }
@@ -575,14 +682,14 @@ struct SeqCheck {
   double ratio() const { return std::max(err / std::max(bound, 1e-300), lse_err / std::max(lse_bound, 1e-300)); }
 };
 
-SeqCheck check_sequence(const VarlenProblem& p, int b, const std::vector<double>& o, const std::vector<double>& lse) {
+SeqCheck check_sequence(const SeqProblem& p, int b, const std::vector<double>& o, const std::vector<double>& lse) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  const std::int64_t Hq = p.shape.heads_q, D = p.shape.head_dim, T = p.cu.back(), len = p.lengths[b];
+  const std::int64_t Hq = p.shape.heads_q, D = p.shape.head_dim, Tq = p.cu_q.back(), len = p.call.q_lens[b];
   const flash::reference::Result& ref = p.ref[b];
   SeqCheck c;
   double lowp_err = 0, max_ref = 0, max_lse = 1;
   for (int i : p.rows[b]) {
-    const std::int64_t row = p.cu[b] + i;  // packed row
+    const std::int64_t row = p.cu_q[b] + i;  // packed row; dense queries' row b * seqlen_q + i is the same
     for (std::int64_t h = 0; h < Hq; ++h) {
       for (std::int64_t d = 0; d < D; ++d) {
         const std::size_t ri = std::size_t((i * Hq + h) * D + d);
@@ -591,7 +698,8 @@ SeqCheck check_sequence(const VarlenProblem& p, int b, const std::vector<double>
         lowp_err = std::max(lowp_err, std::fabs(ref.o_lowp[ri] - ref.o[ri]));
         max_ref = std::max(max_ref, std::fabs(ref.o[ri]));
       }
-      const double want = ref.lse[std::size_t(h * len + i)], got = lse[std::size_t(h * T + row)];
+      const std::size_t at = p.call.dense_q ? std::size_t((b * Hq + h) * len + i) : std::size_t(h * Tq + row);
+      const double want = ref.lse[std::size_t(h * len + i)], got = lse[at];
       if (std::isinf(want)) {
         if (got != want) c.lse_err = kInf;
       } else {
@@ -606,96 +714,122 @@ SeqCheck check_sequence(const VarlenProblem& p, int b, const std::vector<double>
   return c;
 }
 
-// --varlen: one variable-length forward per dtype and variant; every
-// sequence checked on its own, every element of O and the LSE written; then
-// timed on the asynchronous path (sync_check off, a status tensor), as bench
-// does. The line shows the sequence nearest its bound.
-int run_varlen(const Options& opt, int cc) {
+// --varlen and --paged: one call per page size (none for --varlen alone),
+// dtype and variant; every sequence checked on its own, every element of O
+// and the LSE written; then timed on the asynchronous path (sync_check off,
+// a status tensor), as bench does. The line shows the sequence nearest its
+// bound. Variants without the call's features get a line saying so.
+int run_sequences(const Options& opt, int cc) {
   const ProblemFlags& f = opt.flags;
-  const std::vector<int>& lengths = *opt.varlen;
   const auto variants = flash::forward_variants();
-  std::vector<std::string> kernels;
-  for (const std::string& k : select_kernels(variants, f.kernel, "forward", cc)) {
-    const auto v = std::find_if(variants.begin(), variants.end(), [&](const VariantInfo& x) { return x.name == k; });
-    if (v != variants.end() && !(v->features & flash::kFeatureVarlen))
-      fmt::print("{:<21} does not take variable-length batches\n", k);
-    else kernels.push_back(k);
-  }
-  if (kernels.empty()) return 2;
+  const std::vector<std::string> selected = select_kernels(variants, f.kernel, "forward", cc);
+  if (selected.empty()) return 2;
   Shape s;
   s.heads_q = f.heads.value_or(8);
   s.heads_kv = f.heads_kv.value_or(s.heads_q);
   s.head_dim = f.dhead.value_or(128);
   s.window_left = f.window_left, s.window_right = f.window_right;
   set_scores(f, s);
-  std::int64_t total = 0;
-  for (int len : lengths) total += len;
-  const std::string shape = fmt::format("{}x{}x{}/{}", lengths.size(), total, s.heads_q, s.heads_kv);
-  const double flops = flash::testing::varlen_forward_flops(lengths, s.heads_q, s.head_dim, f.causal, s.window_left,
-                                                            s.window_right);
-  fmt::print("seed {}\nlengths {}\n", opt.seed, fmt::join(lengths, ","));
-  fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", "varlen", "seqs x tokens x hq/hkv",
-             "d", "dtype", "max err", "bound", "lse err", "lse bnd", "ms", "TFLOPS", "result");
+  SeqCall base;
+  std::string shape;
+  double flops = 0;
+  if (opt.varlen) {
+    base.q_lens = base.k_lens = *opt.varlen;
+    std::int64_t total = 0;
+    for (int len : *opt.varlen) total += len;
+    shape = fmt::format("{}x{}x{}/{}", opt.varlen->size(), total, s.heads_q, s.heads_kv);
+    flops = flash::testing::varlen_forward_flops(*opt.varlen, s.heads_q, s.head_dim, f.causal, s.window_left,
+                                                 s.window_right);
+    fmt::print("seed {}\nlengths {}\n", opt.seed, fmt::join(*opt.varlen, ","));
+  } else {  // --paged alone: dense queries, seq_k keys per sequence (a cached prefix when more than seq)
+    Shape dense = s;
+    dense.batch = f.batch.value_or(2);
+    dense.seqlen_q = f.seq.value_or(kPagedSeq);
+    dense.seqlen_k = f.seq_k.value_or(dense.seqlen_q);
+    base.q_lens.assign(dense.batch, dense.seqlen_q);
+    base.k_lens.assign(dense.batch, dense.seqlen_k);
+    base.dense_q = true;
+    shape = shape_text(dense);
+    flops = flash::testing::forward_flops(dense, f.causal);
+    fmt::print("seed {}\n", opt.seed);
+  }
+  fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10} {:>10} {:>10} {:>10} {:>9} {:>8}  {}\n", opt.varlen ? "varlen" : "paged",
+             opt.varlen ? "seqs x tokens x hq/hkv" : "b x sq x sk x hq/hkv", "d", "dtype", "max err", "bound", "lse err",
+             "lse bnd", "ms", "TFLOPS", "result");
   Tally tally;
   flash::testing::DeviceBuffer status(4 * sizeof(std::int32_t));
-  for (DType dtype : dtypes_of(f)) {
-    if (!covers_any(variants, kernels, dtype, s.head_dim, cc)) continue;
-    VarlenProblem p;
-    try {
-      p = make_varlen_problem(s, lengths, dtype, f.causal, opt.layout, opt.sample_rows, opt.seed);
-    } catch (const flash::Error& e) {
-      fmt::print("cannot set up varlen {}: {}\n", shape, e.what());
-      ++tally.failed;
-      continue;
+  for (int page_size : opt.paged ? *opt.paged : std::vector<int>{0}) {
+    SeqCall call = base;
+    call.page_size = page_size;
+    const unsigned needed = call_features(call);
+    std::vector<std::string> kernels;
+    for (const std::string& k : selected) {
+      const auto v = std::find_if(variants.begin(), variants.end(), [&](const VariantInfo& x) { return x.name == k; });
+      if (v == variants.end() || (v->features & needed) == needed) kernels.push_back(k);
+      else if (!(v->features & flash::kFeaturePaged) && page_size) fmt::print("{:<21} does not take a paged KV cache\n", k);
+      else fmt::print("{:<21} does not take variable-length batches or seqused_k\n", k);
     }
-    for (const std::string& k : kernels) {
-      if (!covers(variants, k, dtype, s.head_dim, cc)) continue;
-      flash::ForwardArgs args = p.args;
-      args.kernel = k;
-      std::string name = k;
+    std::string layout_note = page_size ? fmt::format(" page{}", page_size) : std::string();
+    if (passes_seqused_k(call) && call.dense_q) layout_note += " (seqused_k)";
+    for (DType dtype : dtypes_of(f)) {
+      if (!covers_any(variants, kernels, dtype, s.head_dim, cc)) continue;
+      SeqProblem p;
       try {
-        name = shown(k, flash::plan_forward(args).kernel);
-        flash::testing::poison(args.o);
-        flash::testing::poison(*args.lse);
-        flash::attention_forward(args);  // sync_check: bad metadata would throw
-        flash::testing::check(cudaDeviceSynchronize(), "kernel execution");
-        const std::vector<double> o = flash::testing::download(args.o), lse = flash::testing::download(*args.lse);
-        // Every packed row belongs to a sequence: every element must be written.
-        std::size_t unwritten = 0;
-        for (double x : o) unwritten += std::isnan(x);
-        for (double x : lse) unwritten += std::isnan(x);
-        SeqCheck worst;
-        int worst_seq = -1;
-        std::string over;
-        for (int b = 0; b < static_cast<int>(lengths.size()); ++b) {
-          if (lengths[b] == 0) continue;
-          const SeqCheck c = check_sequence(p, b, o, lse);
-          if (!c.ok()) over += fmt::format(" seq{}", b);
-          if (worst_seq < 0 || !(c.ratio() <= worst.ratio())) worst = c, worst_seq = b;
-        }
-        const bool ok = unwritten == 0 && over.empty();
-        flash::ForwardArgs timed = args;
-        timed.sync_check = false;
-        timed.status = flash::make_contiguous(status.get(), DType::i32, {4});
-        flash::testing::L2Flush flush(flash::testing::view_bytes(args.q) + flash::testing::view_bytes(args.k) +
-                                      flash::testing::view_bytes(args.v) + flash::testing::view_bytes(args.o));
-        const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_forward(timed); });
-        const auto words = flash::testing::download(*timed.status);
-        if (words[0] != 0)
-          throw flash::Error(fmt::format("timed call's status: {} {} {} {}", words[0], words[1], words[2], words[3]));
-        std::string notes = f.causal ? " causal" : "";
-        if (s.window_left >= 0 || s.window_right >= 0) notes += fmt::format(" window {},{}", s.window_left, s.window_right);
-        notes += flash::testing::score_note(s) + fmt::format(" (errors of seq{}, the nearest its bound)", worst_seq);
-        if (!over.empty()) notes += " over the bound:" + over;
-        notes += unwritten_note(unwritten);
-        fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}\n", name,
-                   shape, s.head_dim, flash::dtype_name(dtype), worst.err, worst.bound, worst.lse_err, worst.lse_bound,
-                   ms, flops / (ms * 1e-3) / 1e12, ok ? "[OK]" : "[FAIL]", notes);
-        (ok ? tally.passed : tally.failed)++;
+        p = make_seq_problem(s, call, dtype, f.causal, opt.layout, opt.sample_rows, opt.seed);
       } catch (const flash::Error& e) {
-        fmt::print("{:<21} {:>22} {:>5} {:>6}  [FAIL] ERROR {}\n", name, shape, s.head_dim, flash::dtype_name(dtype),
-                   e.what());
+        fmt::print("cannot set up {}{}: {}\n", shape, layout_note, e.what());
         ++tally.failed;
+        continue;
+      }
+      for (const std::string& k : kernels) {
+        if (!covers(variants, k, dtype, s.head_dim, cc)) continue;
+        flash::ForwardArgs args = p.args;
+        args.kernel = k;
+        std::string name = k;
+        try {
+          name = shown(k, flash::plan_forward(args).kernel);
+          flash::testing::poison(args.o);
+          flash::testing::poison(*args.lse);
+          flash::attention_forward(args);  // sync_check: bad metadata would throw
+          flash::testing::check(cudaDeviceSynchronize(), "kernel execution");
+          const std::vector<double> o = flash::testing::download(args.o), lse = flash::testing::download(*args.lse);
+          // Every query row belongs to a sequence: every element must be written.
+          std::size_t unwritten = 0;
+          for (double x : o) unwritten += std::isnan(x);
+          for (double x : lse) unwritten += std::isnan(x);
+          SeqCheck worst;
+          int worst_seq = -1;
+          std::string over;
+          for (int b = 0; b < static_cast<int>(call.q_lens.size()); ++b) {
+            if (call.q_lens[b] == 0) continue;
+            const SeqCheck c = check_sequence(p, b, o, lse);
+            if (!c.ok()) over += fmt::format(" seq{}", b);
+            if (worst_seq < 0 || !(c.ratio() <= worst.ratio())) worst = c, worst_seq = b;
+          }
+          const bool ok = unwritten == 0 && over.empty();
+          flash::ForwardArgs timed = args;
+          timed.sync_check = false;
+          timed.status = flash::make_contiguous(status.get(), DType::i32, {4});
+          flash::testing::L2Flush flush(flash::testing::view_bytes(args.q) + flash::testing::view_bytes(args.k) +
+                                        flash::testing::view_bytes(args.v) + flash::testing::view_bytes(args.o));
+          const double ms = flash::testing::median_ms(kTimedCalls, flush, [&] { flash::attention_forward(timed); });
+          const auto words = flash::testing::download(*timed.status);
+          if (words[0] != 0)
+            throw flash::Error(fmt::format("timed call's status: {} {} {} {}", words[0], words[1], words[2], words[3]));
+          std::string notes = layout_note + (f.causal ? " causal" : "");
+          if (s.window_left >= 0 || s.window_right >= 0) notes += fmt::format(" window {},{}", s.window_left, s.window_right);
+          notes += flash::testing::score_note(s) + fmt::format(" (errors of seq{}, the nearest its bound)", worst_seq);
+          if (!over.empty()) notes += " over the bound:" + over;
+          notes += unwritten_note(unwritten);
+          fmt::print("{:<21} {:>22} {:>5} {:>6} {:>10.3e} {:>10.3e} {:>10.3e} {:>10.3e} {:>9.3f} {:>8.2f}  {}{}\n", name,
+                     shape, s.head_dim, flash::dtype_name(dtype), worst.err, worst.bound, worst.lse_err,
+                     worst.lse_bound, ms, flops / (ms * 1e-3) / 1e12, ok ? "[OK]" : "[FAIL]", notes);
+          (ok ? tally.passed : tally.failed)++;
+        } catch (const flash::Error& e) {
+          fmt::print("{:<21} {:>22} {:>5} {:>6}  [FAIL] ERROR {}{}\n", name, shape, s.head_dim, flash::dtype_name(dtype),
+                     e.what(), layout_note);
+          ++tally.failed;
+        }
       }
     }
   }
@@ -723,7 +857,7 @@ int main(int argc, char** argv) {
   }
   const int cc = flash::testing::device_compute_capability();
   if (opt.flags.decode) return run_decode(opt, cc);
-  if (opt.varlen) return run_varlen(opt, cc);
+  if (opt.varlen || opt.paged) return run_sequences(opt, cc);
   if (opt.flags.bwd) return run_backward(opt, cc);
   return run_forward(opt, cc);
 }

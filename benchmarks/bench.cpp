@@ -21,6 +21,15 @@
 //                                             ("fwd_varlen/..."), and beside it the dense call
 //                                             of as many sequences of the mean length
 //                                             ("fwd_varlen_dense/...", batch 7 x 2341)
+//   ./bench --varlen --bwd --causal           the same two calls' backward ("bwd_varlen/...",
+//                                             "bwd_varlen_dense/...", each variant also "-det")
+//   ./bench --paged 16,256 --seq 4096         paged prefill: the dense call with its keys in pages
+//                                             of 16 and of 256 keys of a shuffled pool
+//                                             ("fwd_paged16/...", "fwd_paged256/..."), beside the
+//                                             same call on a contiguous cache ("fwd_paged_contig/...")
+//   ./bench --paged 16 --varlen --causal      the varlen call with its keys in pages
+//                                             ("fwd_varlen_paged16/...", seqused_k the lengths),
+//                                             beside the varlen call ("fwd_varlen/...")
 //   ./bench --help                            bench's flags, then Google Benchmark's
 //
 // The flags, the FLOP counts and the timer are runner's too
@@ -35,8 +44,11 @@
 // (sync_check off, a status tensor instead).
 // Varlen: TFLOPS = 4 * Hq * D * the visible (query, key) pairs, counted
 // exactly per sequence (causal: L (L + 1) / 2; benchmarks/varlen_lengths.h),
-// and the same count for its dense row; the call runs on the asynchronous
-// path too (sync_check off, its status read after the timed calls).
+// and the same count for its dense row (2.5x both with --bwd); the call runs
+// on the asynchronous path too (sync_check off, its status read after the
+// timed calls). Paged: the FLOPs of the same call on a contiguous cache; the
+// pages are a copy of that cache's keys (benchmarks/paged_table.h), so both
+// rows read the same values and flush L2 alike; asynchronous path as varlen.
 #include <benchmark/benchmark.h>
 #include <cuda_runtime_api.h>
 #include <fmt/core.h>
@@ -45,6 +57,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -53,6 +66,7 @@
 #include <vector>
 
 #include "flash/flash.h"
+#include "paged_table.h"
 #include "testing/testing.h"
 #include "testing/tools.h"
 #include "varlen_lengths.h"
@@ -72,6 +86,7 @@ struct Options {
   DType dtype = DType::bf16;
   Shape shape;  // forward and backward; with --varlen the dense comparison's
   std::optional<std::vector<int>> varlen;  // --varlen: the sequence lengths
+  std::optional<std::vector<int>> paged;   // --paged: the page sizes
 };
 
 // "_w<left>_<right>" for a sliding window in a benchmark's name; "" without one.
@@ -100,7 +115,12 @@ void print_help() {
       "{}"
       "  --varlen [L,L,..] a variable-length forward over these sequence lengths, seqlen_q = seqlen_k\n"
       "                    (default {}: FA4's 16384 tokens\n"
-      "                    in 7), and per kernel the dense call of as many sequences of the mean length\n"
+      "                    in 7), and per kernel the dense call of as many sequences of the mean length;\n"
+      "                    with --bwd, the backward of both\n"
+      "  --paged P[,P..]   paged prefill (forward): the call's keys in pages of P keys (powers of two >= 16)\n"
+      "                    from a shuffled pool, per kernel beside the same call on a contiguous cache;\n"
+      "                    the dense call's keys: --seq-k per sequence (seqused_k when not a multiple of\n"
+      "                    P); with --varlen the packed queries, their keys seqused_k = the lengths\n"
       "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
       "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
       "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
@@ -119,12 +139,15 @@ Options parse(int& argc, char** argv) {
       std::exit(0);
     }
     if (flash::testing::parse_varlen_flag(argc, argv, i, o.varlen)) continue;
+    if (flash::testing::parse_paged_flag(argc, argv, i, o.paged)) continue;
     if (!flash::testing::parse_problem_flag(argc, argv, i, o.flags)) argv[out++] = argv[i];
   }
   argc = out;
   const ProblemFlags& f = o.flags;
   flash::testing::check_problem_flags(f);
-  if (o.varlen && (f.bwd || f.decode)) throw UsageError("--varlen times the forward; not with --bwd or --decode");
+  if (o.varlen && f.decode) throw UsageError("--varlen times the forward or (--bwd) the backward; not with --decode");
+  if (o.paged && (f.bwd || f.decode))
+    throw UsageError("--paged times the forward's paged prefill; not with --bwd or --decode (decode: --page-size)");
   if (o.varlen && (f.seq || f.seq_k || f.batch))
     throw UsageError("--varlen gives the sequences and their lengths; not with --seq, --seq-k or --batch");
   if (f.dtypes.size() > 1) throw UsageError("bench times one dtype per run (--dtype all is the runner's)");
@@ -282,6 +305,15 @@ double dense_forward_flops(const Options& o) {
                                               o.flags.causal, s.window_left, s.window_right);
 }
 
+// The same for the dense backward call: backward_flops, or with --varlen
+// the count of the varlen backward row.
+double dense_backward_flops(const Options& o) {
+  const Shape& s = o.shape;
+  if (!o.varlen) return flash::testing::backward_flops(s, o.flags.causal);
+  return flash::testing::varlen_backward_flops(std::vector<int>(s.batch, s.seqlen_q), s.heads_q, s.head_dim,
+                                               o.flags.causal, s.window_left, s.window_right);
+}
+
 void run_variant(benchmark::State& state, const Options& o, const std::string& kernel) {
   flash::ForwardArgs args;
   try {
@@ -306,7 +338,19 @@ void run_backward(benchmark::State& state, const Options& o, const std::string& 
     state.SkipWithError(e.what());
     return;
   }
-  time_call(state, o, [&] { flash::attention_backward(args); }, flash::testing::backward_flops(o.shape, args.causal));
+  time_call(state, o, [&] { flash::attention_backward(args); }, dense_backward_flops(o));
+}
+
+// After the timed calls of a call with device metadata: its status words
+// (sync_check off). Non-zero cannot happen with metadata from the host, and
+// nothing was computed if it did: the benchmark is then skipped with the
+// words. Returns whether they were 0.
+bool metadata_ok(benchmark::State& state, const DeviceBuffer& status, const char* what) {
+  int words[4] = {};
+  check(cudaMemcpy(words, status.get(), sizeof(words), cudaMemcpyDeviceToHost), "status");
+  if (words[0] == 0) return true;
+  state.SkipWithError(fmt::format("{} metadata status {} {} {} {}", what, words[0], words[1], words[2], words[3]).c_str());
+  return false;
 }
 
 // --- varlen -----------------------------------------------------------------
@@ -316,10 +360,14 @@ void run_backward(benchmark::State& state, const Options& o, const std::string& 
 // heads, head dim, mask and modifiers of the dense shape, and a status
 // tensor, so that the timed call runs on the asynchronous path (sync_check
 // off: no wait for the metadata check; its verdict is read afterwards).
+// With --bwd also dO, the gradients (dsinks too with --sinks) and the
+// backward call, on the same path, with O and the LSE from a forward call.
 struct VarlenInputs {
   DeviceBuffer q, k, v, o, lse, cu_seqlens, status;
   flash::testing::ScoreInputs scores;
   flash::ForwardArgs args;
+  DeviceBuffer dout, dq, dk, dv, dsinks;
+  flash::BackwardArgs bwd;
   std::unique_ptr<L2Flush> flush;
 };
 
@@ -362,12 +410,47 @@ VarlenInputs make_varlen_inputs(const Options& o) {
   in.scores = score_inputs(o.flags, batch, s.heads_q, rng);
   in.scores.apply(a);
   in.flush = std::make_unique<L2Flush>((2 * nq + 2 * nkv) * es);
+  if (o.flags.bwd) {
+    in.dout = DeviceBuffer(nq * es), in.dq = DeviceBuffer(nq * es);
+    in.dk = DeviceBuffer(nkv * es), in.dv = DeviceBuffer(nkv * es);
+    auto& b = in.bwd;
+    b.q = a.q, b.k = a.k, b.v = a.v, b.o = a.o, b.lse = *a.lse;
+    b.dout = flash::make_contiguous(in.dout.get(), o.dtype, {total, s.heads_q, s.head_dim});
+    b.dq = flash::make_contiguous(in.dq.get(), o.dtype, {total, s.heads_q, s.head_dim});
+    b.dk = flash::make_contiguous(in.dk.get(), o.dtype, {total, s.heads_kv, s.head_dim});
+    b.dv = flash::make_contiguous(in.dv.get(), o.dtype, {total, s.heads_kv, s.head_dim});
+    b.causal = a.causal;
+    b.window_left = a.window_left, b.window_right = a.window_right;
+    in.scores.apply(b);
+    if (o.flags.sinks) {  // the sinks' gradient, as the dense --bwd row takes it
+      in.dsinks = DeviceBuffer(std::size_t(s.heads_q) * sizeof(float));
+      b.dsinks = flash::make_contiguous(in.dsinks.get(), DType::f32, {s.heads_q});
+    }
+    b.cu_seqlens_q = a.cu_seqlens_q, b.cu_seqlens_k = a.cu_seqlens_k;
+    b.max_seqlen_q = a.max_seqlen_q, b.max_seqlen_k = a.max_seqlen_k;
+    b.sync_check = false;
+    b.status = a.status;
+    flash::testing::upload(flash::testing::random_values(nq, o.dtype, rng), b.dout);
+    flash::attention_forward(a);  // the real O and LSE
+    check(cudaDeviceSynchronize(), "forward for the backward inputs");
+    const std::vector<double> words = flash::testing::download(*a.status);
+    if (words[0] != 0)
+      throw flash::Error(fmt::format("varlen forward for the backward inputs: metadata status {} {} {} {}", words[0],
+                                     words[1], words[2], words[3]));
+  }
   return in;
 }
 
 VarlenInputs& shared_varlen_inputs(const Options& o) {
   static VarlenInputs in = make_varlen_inputs(o);
   return in;
+}
+
+// The varlen rows' FLOPs: forward, or with --bwd backward.
+double varlen_flops(const Options& o) {
+  const Shape& s = o.shape;
+  return (o.flags.bwd ? flash::testing::varlen_backward_flops : flash::testing::varlen_forward_flops)(
+      *o.varlen, s.heads_q, s.head_dim, o.flags.causal, s.window_left, s.window_right);
 }
 
 void run_varlen(benchmark::State& state, const Options& o, const std::string& kernel) {
@@ -384,18 +467,141 @@ void run_varlen(benchmark::State& state, const Options& o, const std::string& ke
     return;
   }
   const double ms = time_iterations(state, *in->flush, [&] { flash::attention_forward(args); });
-  if (ms < 0) return;
-  int words[4] = {};
-  check(cudaMemcpy(words, in->status.get(), sizeof(words), cudaMemcpyDeviceToHost), "status");
-  if (words[0] != 0) {  // cannot happen with lengths from the host; nothing was computed if it did
-    state.SkipWithError(fmt::format("varlen metadata status {} {} {} {}", words[0], words[1], words[2], words[3]).c_str());
+  if (ms < 0 || !metadata_ok(state, in->status, "varlen")) return;
+  state.counters["ms"] = ms;
+  state.counters["TFLOPS"] = varlen_flops(o) / (ms * 1e-3) / 1e12;
+}
+
+void run_varlen_backward(benchmark::State& state, const Options& o, const std::string& kernel, bool deterministic) {
+  VarlenInputs* in = nullptr;
+  flash::BackwardArgs args;
+  try {
+    in = &shared_varlen_inputs(o);
+    args = in->bwd;
+    args.kernel = kernel;
+    args.deterministic = deterministic;
+    const std::string planned = flash::plan_backward(args).kernel;  // a variant without varlen refuses here
+    if (kernel == "auto") state.SetLabel(planned);
+  } catch (const flash::Error& e) {
+    state.SkipWithError(e.what());
     return;
   }
-  const Shape& s = o.shape;
+  const double ms = time_iterations(state, *in->flush, [&] { flash::attention_backward(args); });
+  if (ms < 0 || !metadata_ok(state, in->status, "varlen")) return;
   state.counters["ms"] = ms;
-  state.counters["TFLOPS"] = flash::testing::varlen_forward_flops(*o.varlen, s.heads_q, s.head_dim, o.flags.causal,
-                                                                  s.window_left, s.window_right) /
-                             (ms * 1e-3) / 1e12;
+  state.counters["TFLOPS"] = varlen_flops(o) / (ms * 1e-3) / 1e12;
+}
+
+// --- paged ------------------------------------------------------------------
+
+// --paged P: the call of the contiguous row (the dense call, or with
+// --varlen the packed one) with its K and V copied into pages of P keys,
+// handed out from a shuffled pool (shuffled_page_table), and the page table
+// [batch, max_pages]. Dense queries attend every sequence's seq_k keys,
+// through seqused_k unless the table holds exactly those (seq_k a multiple
+// of P); packed queries attend seqused_k = the lengths (FA4's rule: no
+// cu_seqlens_k with a page table). q, o, the LSE and the modifiers are the
+// contiguous call's; the page table is metadata, so the call has a status
+// tensor and runs on the asynchronous path, as varlen's.
+struct PagedInputs {
+  DeviceBuffer k_pages, v_pages, table, seqused_k, status;
+  flash::ForwardArgs args;
+};
+
+// The pool's shuffle: one fixed seed, so every run lays the pages out alike.
+constexpr std::uint64_t kPageShuffleSeed = 17;
+
+// Copies sequence b's keys[b] rows, from row row0[b] of a contiguous [rows,
+// heads_kv, head_dim] tensor, into its pages of the pool, one copy per page.
+void copy_into_pages(const void* src, void* pool, std::size_t row_bytes, const std::vector<std::int64_t>& row0,
+                     const std::vector<int>& keys, const flash::testing::PageTable& t) {
+  const std::size_t page_bytes = row_bytes * t.page_size;
+  for (std::size_t b = 0; b < keys.size(); ++b)
+    for (std::int64_t i = 0; i < flash::testing::pages_for(keys[b], t.page_size); ++i) {
+      const std::int64_t first = i * t.page_size;
+      const std::int64_t rows = std::min<std::int64_t>(t.page_size, keys[b] - first);
+      const int page = t.entries[b * t.max_pages + static_cast<std::size_t>(i)];
+      check(cudaMemcpy(static_cast<char*>(pool) + std::size_t(page) * page_bytes,
+                       static_cast<const char*>(src) + std::size_t(row0[b] + first) * row_bytes,
+                       std::size_t(rows) * row_bytes, cudaMemcpyDeviceToDevice),
+            "copy into pages");
+    }
+}
+
+PagedInputs make_paged_inputs(const Options& o, int page_size) {
+  PagedInputs in;
+  const Shape& s = o.shape;
+  const flash::ForwardArgs& base = o.varlen ? shared_varlen_inputs(o).args : shared_inputs(o).args;
+  std::vector<int> keys;  // per sequence, and its first row in base's k and v
+  std::vector<std::int64_t> row0;
+  if (o.varlen) {
+    keys = *o.varlen;
+    std::int64_t row = 0;
+    for (int len : keys) row0.push_back(row), row += len;
+  } else {
+    keys.assign(s.batch, s.seqlen_k);
+    for (int b = 0; b < s.batch; ++b) row0.push_back(std::int64_t(b) * s.seqlen_k);
+  }
+  const flash::testing::PageTable t = flash::testing::shuffled_page_table(keys, page_size, kPageShuffleSeed);
+  const std::size_t row_bytes = std::size_t(s.heads_kv) * s.head_dim * flash::dtype_size(o.dtype);
+  const std::size_t pool_bytes = std::size_t(t.num_pages) * t.page_size * row_bytes;
+  in.k_pages = DeviceBuffer(pool_bytes), in.v_pages = DeviceBuffer(pool_bytes);
+  // The rows of a last page past its sequence's keys are never attended: zeros.
+  check(cudaMemset(in.k_pages.get(), 0, pool_bytes), "memset of the pages");
+  check(cudaMemset(in.v_pages.get(), 0, pool_bytes), "memset of the pages");
+  copy_into_pages(base.k.data, in.k_pages.get(), row_bytes, row0, keys, t);
+  copy_into_pages(base.v.data, in.v_pages.get(), row_bytes, row0, keys, t);
+
+  const int batch = static_cast<int>(keys.size());
+  auto& a = in.args;
+  a = base;
+  a.k = flash::make_contiguous(in.k_pages.get(), o.dtype, {t.num_pages, t.page_size, s.heads_kv, s.head_dim});
+  a.v = flash::make_contiguous(in.v_pages.get(), o.dtype, {t.num_pages, t.page_size, s.heads_kv, s.head_dim});
+  in.table = DeviceBuffer(t.entries.size() * sizeof(std::int32_t));
+  a.page_table = flash::make_contiguous(in.table.get(), DType::i32, {batch, t.max_pages});
+  flash::testing::upload(std::vector<double>(t.entries.begin(), t.entries.end()), *a.page_table);
+  const std::int64_t capacity = std::int64_t(t.max_pages) * t.page_size;
+  const bool whole_table = !o.varlen && std::all_of(keys.begin(), keys.end(), [&](int n) { return n == capacity; });
+  if (!whole_table) {
+    in.seqused_k = DeviceBuffer(keys.size() * sizeof(std::int32_t));
+    a.seqused_k = flash::make_contiguous(in.seqused_k.get(), DType::i32, {batch});
+    flash::testing::upload(std::vector<double>(keys.begin(), keys.end()), *a.seqused_k);
+  }
+  a.cu_seqlens_k.reset();  // packed queries: the keys come from the table and seqused_k
+  in.status = DeviceBuffer(4 * sizeof(std::int32_t));
+  a.sync_check = false;
+  a.status = flash::make_contiguous(in.status.get(), DType::i32, {4});
+  return in;
+}
+
+// One PagedInputs per page size, made on first use and kept for the process.
+PagedInputs& shared_paged_inputs(const Options& o, int page_size) {
+  static std::map<int, PagedInputs> by_page_size;
+  auto it = by_page_size.find(page_size);
+  if (it == by_page_size.end()) it = by_page_size.emplace(page_size, make_paged_inputs(o, page_size)).first;
+  return it->second;
+}
+
+void run_paged(benchmark::State& state, const Options& o, const std::string& kernel, int page_size) {
+  PagedInputs* in = nullptr;
+  L2Flush* flush = nullptr;
+  flash::ForwardArgs args;
+  try {
+    in = &shared_paged_inputs(o, page_size);
+    flush = o.varlen ? shared_varlen_inputs(o).flush.get() : shared_inputs(o).flush.get();
+    args = in->args;
+    args.kernel = kernel;
+    const std::string planned = flash::plan_forward(args).kernel;  // a variant without kFeaturePaged refuses here
+    if (kernel == "auto") state.SetLabel(planned);
+  } catch (const flash::Error& e) {
+    state.SkipWithError(e.what());
+    return;
+  }
+  const double ms = time_iterations(state, *flush, [&] { flash::attention_forward(args); });
+  if (ms < 0 || !metadata_ok(state, in->status, "paged")) return;
+  state.counters["ms"] = ms;
+  const double flops = o.varlen ? varlen_flops(o) : flash::testing::forward_flops(o.shape, o.flags.causal);
+  state.counters["TFLOPS"] = flops / (ms * 1e-3) / 1e12;
 }
 
 // The names to register for --kernel: every variant that supports the
@@ -556,10 +762,27 @@ int register_decode(const Options& o) {
   return registered;
 }
 
-// Per kernel, the varlen row and the dense row of the same tokens split
-// evenly, e.g. fwd_varlen/mma_pipeline/hq16_hkv16_d128_bf16_7seq16384_causal
-// and fwd_varlen_dense/mma_pipeline/hq16_hkv16_d128_bf16_7x2341_causal.
-int register_varlen(const Options& o) {
+// Registers one benchmark timed with CUDA events (manual time), in ms.
+template <class Run> void add_timed(const std::string& name, Run run) {
+  benchmark::RegisterBenchmark(name.c_str(), run)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+}
+
+// The dense call's part of a benchmark name, e.g. b4_hq16_hkv16_sq4096_sk4096_d128_bf16_causal.
+std::string dense_shape_name(const Options& o) {
+  const ProblemFlags& f = o.flags;
+  const Shape& s = o.shape;
+  return fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}{}{}", s.batch, s.heads_q, s.heads_kv, s.seqlen_q, s.seqlen_k,
+                     s.head_dim, flash::dtype_name(o.dtype), f.causal ? "_causal" : "",
+                     window_suffix(s.window_left, s.window_right), score_suffix(f));
+}
+
+// --varlen's parts of the names: the packed call's (hq16_hkv16_d128_bf16_7seq16384_causal)
+// and the dense comparison's (hq16_hkv16_d128_bf16_7x2341_causal).
+struct VarlenNames {
+  std::string varlen, dense;
+};
+
+VarlenNames varlen_names(const Options& o) {
   const ProblemFlags& f = o.flags;
   const Shape& s = o.shape;
   std::int64_t total = 0;
@@ -567,21 +790,66 @@ int register_varlen(const Options& o) {
   const std::string head = fmt::format("hq{}_hkv{}_d{}_{}", s.heads_q, s.heads_kv, s.head_dim, flash::dtype_name(o.dtype));
   const std::string mask = fmt::format("{}{}{}", f.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right),
                                        score_suffix(f));
-  const std::string varlen = fmt::format("{}_{}seq{}{}", head, o.varlen->size(), total, mask);
-  const std::string dense = fmt::format("{}_{}x{}{}", head, s.batch, s.seqlen_q, mask);
+  return {fmt::format("{}_{}seq{}{}", head, o.varlen->size(), total, mask),
+          fmt::format("{}_{}x{}{}", head, s.batch, s.seqlen_q, mask)};
+}
+
+// Per kernel, the varlen row and the dense row of the same tokens split
+// evenly, e.g. fwd_varlen/mma_pipeline/hq16_hkv16_d128_bf16_7seq16384_causal
+// and fwd_varlen_dense/mma_pipeline/hq16_hkv16_d128_bf16_7x2341_causal; with
+// --bwd, per backward kernel and mode, bwd_varlen/mma/... and
+// bwd_varlen_dense/mma/..., then bwd_varlen/mma-det/... and
+// bwd_varlen_dense/mma-det/... (deterministic).
+int register_varlen(const Options& o) {
+  const ProblemFlags& f = o.flags;
+  const VarlenNames names = varlen_names(o);
   int registered = 0;
-  for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, s.head_dim)) {
-    benchmark::RegisterBenchmark(("fwd_varlen/" + kernel + "/" + varlen).c_str(),
-                                 [o, kernel](benchmark::State& st) { run_varlen(st, o, kernel); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond)
-        ->MinTime(0.5);
-    benchmark::RegisterBenchmark(("fwd_varlen_dense/" + kernel + "/" + dense).c_str(),
-                                 [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); })
-        ->UseManualTime()
-        ->Unit(benchmark::kMillisecond)
-        ->MinTime(0.5);
+  if (f.bwd) {
+    for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, o.shape.head_dim))
+      for (bool det : {false, true}) {
+        const std::string shown = kernel + (det ? "-det" : "");
+        add_timed("bwd_varlen/" + shown + "/" + names.varlen,
+                  [o, kernel, det](benchmark::State& st) { run_varlen_backward(st, o, kernel, det); });
+        add_timed("bwd_varlen_dense/" + shown + "/" + names.dense,
+                  [o, kernel, det](benchmark::State& st) { run_backward(st, o, kernel, det); });
+        registered += 2;
+      }
+    return registered;
+  }
+  for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, o.shape.head_dim)) {
+    add_timed("fwd_varlen/" + kernel + "/" + names.varlen,
+              [o, kernel](benchmark::State& st) { run_varlen(st, o, kernel); });
+    add_timed("fwd_varlen_dense/" + kernel + "/" + names.dense,
+              [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); });
     registered += 2;
+  }
+  return registered;
+}
+
+// Per kernel, the call on a contiguous cache once, then the same call through
+// a page table per page size, e.g.
+// fwd_paged_contig/mma_pipeline/b4_hq16_hkv16_sq4096_sk4096_d128_bf16_causal,
+// fwd_paged16/mma_pipeline/... and fwd_paged256/mma_pipeline/...; with
+// --varlen, fwd_varlen/mma_pipeline/hq16_hkv16_d128_bf16_7seq16384_causal and
+// fwd_varlen_paged16/mma_pipeline/.... Variants without kFeaturePaged are
+// registered too, and skipped with the library's refusal.
+int register_paged(const Options& o) {
+  const ProblemFlags& f = o.flags;
+  const std::string shape = o.varlen ? varlen_names(o).varlen : dense_shape_name(o);
+  const std::string contiguous = o.varlen ? "fwd_varlen/" : "fwd_paged_contig/";
+  const std::string paged = o.varlen ? "fwd_varlen_paged" : "fwd_paged";
+  int registered = 0;
+  for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, o.shape.head_dim)) {
+    add_timed(contiguous + kernel + "/" + shape, [o, kernel](benchmark::State& st) {
+      if (o.varlen) run_varlen(st, o, kernel);
+      else run_variant(st, o, kernel);
+    });
+    ++registered;
+    for (int page_size : *o.paged) {
+      add_timed(fmt::format("{}{}/{}/{}", paged, page_size, kernel, shape),
+                [o, kernel, page_size](benchmark::State& st) { run_paged(st, o, kernel, page_size); });
+      ++registered;
+    }
   }
   return registered;
 }
@@ -619,33 +887,26 @@ int main(int argc, char** argv) {
   if (f.decode) {
     registered = register_decode(o);
     what = fmt::format("decode at dhead {} {}", f.dhead.value_or(128), flash::dtype_name(o.dtype));
+  } else if (o.paged) {
+    registered = register_paged(o);
+    what = fmt::format("paged prefill at dhead {} {}", o.shape.head_dim, flash::dtype_name(o.dtype));
   } else if (o.varlen) {
     registered = register_varlen(o);
     what = fmt::format("varlen at dhead {} {}", o.shape.head_dim, flash::dtype_name(o.dtype));
   } else {
     const Shape& s = o.shape;
-    const std::string shape = fmt::format("b{}_hq{}_hkv{}_sq{}_sk{}_d{}_{}{}{}{}", s.batch, s.heads_q, s.heads_kv,
-                                          s.seqlen_q, s.seqlen_k, s.head_dim, flash::dtype_name(o.dtype),
-                                          f.causal ? "_causal" : "", window_suffix(s.window_left, s.window_right),
-                                          score_suffix(f));
+    const std::string shape = dense_shape_name(o);
     what = shape;
     if (f.bwd) {
       for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, s.head_dim))
         for (bool det : {false, true}) {
-          benchmark::RegisterBenchmark(("bwd/" + kernel + (det ? "-det/" : "/") + shape).c_str(),
-                                       [o, det, kernel](benchmark::State& st) { run_backward(st, o, kernel, det); })
-              ->UseManualTime()
-              ->Unit(benchmark::kMillisecond)
-              ->MinTime(0.5);
+          add_timed("bwd/" + kernel + (det ? "-det/" : "/") + shape,
+                    [o, det, kernel](benchmark::State& st) { run_backward(st, o, kernel, det); });
           ++registered;
         }
     } else {
       for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, s.head_dim)) {
-        benchmark::RegisterBenchmark(("fwd/" + kernel + "/" + shape).c_str(),
-                                     [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); })
-            ->UseManualTime()
-            ->Unit(benchmark::kMillisecond)
-            ->MinTime(0.5);
+        add_timed("fwd/" + kernel + "/" + shape, [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); });
         ++registered;
       }
     }

@@ -1,7 +1,8 @@
-// The --varlen flag of bench and runner: a variable-length forward over a
-// list of sequence lengths (seqlen_q = seqlen_k per sequence), and the work
-// such a call does, counted as the visible (query, key) pairs. Host code
-// only; tests/test_bench_varlen.cpp checks it on the CPU.
+// The --varlen flag of bench and runner: a variable-length forward (or,
+// bench --bwd, backward) over a list of sequence lengths (seqlen_q =
+// seqlen_k per sequence), and the work such a call does, counted as the
+// visible (query, key) pairs. Host code only; tests/test_bench_varlen.cpp
+// checks it on the CPU.
 #pragma once
 
 #include <algorithm>
@@ -80,6 +81,14 @@ inline double varlen_forward_flops(const std::vector<int>& lengths, int heads_q,
   std::int64_t pairs = 0;
   for (int len : lengths) pairs += visible_pairs(len, len, causal, window_left, window_right);
   return 4.0 * heads_q * head_dim * static_cast<double>(pairs);
+}
+
+// A variable-length backward's FLOPs: 2.5x the forward's, the rule of
+// testing::backward_flops (five matmuls to the forward's two), over the
+// same exact count of visible pairs.
+inline double varlen_backward_flops(const std::vector<int>& lengths, int heads_q, int head_dim, bool causal,
+                                    int window_left, int window_right) {
+  return 2.5 * varlen_forward_flops(lengths, heads_q, head_dim, causal, window_left, window_right);
 }
 
 // The dense batch of as many sequences with the same tokens split evenly:
