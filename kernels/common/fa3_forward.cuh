@@ -206,36 +206,6 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   __device__ void advance() { idx += gridDim.x; }
 };
 
-// Persistent over a variable-length batch: the query blocks of all sequences
-// and heads, with no padding tiles. Sequence b's blocks are numbered from
-// start(b) = cu_seqlens_q[b] / kBlockM + b, which is at least the blocks of
-// the sequences before it (each has at most len / kBlockM + 1), so a block's
-// sequence is a binary search over cu_seqlens_q and the numbers past a
-// sequence's last block (at most one per sequence and head) are empty tiles
-// that exit at once (fa3_forward: m0 >= seqlen_q). Query block fastest, as
-// Fa3PersistentScheduler, so CTAs running together share a head's K/V.
-template <class Cfg> struct Fa3VarlenPersistentScheduler {
-  static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
-  __host__ __device__ static int num_blocks(const FwdParams& p) { return p.total_q / kBlockM + p.batch; }
-  static dim3 grid(const FwdParams& p) {
-    return dim3(static_cast<unsigned>(std::min<std::int64_t>(std::int64_t{num_blocks(p)} * p.heads_q, p.sm_count)));
-  }
-  int idx;
-  __device__ explicit Fa3VarlenPersistentScheduler(const FwdParams&) : idx(blockIdx.x) {}
-  __device__ bool is_valid(const FwdParams& p) const { return idx < num_blocks(p) * p.heads_q; }
-  __device__ Fa3Tile tile(const FwdParams& p) const {
-    const int n = num_blocks(p), block = idx % n;
-    int lo = 0, hi = p.batch - 1;  // the last sequence b with start(b) <= block
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (__ldg(p.cu_seqlens_q + mid) / kBlockM + mid <= block) lo = mid;
-      else hi = mid - 1;
-    }
-    return {block - (__ldg(p.cu_seqlens_q + lo) / kBlockM + lo), idx / n, lo};
-  }
-  __device__ void advance() { idx += gridDim.x; }
-};
-
 // kMods: the call has a softcap or ALiBi (dispatch_score_mods). kSeq: how
 // sequences are found (Fa3Seq; per_sequence and paged: each sequence's own
 // lengths and mask; paged: K/V tiles through the page table).
@@ -388,26 +358,32 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
       tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
+    // Paged: a tile's page indices load one tile ahead, so their latency
+    // hides behind the previous tile's stage wait and loads.
+    KVSource ahead = kv_source(p, seq, n_last);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
-      const KVSource src = kv_source(p, seq, n_block);
+      KVSource src = ahead;
+      if constexpr (kPaged) {
+        if (i + 1 < n_blocks) ahead = kv_source(p, seq, n_block - 1);
+      } else {
+        src = kv_source(p, seq, n_block);
+      }
       std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, src.bytes);
       src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, page_mask, k_bar);
       std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
-      if constexpr (kVarlen) {
-        // The tile that holds the sequence's last key also holds rows past
-        // it: the next sequence's, keys past seqused_k or a page's unused
-        // rows (anything, NaN included). The mask hides them from S, but P =
-        // 0 times a NaN in V is NaN: zero those rows of V before the
-        // consumers see the tile.
-        const int valid = seq.seqlen_k - n_block * kBlockN;
-        if (valid < kBlockN) {
-          produce_partial_v(prm, pipe, src, v_tile, i, stage, h_kv, page_mask, valid);
-          continue;
-        }
+      // The tile that holds the sequence's last key also holds rows past it
+      // (kVarlen): the next sequence's, keys past seqused_k or a page's
+      // unused rows (anything, NaN included). The mask hides them from S,
+      // but P = 0 times a NaN in V is NaN: zero those rows of V before the
+      // consumers see the tile.
+      const int valid = seq.seqlen_k - n_block * kBlockN;
+      if (kVarlen && valid < kBlockN) {
+        produce_partial_v(prm, pipe, src, v_tile, i, stage, h_kv, page_mask, valid);
+      } else {
+        std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, src.bytes);
+        src.load(&prm.v, v_tile, h_kv, page_mask, v_bar);
       }
-      std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, src.bytes);
-      src.load(&prm.v, v_tile, h_kv, page_mask, v_bar);
     }
     pipe.advance(n_blocks);
   }
@@ -825,9 +801,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
-      std::int64_t tiles = Fa3TileCount<Cfg>::num_tiles(p);
-      if (p.cu_seqlens_q != nullptr)  // Fa3VarlenPersistentScheduler's numbering
-        tiles = std::max<std::int64_t>(tiles, (std::int64_t{p.total_q} / Fa3Smem<Cfg>::kBlockM + p.batch) * p.heads_q);
+      const std::int64_t tiles = Fa3TileCount<Cfg>::num_tiles(p);
       if (err.empty() && tiles > INT32_MAX) err = "too many query tiles for one launch (" + std::to_string(tiles) + ")";
       if (err.empty()) err = tensor_map_driver_reason();
     });
@@ -852,8 +826,8 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     // The persistent schedule where the Config has it and the tiles are
     // uniform; causal calls take one CTA per tile (longest first). Calls
     // with a softcap or ALiBi take the single-tile schedule (fewer kernels per
-    // element type and head dim: build time); so do causal variable-length
-    // calls, whose query tiles past a sequence's end exit at once.
+    // element type and head dim: build time); so do calls with per-sequence
+    // metadata, whose query tiles past a sequence's end exit at once.
     const auto launch = [&](auto tag, auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
@@ -870,11 +844,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           }
           return;  // the variant does not claim kFeaturePaged
         case SeqLayout::per_sequence:
+          // (A persistent walk over the real query blocks, numbered from
+          // cu_seqlens_q[b] / kBlockM + b and found by binary search, was
+          // 0-5% slower than this grid at issue 17's shape: docs/NOTES.md.)
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, PerSeq{});
-          if constexpr (kFa3Persistent<Cfg>) {
-            if (!p.mask.causal && p.cu_seqlens_q != nullptr)
-              return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3VarlenPersistentScheduler<Cfg>>{}, no, PerSeq{});
-          }
           return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, PerSeq{});
         default:
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
