@@ -31,10 +31,12 @@ __all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache
 _DTYPES = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16, torch.int32: _capi.I32}
 # The eleven packed fields of an absent optional flash_tensor (rank 0).
 _ABSENT = (0,) * 11
-# The forward's version-4 and -5 fields of a padded batch: no cu_seqlens_q,
-# seqused_k, status; max_seqlen_q, max_seqlen_k 0; sync_check 1
-# (flash_forward_args_init's); no page_table.
-_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0) + _ABSENT
+# The variable-length fields of a padded batch (the forward's version-4
+# fields, the backward's version-6 ones): no cu_seqlens_q, cu_seqlens_k,
+# seqused_k, status; max_seqlen_q, max_seqlen_k 0; sync_check 1 (the
+# init's); and for the forward (version 5) no page_table.
+_BACKWARD_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0)
+_NOT_VARLEN = _BACKWARD_NOT_VARLEN + _ABSENT
 # A caller's workspace must be 256-byte aligned (flash/forward.h).
 _WORKSPACE_ALIGNMENT = 256
 
@@ -282,7 +284,7 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_
         *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         1 if deterministic else 0,
-        *_score_fields(softcap, alibi_slopes, sinks), *_optional(dsinks, "dsinks"),
+        *_score_fields(softcap, alibi_slopes, sinks), *_optional(dsinks, "dsinks"), *_BACKWARD_NOT_VARLEN,
     )  # fmt: skip
     if not _all_on(device, k, v, o, lse, dout, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_func backward",
