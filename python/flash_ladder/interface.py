@@ -701,7 +701,8 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     dv are summed over each GQA group and are 0 on the key rows past
     seqused_k[b]; learnable_sink's gradient sums over the sequences; rows
     past cu_seqlens_q[-1] / cu_seqlens_k[-1] of the gradients are not
-    written, as FlashAttention's (keep total = cu_seqlens[-1], or slice).
+    written, as FlashAttention's (so in training keep total_q =
+    cu_seqlens_q[-1] and total_k = cu_seqlens_k[-1]).
     deterministic: bit-identical gradients from run to run. The backward
     checks the metadata as the forward does (sync_check). A call with
     page_table has no backward: with grad enabled, an input that requires
