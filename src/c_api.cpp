@@ -67,29 +67,37 @@ int32_t guarded(Call&& call) noexcept {
   }
 }
 
-// The sizes of each struct's earlier versions, oldest first (version 2 is
-// the first): each ends where the first field of the next version begins.
+// The earlier versions of each struct, oldest first (version 2 is the first):
+// each ends where the first field of the next version begins. A struct that
+// did not change in a version keeps its size, so one size may stand for
+// several versions.
+struct EarlierVersion {
+  std::size_t size;
+  const char* versions;
+};
 template <class Args>
-struct EarlierSizes;
+struct EarlierVersions;
 template <>
-struct EarlierSizes<flash_forward_args> {
-  static constexpr std::size_t sizes[] = {offsetof(flash_forward_args, softcap),
-                                          offsetof(flash_forward_args, cu_seqlens_q),
-                                          offsetof(flash_forward_args, page_table)};
+struct EarlierVersions<flash_forward_args> {
+  static constexpr EarlierVersion list[] = {{offsetof(flash_forward_args, softcap), "version 2"},
+                                            {offsetof(flash_forward_args, cu_seqlens_q), "version 3"},
+                                            {offsetof(flash_forward_args, page_table), "version 4"}};
 };
 template <>
-struct EarlierSizes<flash_backward_args> {
-  static constexpr std::size_t sizes[] = {offsetof(flash_backward_args, softcap)};
+struct EarlierVersions<flash_backward_args> {
+  static constexpr EarlierVersion list[] = {{offsetof(flash_backward_args, softcap), "version 2"},
+                                            {offsetof(flash_backward_args, cu_seqlens_q), "versions 3 to 5"}};
 };
 template <>
-struct EarlierSizes<flash_decode_args> {
-  static constexpr std::size_t sizes[] = {offsetof(flash_decode_args, softcap)};
+struct EarlierVersions<flash_decode_args> {
+  static constexpr EarlierVersion list[] = {{offsetof(flash_decode_args, softcap), "version 2"}};
 };
-constexpr int kFirstEarlierVersion = 2;
-static_assert(EarlierSizes<flash_forward_args>::sizes[0] == 464 && EarlierSizes<flash_forward_args>::sizes[1] == 632 &&
-                  EarlierSizes<flash_forward_args>::sizes[2] == 968 &&
-                  EarlierSizes<flash_backward_args>::sizes[0] == 784 &&
-                  EarlierSizes<flash_decode_args>::sizes[0] == 872,
+static_assert(EarlierVersions<flash_forward_args>::list[0].size == 464 &&
+                  EarlierVersions<flash_forward_args>::list[1].size == 632 &&
+                  EarlierVersions<flash_forward_args>::list[2].size == 968 &&
+                  EarlierVersions<flash_backward_args>::list[0].size == 784 &&
+                  EarlierVersions<flash_backward_args>::list[1].size == 1032 &&
+                  EarlierVersions<flash_decode_args>::list[0].size == 872,
               "the earlier versions' structs are prefixes of this header's (fields are only appended)");
 
 void init(flash_forward_args* a) { flash_forward_args_init(a); }
@@ -97,7 +105,7 @@ void init(flash_backward_args* a) { flash_backward_args_init(a); }
 void init(flash_decode_args* a) { flash_decode_args_init(a); }
 
 // The caller's struct as this header's: one of this version as it is; one of
-// an earlier version (its struct_size is one of EarlierSizes) copied into
+// an earlier version (its struct_size is one of EarlierVersions) copied into
 // *upgraded over an initialised struct, so that the fields appended since
 // keep their defaults (off). Reads no byte past the caller's struct_size.
 template <class Args>
@@ -105,15 +113,14 @@ const Args* read_struct(const char* name, const Args* args, Args* upgraded) {
   if (args == nullptr) reject(std::string(name) + " is null");
   if (args->struct_size == sizeof(Args)) return args;
   std::string earlier;
-  int version = kFirstEarlierVersion;
-  for (const std::size_t size : EarlierSizes<Args>::sizes) {
-    if (args->struct_size == size) {
+  for (const EarlierVersion& version : EarlierVersions<Args>::list) {
+    if (args->struct_size == version.size) {
       init(upgraded);
-      std::memcpy(upgraded, args, size);
+      std::memcpy(upgraded, args, version.size);
       upgraded->struct_size = sizeof(Args);
       return upgraded;
     }
-    earlier += ", or " + std::to_string(size) + " for version " + std::to_string(version++);
+    earlier += ", or " + std::to_string(version.size) + " for " + version.versions;
   }
   reject(std::string(name) + "->struct_size = " + std::to_string(args->struct_size) + "; this library's " + name +
          " has " + std::to_string(sizeof(Args)) + " bytes" + earlier + " (initialise it with " + name +
@@ -167,6 +174,18 @@ template <class CArgs, class CppArgs> void copy_common(const CArgs* a, CppArgs& 
   out.workspace_bytes = a->workspace_bytes;
 }
 
+// The variable-length fields, under the same names in the forward's and the
+// backward's C structs and C++ Args.
+template <class CArgs, class CppArgs> void copy_varlen(const CArgs* a, CppArgs& out) {
+  out.cu_seqlens_q = to_optional("cu_seqlens_q", a->cu_seqlens_q);
+  out.cu_seqlens_k = to_optional("cu_seqlens_k", a->cu_seqlens_k);
+  out.seqused_k = to_optional("seqused_k", a->seqused_k);
+  out.status = to_optional("status", a->status);
+  out.max_seqlen_q = a->max_seqlen_q;
+  out.max_seqlen_k = a->max_seqlen_k;
+  out.sync_check = a->sync_check != 0;
+}
+
 flash::ForwardArgs to_cpp(const flash_forward_args* args) {
   flash_forward_args upgraded;
   const flash_forward_args* a = read_struct("flash_forward_args", args, &upgraded);
@@ -177,13 +196,7 @@ flash::ForwardArgs to_cpp(const flash_forward_args* args) {
   f.o = to_view("o", a->o);
   f.lse = to_optional("lse", a->lse);
   copy_common(a, f);
-  f.cu_seqlens_q = to_optional("cu_seqlens_q", a->cu_seqlens_q);
-  f.cu_seqlens_k = to_optional("cu_seqlens_k", a->cu_seqlens_k);
-  f.seqused_k = to_optional("seqused_k", a->seqused_k);
-  f.status = to_optional("status", a->status);
-  f.max_seqlen_q = a->max_seqlen_q;
-  f.max_seqlen_k = a->max_seqlen_k;
-  f.sync_check = a->sync_check != 0;
+  copy_varlen(a, f);
   f.page_table = to_optional("page_table", a->page_table);
   return f;
 }
@@ -204,6 +217,7 @@ flash::BackwardArgs to_cpp(const flash_backward_args* args) {
   copy_common(a, b);
   b.dsinks = to_optional("dsinks", a->dsinks);
   b.deterministic = a->deterministic != 0;
+  copy_varlen(a, b);
   return b;
 }
 

@@ -81,13 +81,14 @@ static void expect_valid(const char* what, int32_t status, const flash_plan* pla
 
 static void test_version_and_message(void) {
   CHECK(flash_c_abi_version() == FLASH_C_ABI_VERSION);
-  CHECK(FLASH_C_ABI_VERSION == 5);
+  CHECK(FLASH_C_ABI_VERSION == 6);
   CHECK(flash_last_error() != NULL);
   CHECK(sizeof(flash_tensor) == 80);
   /* 64-bit Linux; python/flash_ladder/_capi.py mirrors these. */
   CHECK(sizeof(flash_forward_args) == 1048 && offsetof(flash_forward_args, softcap) == 464 &&
         offsetof(flash_forward_args, cu_seqlens_q) == 632 && offsetof(flash_forward_args, page_table) == 968);
-  CHECK(sizeof(flash_backward_args) == 1032 && offsetof(flash_backward_args, softcap) == 784);
+  CHECK(sizeof(flash_backward_args) == 1368 && offsetof(flash_backward_args, softcap) == 784 &&
+        offsetof(flash_backward_args, cu_seqlens_q) == 1032);
   CHECK(sizeof(flash_decode_args) == 1040 && offsetof(flash_decode_args, softcap) == 872);
 }
 
@@ -132,6 +133,11 @@ static void test_null_and_struct_size(void) {
   EXPECT_INVALID(flash_attention_forward(&f), "flash_forward_args->struct_size = 472");
   EXPECT_INVALID(flash_attention_forward(&f), "or 632 for version 3");
   EXPECT_INVALID(flash_attention_forward(&f), "or 968 for version 4");
+  b = backward_args();
+  b.struct_size = offsetof(flash_backward_args, cu_seqlens_q) + 16; /* no version's size */
+  EXPECT_INVALID(flash_attention_backward(&b), "flash_backward_args->struct_size = 1048; this library's "
+                                               "flash_backward_args has 1368 bytes, or 784 for version 2, "
+                                               "or 1032 for versions 3 to 5");
 }
 
 /* Version 4's forward fields: the init leaves the batch padded (no
@@ -144,6 +150,13 @@ static void test_varlen_defaults(void) {
   CHECK(f.cu_seqlens_q.data == NULL && f.status.data == NULL);
   CHECK(f.max_seqlen_q == 0 && f.max_seqlen_k == 0 && f.sync_check == 1 && f.reserved4 == 0);
   CHECK(f.page_table.rank == 0 && f.page_table.data == NULL); /* version 5: not paged */
+  /* Version 6: the backward's too. */
+  flash_backward_args b;
+  memset(&b, 0x5a, sizeof b);
+  flash_backward_args_init(&b);
+  CHECK(b.cu_seqlens_q.rank == 0 && b.cu_seqlens_k.rank == 0 && b.seqused_k.rank == 0 && b.status.rank == 0);
+  CHECK(b.cu_seqlens_q.data == NULL && b.seqused_k.data == NULL && b.status.data == NULL);
+  CHECK(b.max_seqlen_q == 0 && b.max_seqlen_k == 0 && b.sync_check == 1 && b.reserved6 == 0);
 }
 
 enum { kTotalQ = 40, kTotalK = 70, kMaxSeqQ = 24, kMaxSeqK = 40 };
@@ -287,6 +300,126 @@ static void test_varlen_arguments(void) {
   f = forward_args();
   f.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
   EXPECT_INVALID(flash_attention_forward(&f), "seqused_k.shape[0] (batch)");
+}
+
+/* A valid variable-length backward: varlen_args()'s call and its gradients
+ * (f16, GQA), the packed LSE [heads_q, total_q]. */
+static flash_backward_args varlen_backward_args(void) {
+  flash_backward_args a;
+  flash_backward_args_init(&a);
+  a.q = view(ADDR(1), FLASH_F16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  a.k = view(ADDR(2), FLASH_F16, 3, kTotalK, kHeadsKv, kHeadDim, 0);
+  a.v = view(ADDR(3), FLASH_F16, 3, kTotalK, kHeadsKv, kHeadDim, 0);
+  a.o = view(ADDR(4), FLASH_F16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  a.lse = view(ADDR(5), FLASH_F32, 2, kHeadsQ, kTotalQ, 0, 0);
+  a.dout = view(ADDR(6), FLASH_F16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  a.dq = view(ADDR(7), FLASH_F16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  a.dk = view(ADDR(8), FLASH_F16, 3, kTotalK, kHeadsKv, kHeadDim, 0);
+  a.dv = view(ADDR(9), FLASH_F16, 3, kTotalK, kHeadsKv, kHeadDim, 0);
+  a.cu_seqlens_q = view(ADDR(13), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  a.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  a.max_seqlen_q = kMaxSeqQ;
+  a.max_seqlen_k = kMaxSeqK;
+  return a;
+}
+
+/* A caller compiled against versions 3 to 5 of the header: its backward
+ * struct ends where cu_seqlens_q begins, so the batch is padded whatever
+ * follows. */
+static void test_version5_backward_structs(void) {
+  flash_plan plan;
+  flash_backward_args b = backward_args();
+  b.struct_size = offsetof(flash_backward_args, cu_seqlens_q);
+  /* Not part of a version-5 struct: values the library must not read. */
+  b.cu_seqlens_q = view(ADDR(13), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  b.cu_seqlens_k.dtype = 9;
+  b.cu_seqlens_k.rank = 1;
+  b.max_seqlen_q = -7;
+  b.sync_check = 0;
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  /* Its version-3 fields are still read. */
+  b.softcap = -1.0f;
+  EXPECT_INVALID(flash_plan_backward(&b, &plan), "softcap");
+  /* A varlen call's struct at version 5's size is a dense call over rank-3 views. */
+  b = varlen_backward_args();
+  b.struct_size = offsetof(flash_backward_args, cu_seqlens_q);
+  EXPECT_INVALID(flash_plan_backward(&b, &plan), "q: expected a rank-4 view, got rank 3");
+  /* The same struct at its full size reads the varlen fields. */
+  b = backward_args();
+  b.cu_seqlens_k.dtype = 9;
+  b.cu_seqlens_k.rank = 1;
+  EXPECT_INVALID(flash_plan_backward(&b, &plan), "cu_seqlens_k.dtype = 9 is not a flash_dtype");
+}
+
+/* The backward of a variable-length batch (version 6): valid calls plan (or
+ * stop at the device query), bad ones name the argument. */
+static void test_varlen_backward_arguments(void) {
+  flash_plan plan;
+  flash_backward_args b = varlen_backward_args();
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  b.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
+  b.status = view(ADDR(16), FLASH_I32, 1, 4, 0, 0, 0);
+  b.causal = 1;
+  b.window_left = 5;
+  b.sync_check = 0;
+  b.deterministic = 1;
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  /* Score modifiers: ALiBi slopes per sequence, the sinks' gradient summed over the sequences. */
+  b = varlen_backward_args();
+  b.softcap = 30.0f;
+  b.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch, kHeadsQ, 0, 0);
+  b.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  b.dsinks = view(ADDR(12), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
+  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  b.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch + 1, kHeadsQ, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "alibi_slopes");
+
+  b = varlen_backward_args();
+  b.cu_seqlens_k.rank = 0;
+  EXPECT_INVALID(flash_attention_backward(&b), "cu_seqlens_k");
+  b = varlen_backward_args();
+  b.cu_seqlens_q.dtype = FLASH_F32;
+  EXPECT_INVALID(flash_attention_backward(&b), "cu_seqlens_q");
+  b = varlen_backward_args();
+  b.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 2, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "cu_seqlens_k");
+  b = varlen_backward_args();
+  b.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "seqused_k");
+  b = varlen_backward_args();
+  b.max_seqlen_q = -1;
+  EXPECT_INVALID(flash_attention_backward(&b), "max_seqlen_q");
+  b = varlen_backward_args();
+  b.max_seqlen_k = kTotalK + 1;
+  EXPECT_INVALID(flash_attention_backward(&b), "max_seqlen_k");
+  b = varlen_backward_args();
+  b.status = view(ADDR(16), FLASH_I32, 1, 3, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "status");
+  b = varlen_backward_args();
+  b.lse = view(ADDR(5), FLASH_F32, 3, 1, kHeadsQ, kTotalQ, 0); /* the dense layout */
+  EXPECT_INVALID(flash_attention_backward(&b), "lse");
+  b = varlen_backward_args();
+  b.lse = view(ADDR(5), FLASH_F32, 2, kTotalQ, kHeadsQ, 0, 0); /* transposed */
+  EXPECT_INVALID(flash_attention_backward(&b), "lse");
+  b = varlen_backward_args();
+  b.dq = view(ADDR(7), FLASH_F16, 4, 1, kTotalQ, kHeadsQ, kHeadDim); /* a dense gradient */
+  EXPECT_INVALID(flash_attention_backward(&b), "dq");
+  b = varlen_backward_args();
+  b.dk = view(ADDR(8), FLASH_F16, 3, kTotalK - 1, kHeadsKv, kHeadDim, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "dk");
+  b = varlen_backward_args();
+  b.dout = view(ADDR(6), FLASH_BF16, 3, kTotalQ, kHeadsQ, kHeadDim, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "dout");
+  b = varlen_backward_args();
+  b.status = view(ADDR(9), FLASH_I32, 1, 4, 0, 0, 0); /* on dv */
+  EXPECT_INVALID(flash_attention_backward(&b), "status");
+  /* Key metadata belongs to a variable-length call. */
+  b = backward_args();
+  b.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "seqused_k");
+  b = backward_args();
+  b.cu_seqlens_k = view(ADDR(14), FLASH_I32, 1, kBatch + 1, 0, 0, 0);
+  EXPECT_INVALID(flash_attention_backward(&b), "cu_seqlens_k");
 }
 
 /* A caller compiled against version 2 of the header: its struct ends where
@@ -626,6 +759,8 @@ int main(void) {
   test_version4_structs();
   test_paged_arguments();
   test_varlen_arguments();
+  test_version5_backward_structs();
+  test_varlen_backward_arguments();
   test_score_modifiers();
   test_valid_calls_plan();
   test_tensor_fields();

@@ -42,8 +42,9 @@ extern "C" {
 /* Bumped whenever a struct or a function of this header changes. Version 3
  * added the score modifiers (softcap, alibi_slopes, sinks; dsinks); version
  * 4 the forward's variable-length batches (cu_seqlens_q, ...); version 5 the
- * forward's paged KV cache (page_table) and seqused_k with any forward call. */
-#define FLASH_C_ABI_VERSION 5
+ * forward's paged KV cache (page_table) and seqused_k with any forward call;
+ * version 6 the backward's variable-length batches. */
+#define FLASH_C_ABI_VERSION 6
 
 /* The largest rank of a view (the C++ API's TensorView::kMaxRank). */
 #define FLASH_C_MAX_RANK 4
@@ -144,12 +145,14 @@ typedef struct flash_forward_args {
   flash_tensor page_table;   /* optional: i32 [batch, max_pages] device page indices */
 } flash_forward_args;
 
-/* flash::BackwardArgs. */
+/* flash::BackwardArgs. Versioned as flash_forward_args: version 2 ends
+ * where softcap begins, versions 3 to 5 where cu_seqlens_q begins (the
+ * backward did not change in versions 4 and 5). */
 typedef struct flash_backward_args {
   uint64_t struct_size;
   flash_tensor q, k, v; /* the forward's inputs */
   flash_tensor o;       /* the forward's output */
-  flash_tensor lse;     /* the forward's LSE, f32 [batch, heads_q, seqlen_q] */
+  flash_tensor lse;     /* the forward's LSE, f32 [batch, heads_q, seqlen_q] (varlen: [heads_q, total_q]) */
   flash_tensor dout;    /* dL/dO, like o */
   flash_tensor dq, dk, dv; /* outputs, like q, k, v */
   void* stream;
@@ -168,6 +171,21 @@ typedef struct flash_backward_args {
   flash_tensor alibi_slopes; /* optional, as the forward's (no gradient) */
   flash_tensor sinks;        /* optional, as the forward's */
   flash_tensor dsinks;       /* optional output, only with sinks: f32 [heads_q], dL/dsinks (overwritten) */
+  /* Version 6: a variable-length batch (flash::BackwardArgs::cu_seqlens_q and
+   * the rest), the forward's fields with the forward's meaning, on when
+   * cu_seqlens_q is present: q, o, dout and dq are then packed [total_q,
+   * heads_q, head_dim], k, v, dk and dv [total_k, heads_kv, head_dim], lse
+   * f32 [heads_q, total_q] (the forward's packed LSE). dk and dv are zero on
+   * key rows past seqused_k; rows past the last sequence are not written.
+   * The metadata is checked on the device before anything is written. */
+  flash_tensor cu_seqlens_q; /* optional: i32 [batch + 1] device offsets of each sequence's queries */
+  flash_tensor cu_seqlens_k; /* with cu_seqlens_q: i32 [batch + 1], the keys' offsets */
+  flash_tensor seqused_k;    /* optional, with cu_seqlens_q: i32 [batch], keys used of each sequence */
+  flash_tensor status;       /* optional output, with cu_seqlens_q: i32 [4], {code, array or sequence, index, value} */
+  int32_t max_seqlen_q;      /* with cu_seqlens_q: 0 to total_q, at least every sequence's query count */
+  int32_t max_seqlen_k;      /* with cu_seqlens_q: 0 to total_k, at least every sequence's key count */
+  int32_t sync_check;        /* 1 (the init's default): wait for the device-side metadata check and report it */
+  int32_t reserved6;         /* 0 */
 } flash_backward_args;
 
 /* flash::DecodeArgs. */
@@ -236,8 +254,8 @@ FLASH_C_API size_t flash_describe_decode_status(const int32_t status[4], char* b
 
 /* Zero every field, set struct_size, and the C++ API's defaults (no window;
  * softcap 0 and the optional tensors absent: no score modifier; the
- * forward's cu_seqlens_q and page_table absent: a padded batch, with
- * sync_check 1). */
+ * forward's and the backward's cu_seqlens_q and the forward's page_table
+ * absent: a padded batch, with sync_check 1). */
 static inline void flash_forward_args_init(flash_forward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
@@ -248,6 +266,7 @@ static inline void flash_backward_args_init(flash_backward_args* a) {
   memset(a, 0, sizeof *a);
   a->struct_size = sizeof *a;
   a->window_left = a->window_right = -1;
+  a->sync_check = 1;
 }
 static inline void flash_decode_args_init(flash_decode_args* a) {
   memset(a, 0, sizeof *a);

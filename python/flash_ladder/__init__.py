@@ -2,7 +2,7 @@
 
     from flash_ladder import flash_attn_func, flash_attn_with_kvcache
     out = flash_attn_func(q, k, v, causal=True)   # (batch, seqlen, heads, head_dim)
-    out = flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)  # packed; forward only
+    out = flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k)  # packed
 
 The kernels live in libflash_c.so, flash's C ABI, loaded with ctypes: no
 torch C++ headers or ABI are involved, so one build works with any torch 2.x

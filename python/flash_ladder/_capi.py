@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 
 # flash_c.h: FLASH_C_ABI_VERSION, FLASH_C_MAX_RANK, FLASH_C_KERNEL_NAME_SIZE.
-ABI_VERSION = 5
+ABI_VERSION = 6
 MAX_RANK = 4
 KERNEL_NAME_SIZE = 64
 
@@ -65,13 +65,17 @@ _SCORES = [
     ("sinks", Tensor),
 ]
 
-# Appended by ABI version 4 to the forward's struct: a variable-length batch.
-_VARLEN = [(n, Tensor) for n in ("cu_seqlens_q", "cu_seqlens_k", "seqused_k", "status")] + [
-    ("max_seqlen_q", ctypes.c_int32),
-    ("max_seqlen_k", ctypes.c_int32),
-    ("sync_check", ctypes.c_int32),
-    ("reserved4", ctypes.c_int32),
-]
+
+def _varlen(reserved):
+    """A variable-length batch's fields: appended by ABI version 4 to the
+    forward's struct and by version 6 to the backward's, the same fields but
+    for the name of the padding (reserved4, reserved6)."""
+    return [(n, Tensor) for n in ("cu_seqlens_q", "cu_seqlens_k", "seqused_k", "status")] + [
+        ("max_seqlen_q", ctypes.c_int32),
+        ("max_seqlen_k", ctypes.c_int32),
+        ("sync_check", ctypes.c_int32),
+        (reserved, ctypes.c_int32),
+    ]
 
 
 # Appended by ABI version 5 to the forward's struct: a paged KV cache.
@@ -85,7 +89,7 @@ class ForwardArgs(ctypes.Structure):
         + _TAIL
         + [("reserved", ctypes.c_int32)]
         + _SCORES
-        + _VARLEN
+        + _varlen("reserved4")
         + _PAGED
     )
 
@@ -98,6 +102,7 @@ class BackwardArgs(ctypes.Structure):
         + [("deterministic", ctypes.c_int32)]
         + _SCORES
         + [("dsinks", Tensor)]
+        + _varlen("reserved6")
     )
 
 

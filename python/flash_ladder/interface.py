@@ -1,6 +1,5 @@
 """FlashAttention's Python API over flash's C ABI: flash_attn_func,
-flash_attn_varlen_func (forward only) and flash_attn_with_kvcache on torch
-tensors.
+flash_attn_varlen_func and flash_attn_with_kvcache on torch tensors.
 
 Two ways into the same calls:
 
@@ -8,9 +7,10 @@ Two ways into the same calls:
   the library directly, through a torch.autograd.Function when a gradient is
   needed. This is the lean path whose overhead benchmarks/overhead.py measures.
 - Traced (torch.compile, torch.export, fake tensors, dispatch modes): the
-  custom ops flash_ladder::fwd, ::bwd, ::fwd_varlen and ::fwd_kvcache, registered with
-  torch.library.custom_op, with fake implementations that only allocate the
-  outputs and with fwd's autograd formula calling bwd, so that
+  custom ops flash_ladder::fwd, ::bwd, ::fwd_varlen, ::bwd_varlen and
+  ::fwd_kvcache, registered with torch.library.custom_op, with fake
+  implementations that only allocate the outputs and with fwd's (fwd_varlen's)
+  autograd formula calling bwd (bwd_varlen), so that
   torch.compile(fullgraph=True) traces them without a graph break.
 
 Every call runs on the current CUDA stream of its tensors' device. The library
@@ -31,12 +31,19 @@ __all__ = ["flash_attn_func", "flash_attn_varlen_func", "flash_attn_with_kvcache
 _DTYPES = {torch.float32: _capi.F32, torch.float16: _capi.F16, torch.bfloat16: _capi.BF16, torch.int32: _capi.I32}
 # The eleven packed fields of an absent optional flash_tensor (rank 0).
 _ABSENT = (0,) * 11
-# The forward's version-4 and -5 fields of a padded batch: no cu_seqlens_q,
-# seqused_k, status; max_seqlen_q, max_seqlen_k 0; sync_check 1
-# (flash_forward_args_init's); no page_table.
-_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0) + _ABSENT
+# The variable-length fields of a padded batch (the forward's version-4
+# fields, the backward's version-6 ones): no cu_seqlens_q, cu_seqlens_k,
+# seqused_k, status; max_seqlen_q, max_seqlen_k 0; sync_check 1 (the
+# init's); and for the forward (version 5) no page_table.
+_BACKWARD_NOT_VARLEN = _ABSENT * 4 + (0, 0, 1, 0)
+_NOT_VARLEN = _BACKWARD_NOT_VARLEN + _ABSENT
 # A caller's workspace must be 256-byte aligned (flash/forward.h).
 _WORKSPACE_ALIGNMENT = 256
+# flash_attn_varlen_func with page_table and a gradient to compute.
+_NO_PAGED_BACKWARD = (
+    "flash_attn_varlen_func: a call with page_table has no backward (FlashAttention's has none either); call it "
+    "under torch.no_grad() or with inputs that do not require grad"
+)
 
 _lib = None
 
@@ -83,6 +90,16 @@ def _score_fields(softcap, alibi_slopes, sinks):
     """The score modifiers' fields, in the order every args struct (ABI
     version 3) appends them: softcap, padding, alibi_slopes, sinks."""
     return (softcap, 0, *_optional(alibi_slopes, "alibi_slopes"), *_optional(sinks, "sinks"))
+
+
+def _varlen_fields(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, sync_check):
+    """A variable-length batch's fields, in the order the forward's (version
+    4) and the backward's (version 6) structs have them: cu_seqlens_q,
+    cu_seqlens_k, seqused_k, status (absent: the library's workspace holds
+    the status words), max_seqlen_q, max_seqlen_k, sync_check, padding."""
+    return (*_fields(cu_seqlens_q, "cu_seqlens_q"), *_optional(cu_seqlens_k, "cu_seqlens_k"),
+            *_optional(seqused_k, "seqused_k"), *_ABSENT, int(max_seqlen_q), int(max_seqlen_k),
+            1 if sync_check else 0, 0)
 
 
 def _scale(softmax_scale):
@@ -252,8 +269,7 @@ def _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q
         *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_optional(lse, "lse"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right, 0,
         *_score_fields(softcap, alibi_slopes, sinks),
-        *_fields(cu_seqlens_q, "cu_seqlens_q"), *_optional(cu_seqlens_k, "cu_seqlens_k"),
-        *_optional(seqused_k, "seqused_k"), *_ABSENT, int(max_seqlen_q), int(max_seqlen_k), 1 if sync_check else 0, 0,
+        *_varlen_fields(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, sync_check),
         *_optional(page_table, "page_table"),
     )  # fmt: skip
     if not _all_on(device, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks, page_table):
@@ -282,12 +298,45 @@ def _backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_
         *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
         _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
         1 if deterministic else 0,
-        *_score_fields(softcap, alibi_slopes, sinks), *_optional(dsinks, "dsinks"),
+        *_score_fields(softcap, alibi_slopes, sinks), *_optional(dsinks, "dsinks"), *_BACKWARD_NOT_VARLEN,
     )  # fmt: skip
     if not _all_on(device, k, v, o, lse, dout, alibi_slopes, sinks):
         _wrong_device(entry, address, "flash_attn_func backward",
                       {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout, "alibi_slopes": alibi_slopes,
                        "learnable_sink": sinks})
+    _run(entry, buf, address, device)
+    return dq, dk, dv, dsinks
+
+
+def _backward_varlen(dout, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                     softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, deterministic,
+                     sync_check):
+    """(dq, dk, dv, dsinks) of a variable-length batch: the packed tensors of
+    _forward_varlen and its packed lse (heads_q, total_q); dk and dv are 0 on
+    the key rows past seqused_k; dsinks sums over the sequences. The other
+    arguments as _backward's and _forward_varlen's."""
+    device = q.get_device()
+    dq, dk, dv = _out_like(q), _out_like(k), _out_like(v)
+    dsinks = None if sinks is None else torch.empty(sinks.shape, dtype=torch.float32, device=sinks.device)
+    entry = _library().backward
+    buf, address = entry.buffer()
+    entry.pack_into(
+        buf, 0, entry.size,
+        *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"), *_fields(lse, "lse"),
+        *_fields(dout, "dout"), *_fields(dq, "dq"), *_fields(dk, "dk"), *_fields(dv, "dv"),
+        _stream(device), 0, 0, 0, *_scale(softmax_scale), 1 if causal else 0, window_left, window_right,
+        1 if deterministic else 0,
+        *_score_fields(softcap, alibi_slopes, sinks), *_optional(dsinks, "dsinks"),
+        *_varlen_fields(cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, sync_check),
+    )  # fmt: skip
+    if not _all_on(device, k, v, o, lse, dout, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks):
+        _wrong_device(entry, address, "flash_attn_varlen_func backward",
+                      {"q": q, "k": k, "v": v, "o": o, "lse": lse, "dout": dout, "cu_seqlens_q": cu_seqlens_q,
+                       "cu_seqlens_k": cu_seqlens_k, "seqused_k": seqused_k, "alibi_slopes": alibi_slopes,
+                       "learnable_sink": sinks})
+    if sync_check and _capturing():
+        raise ValueError("flash_attn_varlen_func: sync_check=True waits for the stream, which a CUDA graph "
+                         "capture forbids; capture with sync_check=False")
     _run(entry, buf, address, device)
     return dq, dk, dv, dsinks
 
@@ -370,6 +419,34 @@ class _FlashAttnFunction(torch.autograd.Function):
         return dq, dk, dv, None, None, None, None, None, None, dsinks, None
 
 
+class _FlashAttnVarlenFunction(torch.autograd.Function):
+    """flash_attn_varlen_func's gradients: q, k, v and sinks; the metadata,
+    the ints and alibi_slopes get none. What is saved is the packed call: its
+    packed out and lse (heads_q, total_q)."""
+
+    @staticmethod
+    def forward(ctx, q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
+                window_left, window_right, softcap, alibi_slopes, sinks, deterministic, sync_check):
+        o, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                                 softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, True,
+                                 sync_check)
+        ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks)
+        ctx.args = (max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right, softcap)
+        ctx.deterministic, ctx.sync_check = deterministic, sync_check
+        ctx.mark_non_differentiable(lse)
+        return o, lse
+
+    @staticmethod
+    def backward(ctx, dout, _dlse):
+        q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks = ctx.saved_tensors
+        max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right, softcap = ctx.args
+        dq, dk, dv, dsinks = _backward_varlen(_last_dim_contiguous(dout), q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+                                              seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
+                                              window_left, window_right, softcap, alibi_slopes, sinks,
+                                              ctx.deterministic, ctx.sync_check)
+        return (dq, dk, dv) + (None,) * 11 + (dsinks, None, None)
+
+
 # ---------------------------------------------------------------- custom ops
 
 _HAS_CUSTOM_OP = hasattr(torch.library, "custom_op")  # torch >= 2.4
@@ -425,15 +502,14 @@ if _HAS_CUSTOM_OP:
 
     _fwd_op.register_autograd(_fwd_backward, setup_context=_fwd_setup_context)
 
-    # Forward only: no autograd formula (flash_attn_varlen_func refuses inputs
-    # that require grad before it gets here).
+    # deterministic is the backward's (the forward does not read it), as fwd's.
     @torch.library.custom_op("flash_ladder::fwd_varlen", mutates_args=())
     def _fwd_varlen_op(
         q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, cu_seqlens_q: torch.Tensor,
         cu_seqlens_k: Optional[torch.Tensor], seqused_k: Optional[torch.Tensor], max_seqlen_q: int,
         max_seqlen_k: int, softmax_scale: Optional[float], causal: bool, window_left: int, window_right: int,
         softcap: float, alibi_slopes: Optional[torch.Tensor], sinks: Optional[torch.Tensor], sync_check: bool,
-        page_table: Optional[torch.Tensor],
+        page_table: Optional[torch.Tensor], deterministic: bool,
     ) -> Tuple[torch.Tensor, torch.Tensor]:
         return _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
                                softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, True,
@@ -441,8 +517,49 @@ if _HAS_CUSTOM_OP:
 
     @_fwd_varlen_op.register_fake
     def _fwd_varlen_fake(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale,
-                         causal, window_left, window_right, softcap, alibi_slopes, sinks, sync_check, page_table):
+                         causal, window_left, window_right, softcap, alibi_slopes, sinks, sync_check, page_table,
+                         deterministic):
         return _out_like(q), _varlen_lse_for(q)
+
+    @torch.library.custom_op("flash_ladder::bwd_varlen", mutates_args=())
+    def _bwd_varlen_op(
+        dout: torch.Tensor, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, o: torch.Tensor, lse: torch.Tensor,
+        cu_seqlens_q: torch.Tensor, cu_seqlens_k: Optional[torch.Tensor], seqused_k: Optional[torch.Tensor],
+        max_seqlen_q: int, max_seqlen_k: int, softmax_scale: Optional[float], causal: bool, window_left: int,
+        window_right: int, softcap: float, alibi_slopes: Optional[torch.Tensor], sinks: Optional[torch.Tensor],
+        deterministic: bool, sync_check: bool,
+    ) -> Tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        dq, dk, dv, dsinks = _backward_varlen(_last_dim_contiguous(dout), q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k,
+                                              seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal,
+                                              window_left, window_right, softcap, alibi_slopes, sinks, deterministic,
+                                              sync_check)
+        return dq, dk, dv, dsinks if dsinks is not None else _no_dsinks(q)
+
+    @_bwd_varlen_op.register_fake
+    def _bwd_varlen_fake(dout, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                         softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, deterministic,
+                         sync_check):
+        dsinks = sinks.new_empty(sinks.shape, dtype=torch.float32) if sinks is not None else _no_dsinks(q)
+        return _out_like(q), _out_like(k), _out_like(v), dsinks
+
+    def _fwd_varlen_setup_context(ctx, inputs, output):
+        (q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left,
+         window_right, softcap, alibi_slopes, sinks, sync_check, page_table, deterministic) = inputs
+        o, lse = output
+        ctx.save_for_backward(q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks)
+        ctx.args = (max_seqlen_q, max_seqlen_k, softmax_scale, causal, window_left, window_right, softcap)
+        ctx.deterministic, ctx.sync_check, ctx.paged = deterministic, sync_check, page_table is not None
+        ctx.mark_non_differentiable(lse)
+
+    def _fwd_varlen_backward(ctx, dout, _dlse):
+        if ctx.paged:
+            raise NotImplementedError(_NO_PAGED_BACKWARD)
+        q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, alibi_slopes, sinks = ctx.saved_tensors
+        dq, dk, dv, dsinks = _bwd_varlen_op(dout, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, *ctx.args,
+                                            alibi_slopes, sinks, ctx.deterministic, ctx.sync_check)
+        return (dq, dk, dv) + (None,) * 11 + (dsinks if sinks is not None else None, None, None, None)
+
+    _fwd_varlen_op.register_autograd(_fwd_varlen_backward, setup_context=_fwd_varlen_setup_context)
 
     @torch.library.custom_op("flash_ladder::fwd_kvcache", mutates_args=("k_cache", "v_cache"))
     def _fwd_kvcache_op(
@@ -547,9 +664,9 @@ def flash_attn_func(q, k, v, softmax_scale=None, causal=False, window_size=(-1, 
 
 def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, max_seqlen_k, softmax_scale=None,
                            causal=False, window_size=(-1, -1), softcap=0.0, alibi_slopes=None, learnable_sink=None,
-                           return_lse=False, seqused_k=None, sync_check=False, page_table=None):
+                           return_lse=False, seqused_k=None, sync_check=False, page_table=None, deterministic=False):
     """Exact attention over a batch of sequences of different lengths packed
-    without padding, FlashAttention's flash_attn_varlen_func. Forward only.
+    without padding, FlashAttention's flash_attn_varlen_func.
 
     q: (total_q, heads_q, head_dim); k, v: (total_k, heads_kv, head_dim).
     cu_seqlens_q, cu_seqlens_k: int32 (batch + 1,) on q's device, starting at
@@ -577,16 +694,23 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
 
     Returns out (total_q, heads_q, head_dim), and with return_lse also the
     log-sum-exp (heads_q, total_q), float32 (FlashAttention's packed layout).
-    The backward of variable-length batches is not implemented yet: with
-    grad enabled, an input that requires grad raises NotImplementedError.
+    Rows of out past cu_seqlens_q[-1] are not written (as FlashAttention's).
+
+    Differentiable in q, k, v and learnable_sink (not through the LSE), as
+    flash_attn_func, through the library's variable-length backward: dk and
+    dv are summed over each GQA group and are 0 on the key rows past
+    seqused_k[b]; learnable_sink's gradient sums over the sequences; rows
+    past cu_seqlens_q[-1] / cu_seqlens_k[-1] of the gradients are not
+    written, as FlashAttention's (so in training keep total_q =
+    cu_seqlens_q[-1] and total_k = cu_seqlens_k[-1]).
+    deterministic: bit-identical gradients from run to run. The backward
+    checks the metadata as the forward does (sync_check). A call with
+    page_table has no backward: with grad enabled, an input that requires
+    grad raises NotImplementedError.
     """
-    if torch.is_grad_enabled() and any(
-        t is not None and t.requires_grad for t in (q, k, v, learnable_sink)
-    ):
-        raise NotImplementedError(
-            "flash_attn_varlen_func: the backward of variable-length batches is not implemented yet; call it "
-            "under torch.no_grad() or with inputs that do not require grad (or pad the batch for flash_attn_func)"
-        )
+    needs_grad = torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in (q, k, v, learnable_sink))
+    if needs_grad and page_table is not None:
+        raise NotImplementedError(_NO_PAGED_BACKWARD)
     q, k, v = _last_dim_contiguous(q), _last_dim_contiguous(k), _last_dim_contiguous(v)
     left, right = window_size
     if causal:
@@ -595,13 +719,18 @@ def flash_attn_varlen_func(q, k, v, cu_seqlens_q, cu_seqlens_k, max_seqlen_q, ma
     if max_seqlen_k is None and page_table is not None and page_table.dim() == 2 and k.dim() == 4:
         max_seqlen_k = page_table.shape[1] * k.shape[1]  # the table's capacity
     if _eager(q, k, v):
-        o, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
-                                 softmax_scale, causal, left, right, softcap, alibi_slopes, sinks, return_lse,
-                                 sync_check, page_table)
+        if needs_grad:
+            o, lse = _FlashAttnVarlenFunction.apply(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q,
+                                                    max_seqlen_k, softmax_scale, causal, left, right, softcap,
+                                                    alibi_slopes, sinks, deterministic, sync_check)
+        else:
+            o, lse = _forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                                     softmax_scale, causal, left, right, softcap, alibi_slopes, sinks, return_lse,
+                                     sync_check, page_table)
     else:
         o, lse = _fwd_varlen_op(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, int(max_seqlen_q), int(max_seqlen_k),
                                 softmax_scale, causal, int(left), int(right), softcap, alibi_slopes, sinks,
-                                bool(sync_check), page_table)
+                                bool(sync_check), page_table, bool(deterministic))
     return (o, lse) if return_lse else o
 
 

@@ -1,10 +1,11 @@
-"""Stand-ins for the library's calls (forward, variable-length forward,
-backward, decode), in plain PyTorch, with the same
-signatures and output layouts as flash_ladder.interface's _forward, _backward
-and _decode, the score modifiers (softcap, ALiBi, sinks and the sinks'
-gradient) included. With them patched in, everything above the library
-(autograd, the custom ops, their fake implementations, torch.compile) runs on
-the CPU."""
+"""Stand-ins for the library's calls (forward, backward, their
+variable-length forms, decode), in plain PyTorch, with the same signatures and
+output layouts as flash_ladder.interface's _forward, _backward,
+_forward_varlen, _backward_varlen and _decode, the score modifiers (softcap,
+ALiBi, sinks and the sinks' gradient) included. With them patched in,
+everything above the library (autograd, the custom ops, their fake
+implementations, torch.compile) runs on the CPU. They compute in float32, or
+in float64 for float64 inputs (torch.autograd.gradcheck)."""
 
 import math
 
@@ -13,6 +14,11 @@ import torch
 from flash_ladder import interface
 
 import reference
+
+
+def _acc(q):
+    """The stand-ins' working dtype: float64 for float64 inputs, else float32."""
+    return torch.float64 if q.dtype == torch.float64 else torch.float32
 
 
 def forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, with_lse):
@@ -53,11 +59,45 @@ def forward_varlen(q, k, v, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q,
         assert q1 - q0 <= max_seqlen_q and kb.shape[0] <= max_seqlen_k
         slopes = alibi_slopes[b : b + 1] if alibi_slopes is not None and alibi_slopes.dim() == 2 else alibi_slopes
         out, row_lse = reference.attention(q[None, q0:q1], kb[None], vb[None], softmax_scale, causal,
-                                           dtype=torch.float32, window_size=(window_left, window_right),
+                                           dtype=_acc(q), window_size=(window_left, window_right),
                                            softcap=softcap, alibi_slopes=slopes, sinks=sinks)
         o[q0:q1] = out[0]
         lse[:, q0:q1] = row_lse[0]
     return o, (lse if with_lse else None)
+
+
+def backward_varlen(dout, q, k, v, o, lse, cu_seqlens_q, cu_seqlens_k, seqused_k, max_seqlen_q, max_seqlen_k,
+                    softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks, deterministic,
+                    sync_check):
+    """The library's variable-length backward: each sequence's gradients from
+    the reference backward of that sequence alone, over its first
+    seqused_k[b] keys; dk = dv = 0 on the key rows past them (as the
+    library writes); dsinks summed over the sequences. o and lse must be the
+    packed forward's (their shapes are checked; the reference recomputes)."""
+    calls.append(("backward_varlen", causal, window_left, window_right))
+    scores.append(("backward_varlen", softcap, alibi_slopes, sinks))
+    saved.append({"o": o, "lse": lse, "deterministic": deterministic, "sync_check": sync_check})
+    assert o.shape == q.shape and lse.shape == (q.shape[1], q.shape[0]) and lse.dtype == torch.float32
+    assert dout.shape == q.shape and dout.stride(-1) == 1
+    dq, dk, dv = interface._out_like(q), interface._out_like(k), interface._out_like(v)
+    dsinks = None if sinks is None else torch.zeros(sinks.shape, dtype=_acc(q))
+    for b in range(cu_seqlens_q.shape[0] - 1):
+        q0, q1 = int(cu_seqlens_q[b]), int(cu_seqlens_q[b + 1])
+        k0, k1 = int(cu_seqlens_k[b]), int(cu_seqlens_k[b + 1])
+        used = k1 if seqused_k is None else k0 + int(seqused_k[b])
+        assert q1 - q0 <= max_seqlen_q and used - k0 <= max_seqlen_k
+        slopes = alibi_slopes[b : b + 1] if alibi_slopes is not None and alibi_slopes.dim() == 2 else alibi_slopes
+        *grads, ds = reference.attention_backward(dout[None, q0:q1], q[None, q0:q1], k[None, k0:used],
+                                                  v[None, k0:used], softmax_scale, causal, dtype=_acc(q),
+                                                  window_size=(window_left, window_right), softcap=softcap,
+                                                  alibi_slopes=slopes, sinks=sinks)
+        dq[q0:q1], dk[k0:used], dv[k0:used] = grads[0][0], grads[1][0], grads[2][0]
+        dk[used:k1], dv[used:k1] = 0, 0
+        if sinks is not None:
+            dsinks += ds
+    if sinks is not None:  # the library's dsinks: shaped like sinks, in its dtype (float32)
+        dsinks = dsinks.to(sinks.dtype)
+    return dq, dk, dv, dsinks
 
 
 def backward(dout, q, k, v, o, lse, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
@@ -114,15 +154,20 @@ calls = []
 scores = []
 # Whether each forward_varlen call since install() came with a page table.
 paged = []
+# What each backward_varlen call since install() was given: the saved o and
+# lse, deterministic, sync_check.
+saved = []
 
 
 def install(monkeypatch):
     calls.clear()
     scores.clear()
     paged.clear()
+    saved.clear()
     monkeypatch.setattr(interface, "_forward", forward)
     monkeypatch.setattr(interface, "_forward_varlen", forward_varlen)
     monkeypatch.setattr(interface, "_backward", backward)
+    monkeypatch.setattr(interface, "_backward_varlen", backward_varlen)
     monkeypatch.setattr(interface, "_decode", decode)
 
 

@@ -11,7 +11,9 @@
 #             library from $BUILD (FLASH_LADDER_BUILD_DIR: nothing recompiled),
 #             then the tests import that installed copy
 #   capi      the C tests of the C ABI (tests/test_c_api*.c), compiled here
-#   tests     pytest python/tests: CPU and GPU tests (junit XML too)
+#   tests     pytest python/tests: CPU and GPU tests (junit XML too); PYTEST_K,
+#             when set, is pytest's -k expression, e.g. PYTEST_K=varlen for the
+#             variable-length tests alone
 #   compile   torch.compile(fullgraph=True) of a small attention module:
 #             graphs and graph breaks, as torch._dynamo.explain reports them
 #   example   examples/compare_sdpa.py, non-causal and causal
@@ -28,7 +30,8 @@
 #
 # BUILD (default build-python-gpu), JOBS (default nproc),
 # CMAKE_CUDA_ARCHITECTURES (default 90a), FLASH_VARIANTS (default all),
-# FLASH_HEAD_DIMS (default "64;128;256": what the tests use).
+# FLASH_HEAD_DIMS (default "64;128;256": what the tests use), PYTEST_K
+# (default: every test).
 set -u
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-./out}
@@ -101,7 +104,8 @@ for step in $STEPS; do
       } > "$OUT/c_api.log" 2>&1
       echo "C tests rc=$?"; tail -6 "$OUT/c_api.log" ;;
     tests)
-      $PY -m pytest -v -rs -p no:cacheprovider --junitxml="$OUT/pytest.xml" python/tests > "$OUT/pytest.log" 2>&1
+      $PY -m pytest -v -rs -p no:cacheprovider --junitxml="$OUT/pytest.xml" ${PYTEST_K:+-k "$PYTEST_K"} python/tests \
+        > "$OUT/pytest.log" 2>&1
       echo "pytest rc=$? in $((SECONDS - t0)) s"
       grep -E "^(FAILED|ERROR)|passed|failed" "$OUT/pytest.log" | tail -25 ;;
     compile)

@@ -3,7 +3,9 @@ reference by FlashAttention's rule (the error may be 2x, for gradients 3x, that
 of the same math in the input dtype, plus a rounding floor), GQA/MQA, causal,
 unequal lengths, sliding windows (window_size), the score modifiers (softcap,
 alibi_slopes, learnable_sink and its gradient), strided views, autograd against SDPA's gradients,
-torch.compile(fullgraph=True), CUDA graphs and streams.
+torch.compile(fullgraph=True), CUDA graphs and streams; variable-length
+batches (flash_attn_varlen_func) forward and backward, each sequence against
+the reference of that sequence alone.
 
 Marked gpu: skipped, saying why, without a CUDA device (conftest.py)."""
 
@@ -17,7 +19,7 @@ import flash_ladder  # noqa: E402
 from flash_ladder import flash_attn_func, flash_attn_varlen_func, flash_attn_with_kvcache, interface  # noqa: E402
 
 import reference  # noqa: E402
-from modules import Attention  # noqa: E402
+from modules import Attention, VarlenAttention  # noqa: E402
 from reference import error_bound, max_error  # noqa: E402
 
 pytestmark = pytest.mark.gpu
@@ -783,10 +785,205 @@ def test_varlen_paged_kv_cache():
                                seqused_k=seqused_k, page_table=bad, sync_check=True)
 
 
-def test_varlen_bad_metadata_and_grad():
+def test_varlen_bad_metadata():
     q, k, v, cu_q, cu_k = varlen_inputs([8, 8], [8, 8], 2, 2, 64, torch.float16)
     bad = torch.tensor([0, 9, 8], dtype=torch.int32, device="cuda")  # decreasing
     with pytest.raises(ValueError, match="cu_seqlens_q"):
         flash_attn_varlen_func(q, k, v, bad, cu_k, 9, 8, sync_check=True)
-    with pytest.raises(NotImplementedError, match="not implemented yet"):
-        flash_attn_varlen_func(q.requires_grad_(), k, v, cu_q, cu_k, 8, 8)
+
+
+# ------------------------------------------------ variable-length backward
+
+VARLEN_BWD_CASES = VARLEN_CASES + [
+    ([100, 0, 37], [64, 9, 200], 4, 2, 256),  # head dim 256; a sequence without queries
+]
+
+
+def check_varlen_gradients(grads, q, k, v, dout, cu_q, cu_k, seqused_k=None, causal=False, window_size=(-1, -1),
+                           **scores):
+    """grads: (dq, dk, dv) packed, and dsinks (float32) when scores has sinks.
+    Each sequence's gradients against check_gradients' rule on that sequence
+    alone (its queries, its first seqused_k[b] keys, its row of (batch,
+    heads) ALiBi slopes): the float64 reference backward, 3x the error of
+    the same math in the input dtype plus the floor; dk = dv = 0 exactly on
+    the keys past seqused_k; dsinks, summed over the sequences, by the same
+    rule against the sums of both references."""
+    slopes = scores.pop("alibi_slopes", None)
+    sinks = scores.pop("sinks", None)
+    exact_dsinks = lowp_dsinks = 0.0
+    for b in range(cu_q.shape[0] - 1):
+        q0, q1, k0, k1 = int(cu_q[b]), int(cu_q[b + 1]), int(cu_k[b]), int(cu_k[b + 1])
+        used = k1 if seqused_k is None else k0 + int(seqused_k[b])
+        assert torch.all(grads[1][used:k1] == 0) and torch.all(grads[2][used:k1] == 0), f"sequence {b}: past seqused_k"
+        row = dict(scores, alibi_slopes=slopes[b : b + 1] if slopes is not None and slopes.dim() == 2 else slopes)
+        qb, kb, vb, dob = q[None, q0:q1], k[None, k0:used], v[None, k0:used], dout[None, q0:q1]
+        exact = reference.attention_backward(dob, qb, kb, vb, causal=causal, window_size=window_size, sinks=sinks,
+                                             **row)
+        leaves = [t.detach().clone().requires_grad_() for t in (qb, kb, vb)]
+        if sinks is not None:
+            leaves.append(sinks.detach().clone().requires_grad_())
+        lowp_out, _ = reference.attention(*leaves[:3], causal=causal, lowp=True, window_size=window_size,
+                                          sinks=leaves[3] if sinks is not None else None, **row)
+        lowp = torch.autograd.grad(lowp_out, leaves, dob, allow_unused=True)
+        lowp = [torch.zeros_like(leaf) if g is None else g for g, leaf in zip(lowp, leaves)]
+        got = (grads[0][None, q0:q1], grads[1][None, k0:used], grads[2][None, k0:used])
+        for name, g, e, lo in zip(("dq", "dk", "dv"), got, exact, lowp):
+            assert torch.all(torch.isfinite(g)), f"sequence {b}: {name} is not finite"
+            if g.numel() == 0:  # a sequence without queries (dq) or without keys (dk, dv)
+                continue
+            err, bound = max_error(g, e), error_bound(e, lo, q.dtype, 3, absolute=2.0**-16)
+            assert err <= bound, f"sequence {b}: {name}: max |g - ref| = {err:.3g} > bound {bound:.3g}"
+        if sinks is not None:
+            exact_dsinks, lowp_dsinks = exact_dsinks + exact[3], lowp_dsinks + lowp[3]
+    if sinks is not None:
+        dsinks = grads[3]
+        assert dsinks.shape == sinks.shape and dsinks.dtype == torch.float32
+        err, bound = max_error(dsinks, exact_dsinks), error_bound(exact_dsinks, lowp_dsinks, q.dtype, 3, 2.0**-16)
+        assert err <= bound, f"dsinks: max |g - ref| = {err:.3g} > bound {bound:.3g}"
+
+
+def varlen_grads(case, dtype, seed=0, seqused_k=None, **kwargs):
+    """(grads (dq, dk, dv[, dsinks]), q, k, v, dout, cu_q, cu_k) of
+    flash_attn_varlen_func on VARLEN_BWD_CASES[case]; kwargs its own (a
+    learnable_sink gets its gradient)."""
+    seqlens_q, seqlens_k, hq, hkv, d = VARLEN_BWD_CASES[case]
+    q, k, v, cu_q, cu_k = varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, dtype, seed=seed)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    out = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(seqlens_q), max(seqlens_k), seqused_k=seqused_k, **kwargs)
+    dout = torch.randn_like(out)
+    sinks = kwargs.get("learnable_sink")
+    grads = torch.autograd.grad(out, (q, k, v) + ((sinks,) if sinks is not None else ()), dout)
+    return grads, q.detach(), k.detach(), v.detach(), dout, cu_q, cu_k
+
+
+@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+@pytest.mark.parametrize("case", range(len(VARLEN_BWD_CASES)))
+def test_varlen_backward(case, dtype, causal):
+    grads, q, k, v, dout, cu_q, cu_k = varlen_grads(case, dtype, causal=causal, sync_check=True)
+    assert [g.shape for g in grads] == [q.shape, k.shape, v.shape] and all(g.dtype == dtype for g in grads)
+    check_varlen_gradients(grads, q, k, v, dout, cu_q, cu_k, causal=causal)
+
+
+@pytest.mark.parametrize("mask", SCORE_MASKS, ids=window_id)
+@pytest.mark.parametrize("case", SCORE_CASES)
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_id)
+def test_varlen_backward_score_modifiers_and_seqused_k(dtype, case, mask):
+    # VARLEN_CASES[0]: GQA, five sequences of 0 to 300 queries; seqused_k
+    # leaves some keys of most sequences out (their dk, dv: 0).
+    causal, window_size = mask
+    seqlens_q, seqlens_k, hq = VARLEN_BWD_CASES[0][0], VARLEN_BWD_CASES[0][1], VARLEN_BWD_CASES[0][2]
+    seqused_k = torch.tensor([100, 64, 1, 5, 299], dtype=torch.int32, device="cuda")
+    scores = make_scores(case, len(seqlens_q), hq)
+    learnable = dict(flash_scores(scores))
+    if "sinks" in scores:
+        learnable["learnable_sink"] = scores["sinks"].clone().requires_grad_()
+    grads, q, k, v, dout, cu_q, cu_k = varlen_grads(0, dtype, seed=1, seqused_k=seqused_k, causal=causal,
+                                                    window_size=window_size, **learnable)
+    check_varlen_gradients(grads, q, k, v, dout, cu_q, cu_k, seqused_k, causal=causal, window_size=window_size,
+                           **scores)
+
+
+def test_varlen_backward_deterministic_is_bit_identical():
+    seqlens_q, seqlens_k, hq, hkv, d = [700, 33, 1000], [900, 33, 1000], 8, 2, 128
+    q, k, v, cu_q, cu_k = varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, torch.bfloat16, seed=3)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    sinks = (torch.randn(hq, device="cuda") * 2).requires_grad_()
+    dout = torch.randn(q.shape, device="cuda", dtype=q.dtype)
+    runs = []
+    for _ in range(3):
+        out = flash_attn_varlen_func(q, k, v, cu_q, cu_k, max(seqlens_q), max(seqlens_k), causal=True,
+                                     learnable_sink=sinks, deterministic=True)
+        runs.append(torch.autograd.grad(out, (q, k, v, sinks), dout))
+    for run in runs[1:]:
+        for a, b in zip(runs[0], run):
+            assert torch.equal(a, b)
+    check_varlen_gradients(runs[0], q.detach(), k.detach(), v.detach(), dout, cu_q, cu_k, causal=True,
+                           sinks=sinks.detach())
+
+
+def test_varlen_backward_matches_the_dense_backward():
+    # Sequences of one length: the packed call's gradients and those of
+    # flash_attn_func on the same tensors seen as (batch, seqlen, ...) agree
+    # to the rounding of sums taken in another order.
+    batch, seqlen, hq, hkv, d = 3, 257, 8, 2, 128
+    q, k, v, cu_q, cu_k = varlen_inputs([seqlen] * batch, [seqlen] * batch, hq, hkv, d, torch.bfloat16, seed=4)
+    dout = torch.randn_like(q)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    out = flash_attn_varlen_func(*leaves, cu_q, cu_k, seqlen, seqlen, causal=True)
+    packed = torch.autograd.grad(out, leaves, dout)
+    dense_leaves = [t.view(batch, seqlen, *t.shape[1:]).clone().requires_grad_() for t in (q, k, v)]
+    dense_out = flash_attn_func(*dense_leaves, causal=True)
+    dense = torch.autograd.grad(dense_out, dense_leaves, dout.view(batch, seqlen, hq, d))
+    assert max_error(out.view_as(dense_out), dense_out) <= 2.0**-7 * dense_out.abs().max().item()
+    for name, g, e in zip(("dq", "dk", "dv"), packed, dense):
+        err, scale = max_error(g, e.view_as(g)), e.abs().max().item()
+        assert err <= 0.02 * scale, f"{name}: max |varlen - dense| = {err:.3g} (max |dense| = {scale:.3g})"
+
+
+def test_varlen_backward_negative_control():
+    # The check is sharp enough to see a wrong mask and a wrong sequence:
+    # the gradients of the full call fail the causal reference, and those of
+    # sequences shifted by one row fail theirs.
+    grads, q, k, v, dout, cu_q, cu_k = varlen_grads(0, torch.bfloat16, causal=False)
+    check_varlen_gradients(grads, q, k, v, dout, cu_q, cu_k, causal=False)
+    with pytest.raises(AssertionError):
+        check_varlen_gradients(grads, q, k, v, dout, cu_q, cu_k, causal=True)
+    shifted = (grads[0].roll(1, 0),) + tuple(grads[1:])
+    with pytest.raises(AssertionError):
+        check_varlen_gradients(shifted, q, k, v, dout, cu_q, cu_k, causal=False)
+
+
+def test_varlen_paged_call_refuses_a_backward():
+    q, k, v, cu_q, _ = varlen_inputs([5, 9], [16, 16], 4, 2, 64, torch.bfloat16)
+    pages = k.view(2, 16, 2, 64)
+    table = torch.arange(2, dtype=torch.int32, device="cuda").view(2, 1)
+    seqused_k = torch.tensor([16, 16], dtype=torch.int32, device="cuda")
+    with pytest.raises(NotImplementedError, match="page_table has no backward"):
+        flash_attn_varlen_func(q.requires_grad_(), pages, pages, cu_q, None, 9, None, seqused_k=seqused_k,
+                               page_table=table)
+    with torch.no_grad():
+        out = flash_attn_varlen_func(q, pages, pages, cu_q, None, 9, None, seqused_k=seqused_k, page_table=table)
+    assert not out.requires_grad
+
+
+def test_varlen_compile_fullgraph():
+    if not interface._HAS_CUSTOM_OP:
+        pytest.skip("torch.compile support needs torch >= 2.4")
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model = VarlenAttention(dim=256, heads=8, heads_kv=2, head_dim=64, softcap=30.0, learnable_sink=True)
+    model = model.cuda().to(torch.bfloat16)
+    seqlens = [300, 1, 77, 200]
+    cu = torch.tensor([0] + [sum(seqlens[: i + 1]) for i in range(len(seqlens))], dtype=torch.int32, device="cuda")
+    x = torch.randn(sum(seqlens), 256, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    out = torch.compile(model, fullgraph=True)(x, cu, max(seqlens))  # raises on any graph break
+    ref = model(x, cu, max(seqlens))
+    torch.testing.assert_close(out, ref, atol=2e-2, rtol=2e-2)
+    grad = torch.randn_like(out)
+    got = torch.autograd.grad(out, [x, *model.parameters()], grad)
+    expected = torch.autograd.grad(ref, [x, *model.parameters()], grad)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, atol=5e-2, rtol=5e-2)
+    dsinks = got[1 + [n for n, _ in model.named_parameters()].index("sinks")]
+    assert dsinks.dtype == torch.bfloat16 and dsinks.abs().sum() > 0
+    explanation = torch._dynamo.explain(model)(x, cu, max(seqlens))
+    assert explanation.graph_break_count == 0 and explanation.graph_count == 1
+
+
+def test_varlen_opcheck():
+    if not interface._HAS_CUSTOM_OP:
+        pytest.skip("custom ops need torch >= 2.4")
+    seqlens_q, seqlens_k, hq, hkv, d = VARLEN_CASES[0]
+    q, k, v, cu_q, cu_k = varlen_inputs(seqlens_q, seqlens_k, hq, hkv, d, torch.bfloat16)
+    q, k, v = (t.requires_grad_() for t in (q, k, v))
+    sinks = torch.randn(hq, device="cuda", requires_grad=True)
+    max_q, max_k = max(seqlens_q), max(seqlens_k)
+    torch.library.opcheck(torch.ops.flash_ladder.fwd_varlen.default,
+                          (q, k, v, cu_q, cu_k, None, max_q, max_k, None, True, -1, 0, 0.0, None, sinks, False, None,
+                           False))
+    o, lse = torch.ops.flash_ladder.fwd_varlen(q.detach(), k.detach(), v.detach(), cu_q, cu_k, None, max_q, max_k,
+                                               None, True, -1, 0, 0.0, None, sinks.detach(), False, None, False)
+    torch.library.opcheck(torch.ops.flash_ladder.bwd_varlen.default,
+                          (torch.randn_like(o), q.detach(), k.detach(), v.detach(), o, lse, cu_q, cu_k, None, max_q,
+                           max_k, None, True, -1, 0, 0.0, None, sinks.detach(), True, False))

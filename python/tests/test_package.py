@@ -24,7 +24,7 @@ def test_library_loads():
 
 @pytest.mark.parametrize(
     "cls, size, version2_size",
-    [(_capi.ForwardArgs, 1048, 464), (_capi.BackwardArgs, 1032, 784), (_capi.DecodeArgs, 1040, 872),
+    [(_capi.ForwardArgs, 1048, 464), (_capi.BackwardArgs, 1368, 784), (_capi.DecodeArgs, 1040, 872),
      (_capi.Plan, 80, None)],
 )
 def test_struct_sizes_match_the_header(cls, size, version2_size):
@@ -38,6 +38,12 @@ def test_struct_sizes_match_the_header(cls, size, version2_size):
     if cls is _capi.ForwardArgs:
         assert cls.cu_seqlens_q.offset == 632  # version 4 appended the forward's varlen fields
         assert cls.page_table.offset == 968  # version 5 appended the forward's page table
+    if cls is _capi.BackwardArgs:
+        assert cls.cu_seqlens_q.offset == 1032  # version 6 appended the backward's varlen fields
+        for name in ("cu_seqlens_q", "cu_seqlens_k", "seqused_k", "status", "max_seqlen_q", "sync_check"):
+            # the same fields as the forward's, in the same order
+            assert (getattr(cls, name).offset - cls.cu_seqlens_q.offset
+                    == getattr(_capi.ForwardArgs, name).offset - _capi.ForwardArgs.cu_seqlens_q.offset)
 
 
 def test_version3_forward_struct_is_read_without_varlen():
@@ -68,6 +74,22 @@ def test_version4_forward_struct_is_read_without_a_page_table():
         assert e.status == _capi.ERROR_NO_DEVICE, str(e)
     args.struct_size = entry.size
     with pytest.raises(ValueError, match="page_table.dtype = 7 is not a flash_dtype"):
+        entry.plan(ctypes.addressof(args))
+
+
+def test_version5_backward_struct_is_read_without_varlen():
+    # A caller of versions 3 to 5 ends its backward struct where cu_seqlens_q
+    # begins; what lies after (a bad dtype here) is not read.
+    entry = _capi.library().backward
+    fields = dict(_valid_backward(), cu_seqlens_k={"dtype": 7, "rank": 1})
+    args = _args(entry, fields)
+    args.struct_size = _capi.BackwardArgs.cu_seqlens_q.offset
+    try:
+        entry.plan(ctypes.addressof(args))
+    except _capi.FlashError as e:
+        assert e.status == _capi.ERROR_NO_DEVICE, str(e)
+    args.struct_size = entry.size
+    with pytest.raises(ValueError, match="cu_seqlens_k.dtype = 7 is not a flash_dtype"):
         entry.plan(ctypes.addressof(args))
 
 
@@ -110,7 +132,8 @@ def test_struct_size_is_checked():
     [
         ("forward", ["q", "k", "v", "o", "lse", "alibi_slopes", "sinks", "cu_seqlens_q", "cu_seqlens_k", "seqused_k",
                      "status", "page_table"]),
-        ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv", "alibi_slopes", "sinks", "dsinks"]),
+        ("backward", ["q", "k", "v", "o", "lse", "dout", "dq", "dk", "dv", "alibi_slopes", "sinks", "dsinks",
+                      "cu_seqlens_q", "cu_seqlens_k", "seqused_k", "status"]),
         ("decode", ["q", "k_cache", "v_cache", "page_table", "cache_seqlens", "k_new", "v_new", "o", "lse", "status",
                     "alibi_slopes", "sinks"]),
     ],
