@@ -53,9 +53,6 @@ namespace {
 template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHeadDim_> {
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
-  // The paged producer holds two tiles' page indices (kernels/common/fa3_forward.cuh,
-  // KVSource): at 24 registers it spilled 40 bytes; 32 + 2 x 240 fills the file exactly.
-  static constexpr int kProducerRegs = 32;
 };
 
 FLASH_FA3_RUNG_KERNEL(fwd_09_wgmma_persistent);

@@ -108,7 +108,13 @@ template <class Cfg> struct Fa3Smem {
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(!Cfg::kPingpong || Cfg::kConsumerWGs >= 2, "pingpong needs two consumer warpgroups");
-  static_assert(128 * (Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs) <= 65536, "register file");
+  // setmaxnreg moves registers within what the CTA got at launch: the
+  // threads times the per-thread count of __launch_bounds__ (65536 / threads,
+  // a multiple of 8). Asking for more makes setmaxnreg.inc wait forever (a
+  // hang: 32 producer registers with two 240-register consumers, 2026-11-24).
+  static constexpr int kLaunchRegs = 65536 / (128 * (1 + Cfg::kConsumerWGs)) / 8 * 8;
+  static_assert(Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs <= (1 + Cfg::kConsumerWGs) * kLaunchRegs,
+                "setmaxnreg: more registers than the CTA was launched with");
   static_assert(!kFa3Persistent<Cfg> || Cfg::kIntraWGOverlap, "the persistent loop is the overlapped one");
 };
 
@@ -329,8 +335,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
   __device__ static KVSource kv_source(const FwdParams& p, const Fa3Seq& seq, int n_block) {
     KVSource src;
     if constexpr (kPaged) {
-      // The page indices load here, before the producer waits for a free
-      // stage: their latency overlaps the wait.
+      // The page indices: produce() asks for the next tile's right after
+      // issuing this one's loads, so their latency overlaps the stage wait.
       src.row = n_block * kBlockN;
       src.box = fa3_page_box(p.page_size, kBlockN);
       const int boxes = kBlockN / src.box, keys = seq.seqlen_k - src.row;
@@ -358,17 +364,12 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
       tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
-    // Paged: a tile's page indices load one tile ahead, so their latency
-    // hides behind the previous tile's stage wait and loads.
-    KVSource ahead = kv_source(p, seq, n_last);
+    // Paged: the next tile's page indices load once this tile's loads are
+    // issued, so their latency hides behind the next stage wait.
+    KVSource src = kv_source(p, seq, n_last);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
-      KVSource src = ahead;
-      if constexpr (kPaged) {
-        if (i + 1 < n_blocks) ahead = kv_source(p, seq, n_block - 1);
-      } else {
-        src = kv_source(p, seq, n_block);
-      }
+      if constexpr (!kPaged) src = kv_source(p, seq, n_block);
       std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, src.bytes);
       src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, page_mask, k_bar);
       std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
@@ -383,6 +384,9 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       } else {
         std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, src.bytes);
         src.load(&prm.v, v_tile, h_kv, page_mask, v_bar);
+      }
+      if constexpr (kPaged) {
+        if (i + 1 < n_blocks) src = kv_source(p, seq, n_block - 1);
       }
     }
     pipe.advance(n_blocks);
