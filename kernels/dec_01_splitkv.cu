@@ -43,6 +43,11 @@
 // kMods kernel (per-row slopes: a tile packs several query heads; hdim 256
 // spills 8 bytes there), the sink in the direct store or the combine; calls
 // without them within +-1% of 212efaf (b64 x 4096).
+// 2026-11-24 (issue 17): a different number of new tokens per sequence
+// (DecodeArgs::cu_seqlens_q, speculative decoding) by a kVarlen flag: the
+// grid is sized by max_seqlen_q and CTAs past a sequence's rows exit; the
+// dense kernels' SASS is identical to before (cuobjdump, sm_80 and sm_90a,
+// every head dim), the varlen ones take the same registers. Not yet measured.
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
@@ -307,6 +312,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
 
   const bool direct = p.num_splits == 1;
   const std::int64_t split_rows = p.partial_rows<kVarlen>();
+  // kVarlen: read again rather than kept in a register across the key loop
+  // (at head dim 256 that register spills).
+  const int out_q0 = kVarlen ? p.cu_seqlens_q[b] : 0;
   for (int idx = threadIdx.x; idx < 16 * (kHeadDim / 4); idx += kThreads) {
     const int r = idx / (kHeadDim / 4), c = (idx % (kHeadDim / 4)) * 4, row = m_block * 16 + r;
     if (row >= rows) continue;
@@ -330,14 +338,14 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
     if (direct) inv *= add_sink(lse, ScoreMod::sink(p, h));  // split partials get it in the combine
     // The partial results' row (partial_rows): (b, h, tok), or (h, packed row) for kVarlen.
-    const std::int64_t out_row = kVarlen ? static_cast<std::int64_t>(h) * p.total_q + q0 + tok
+    const std::int64_t out_row = kVarlen ? static_cast<std::int64_t>(h) * p.total_q + out_q0 + tok
                                          : (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
     if (direct) {
-      store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + (q0 + tok) * p.o_row_stride +
+      store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + (out_q0 + tok) * p.o_row_stride +
                             h * p.o_head_stride + c,
                         o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
       if (p.lse != nullptr && c == 0)
-        p.lse[p.lse_offset(b, h, q0 + tok)] = lse;
+        p.lse[p.lse_offset(b, h, out_q0 + tok)] = lse;
     } else {
       *reinterpret_cast<float4*>(p.o_partial + (split * split_rows + out_row) * kHeadDim + c) =
           make_float4(o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
