@@ -47,7 +47,8 @@
 // (DecodeArgs::cu_seqlens_q, speculative decoding) by a kVarlen flag: the
 // grid is sized by max_seqlen_q and CTAs past a sequence's rows exit; the
 // dense kernels' SASS is identical to before (cuobjdump, sm_80 and sm_90a,
-// every head dim), the varlen ones take the same registers. Not yet measured.
+// every head dim), the varlen ones take the same registers (sm_90a). Not yet
+// measured.
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
