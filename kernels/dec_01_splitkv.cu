@@ -43,6 +43,12 @@
 // kMods kernel (per-row slopes: a tile packs several query heads; hdim 256
 // spills 8 bytes there), the sink in the direct store or the combine; calls
 // without them within +-1% of 212efaf (b64 x 4096).
+// 2026-11-24 (issue 17): a different number of new tokens per sequence
+// (DecodeArgs::cu_seqlens_q, speculative decoding) by a kVarlen flag: the
+// grid is sized by max_seqlen_q and CTAs past a sequence's rows exit; the
+// dense kernels' SASS is identical to before (cuobjdump, sm_80 and sm_90a,
+// every head dim), the varlen ones take the same registers (sm_90a). Not yet
+// measured.
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
@@ -86,8 +92,11 @@ template <class Cfg> struct SplitKvSmem {
   static constexpr std::size_t kBytes = kQElems * 2 + kRingBytes;
 };
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods).
-template <class T, class Cfg, bool kMods>
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen:
+// the call has cu_seqlens_q (each sequence its own number of new tokens,
+// packed; decode_params.h): the grid is sized by max_seqlen_q and the CTAs
+// past a sequence's rows exit; dense calls keep their code.
+template <class T, class Cfg, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kWarps * 32;
@@ -111,7 +120,15 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   const int m_blocks = (p.group_size * p.seqlen_q + 15) / 16;
   const int m_block = blockIdx.x % m_blocks, split = blockIdx.x / m_blocks;
   const int h_kv = blockIdx.y, b = blockIdx.z;
-  const int rows = p.group_size * p.seqlen_q;  // (token, head) rows of this KV head
+  // This sequence's new tokens: p.seqlen_q of them at b's batch strides, or
+  // (kVarlen) packed rows q0 .. q0 + seqlen_q() - 1 with batch strides 0.
+  // A dense call reads p.seqlen_q where it is used, as before the flag (a
+  // local copy moves the loads and changes the dense SASS).
+  const int q0 = kVarlen ? p.cu_seqlens_q[b] : 0;
+  const int varlen_seqlen_q = kVarlen ? p.cu_seqlens_q[b + 1] - q0 : 0;
+  const auto seqlen_q = [&] { return kVarlen ? varlen_seqlen_q : p.seqlen_q; };
+  const int rows = p.group_size * seqlen_q();  // (token, head) rows of this KV head
+  if (kVarlen && m_block * 16 >= rows) return;  // past this sequence's rows: the whole CTA, before any barrier
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, g = lane / 4, t = lane % 4;
 
   // The key tiles this CTA's tokens see (common/mask.h, with this
@@ -119,7 +136,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // [tile_begin, tile_end).
   const int seq_keys = total_keys(p, b);
   const int tok_first = m_block * 16 / p.group_size, tok_last = (min(m_block * 16 + 16, rows) - 1) / p.group_size;
-  const TileRange tiles = p.mask_for(p.seqlen_q, seq_keys).key_tiles<kBlockN>(tok_first, tok_last - tok_first + 1);
+  const TileRange tiles = p.mask_for(seqlen_q(), seq_keys).template key_tiles<kBlockN>(tok_first, tok_last - tok_first + 1);
   const int tiles_per_split = (tiles.count() + p.num_splits - 1) / p.num_splits;
   const int tile_begin = min(tiles.end, tiles.begin + split * tiles_per_split);
   const int tile_end = min(tiles.end, tile_begin + tiles_per_split);
@@ -132,7 +149,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     if (row < rows) {
       const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
       val = *reinterpret_cast<const uint4*>(static_cast<const T*>(p.q) + b * p.q_batch_stride +
-                                            tok * p.q_row_stride + h * p.q_head_stride + c);
+                                            (q0 + tok) * p.q_row_stride + h * p.q_head_stride + c);
     }
     *reinterpret_cast<uint4*>(sQ + Layout::offset(r, c)) = val;
   }
@@ -211,7 +228,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   const auto token_of = [&](int, int half) { return (m_block * 16 + g + 8 * half) / p.group_size; };
   // The score rule of each of this lane's two rows (their heads differ when
   // a tile packs several query heads: ALiBi slope per row).
-  const Mask seq_mask = p.mask_for(p.seqlen_q, seq_keys);
+  const Mask seq_mask = p.mask_for(seqlen_q(), seq_keys);
   float slopes[2] = {0.0f, 0.0f};
   if constexpr (kMods) {
 #pragma unroll
@@ -295,7 +312,10 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   __syncthreads();
 
   const bool direct = p.num_splits == 1;
-  const std::int64_t split_rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q;
+  const std::int64_t split_rows = p.partial_rows<kVarlen>();
+  // kVarlen: read again rather than kept in a register across the key loop
+  // (at head dim 256 that register spills).
+  const int out_q0 = kVarlen ? p.cu_seqlens_q[b] : 0;
   for (int idx = threadIdx.x; idx < 16 * (kHeadDim / 4); idx += kThreads) {
     const int r = idx / (kHeadDim / 4), c = (idx % (kHeadDim / 4)) * 4, row = m_block * 16 + r;
     if (row >= rows) continue;
@@ -318,12 +338,15 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     float lse = row_lse(m * ScoreMod(p).lse_scale(), l);
     const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
     if (direct) inv *= add_sink(lse, ScoreMod::sink(p, h));  // split partials get it in the combine
-    const std::int64_t out_row = (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
+    // The partial results' row (partial_rows): (b, h, tok), or (h, packed row) for kVarlen.
+    const std::int64_t out_row = kVarlen ? static_cast<std::int64_t>(h) * p.total_q + out_q0 + tok
+                                         : (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
     if (direct) {
-      store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + tok * p.o_row_stride + h * p.o_head_stride + c,
+      store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + (out_q0 + tok) * p.o_row_stride +
+                            h * p.o_head_stride + c,
                         o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
       if (p.lse != nullptr && c == 0)
-        p.lse[p.lse_offset(b, h, tok)] = lse;
+        p.lse[p.lse_offset(b, h, out_q0 + tok)] = lse;
     } else {
       *reinterpret_cast<float4*>(p.o_partial + (split * split_rows + out_row) * kHeadDim + c) =
           make_float4(o[0] * inv, o[1] * inv, o[2] * inv, o[3] * inv);
@@ -388,7 +411,7 @@ constexpr std::size_t kStatusBytes = 256;
 
 std::size_t workspace_bytes(const DecodeParams& p) {
   if (p.num_splits <= 1) return kStatusBytes;
-  const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.batch * p.heads_q * p.seqlen_q;
+  const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.partial_rows();
   const std::size_t lse_bytes = (rows * sizeof(float) + 255) / 256 * 256;
   return kStatusBytes + lse_bytes + rows * p.head_dim * sizeof(float);
 }
@@ -397,7 +420,7 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   DecodeParams p = params;
   char* ws = static_cast<char*>(workspace);
   if (p.num_splits > 1) {
-    const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.batch * p.heads_q * p.seqlen_q;
+    const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.partial_rows();
     p.lse_partial = reinterpret_cast<float*>(ws + kStatusBytes);
     p.o_partial = reinterpret_cast<float*>(ws + kStatusBytes + (rows * sizeof(float) + 255) / 256 * 256);
   }
@@ -405,18 +428,24 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   if (err == cudaSuccess) err = launch_append_kv(p, stream);
   if (err != cudaSuccess || p.seqlen_q == 0) return err;
   err = cudaErrorInvalidValue;
+  const bool varlen = p.cu_seqlens_q != nullptr;
   const auto launch = [&](auto tag, auto hd) {
     using T = typename decltype(tag)::type;
     using Cfg = SplitKvConfig<decltype(hd)::value>;
-    auto kernel = dispatch_score_mods(p, [](auto m) { return dec_01_splitkv_kernel<T, Cfg, decltype(m)::value>; });
+    auto kernel = dispatch_score_mods(p, [&](auto m) {
+      return varlen ? dec_01_splitkv_kernel<T, Cfg, decltype(m)::value, true>
+                    : dec_01_splitkv_kernel<T, Cfg, decltype(m)::value, false>;
+    });
     constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) return;
     const dim3 grid(m_blocks(p) * p.num_splits, p.heads_kv, p.batch);
     err = launch_after(p.pdl, kernel, grid, dim3(Cfg::kWarps * 32), smem, stream, p);
     if (err != cudaSuccess || p.num_splits == 1) return;
-    const int rows = p.batch * p.heads_q * p.seqlen_q;
-    err = launch_after(p.pdl, combine_splits_kernel<T, Cfg::kHeadDim>, dim3(rows), dim3(kCombineWarps * 32), 0, stream, p);
+    // One CTA per partial row (decode.cpp keeps their count within 2^31 - 1).
+    const int rows = static_cast<int>(p.partial_rows());
+    const auto combine = varlen ? combine_splits_kernel<T, Cfg::kHeadDim, true> : combine_splits_kernel<T, Cfg::kHeadDim, false>;
+    err = launch_after(p.pdl, combine, dim3(rows), dim3(kCombineWarps * 32), 0, stream, p);
   };
   if (p.dtype == DType::f16) dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
   else dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });
@@ -433,7 +462,7 @@ const DecodeVariant* variant_splitkv() {
     d.head_dims = DecodeHeadDims::data();
     d.num_head_dims = DecodeHeadDims::size();
     d.alignment = 16;
-    d.features = kAllFeatures;
+    d.features = kAllFeatures | kFeatureVarlen;
     d.check = check;
     d.choose_splits = choose_splits;
     d.workspace_bytes = workspace_bytes;

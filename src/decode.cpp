@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <string>
 
+#include "common/varlen.h"
 #include "flash/decode.h"
 #include "flash/variants.h"
 #include "internal.h"
@@ -15,19 +16,16 @@ namespace flash {
 namespace {
 
 using detail::check_dim;
+using detail::check_i32;
 using detail::check_no_self_overlap;
 using detail::check_same_dtype;
 using detail::check_view;
 using detail::DecodeParams;
 using detail::fail;
 using detail::RegisteredDecode;
+using detail::with_unit_batch;
 
 constexpr int kMaxSplits = 256;
-
-void check_i32(const char* name, const TensorView& t, int rank) {
-  check_view(name, t, rank);
-  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
-}
 
 // Shape [batch, rows, heads, head_dim] of an optional k_new / v_new.
 void check_new(const char* name, const TensorView& t, const DecodeParams& p, DType dtype) {
@@ -38,38 +36,79 @@ void check_new(const char* name, const TensorView& t, const DecodeParams& p, DTy
   check_dim(name, t, 3, "head_dim", p.head_dim, "q.shape[3]");
 }
 
+// The queries of a variable-length call (DecodeArgs::cu_seqlens_q): q and o
+// packed [total_q, heads_q, head_dim] and lse [heads_q, total_q], checked
+// as one sequence of total_q rows (a batch of one, batch strides 0); then
+// batch, max_seqlen_q (p.seqlen_q, the grid's bound), total_q and the
+// pointer, by the forward's check_varlen_args. The cache's checks follow in
+// check_args, as for a dense call.
+void check_varlen_queries(const DecodeArgs& a, DecodeParams& p) {
+  if (a.k_new || a.v_new)
+    fail(std::string(a.k_new ? "k_new" : "v_new") +
+         " is set with cu_seqlens_q: a variable-length decode call attends the keys already in the cache "
+         "(cache_seqlens[b] of them, the new tokens' own included); write the new tokens' keys and values into "
+         "k_cache and v_cache first (appending k_new / v_new with cu_seqlens_q is not supported)");
+  for (const auto& [name, t] : {std::pair{"q", &a.q}, std::pair{"o", &a.o}})
+    if (t->rank != 3)
+      fail(std::string(name) + ": expected a rank-3 packed view [total_q, heads_q, head_dim] with cu_seqlens_q, got rank " +
+           std::to_string(t->rank));
+  if (a.lse && a.lse->rank != 2)
+    fail("lse: expected a rank-2 packed view [heads_q, total_q] with cu_seqlens_q, got rank " +
+         std::to_string(a.lse->rank));
+  const TensorView q = with_unit_batch(a.q), o = with_unit_batch(a.o);
+  const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
+  detail::check_attention({q, a.k_cache, a.v_cache, o, a.lse ? &lse : nullptr, "k_cache", "v_cache", false},
+                          a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  // No key arrays: max_seqlen_k 0 (the capacity is set by check_args).
+  int total_q = 0, total_k = 0;
+  detail::check_varlen_args({*a.cu_seqlens_q, nullptr, nullptr, a.max_seqlen_q, 0, nullptr}, p, total_q, total_k);
+}
+
 DecodeParams check_args(const DecodeArgs& a) {
   DecodeParams p;
+  const bool varlen = a.cu_seqlens_q.has_value();
   // The cache's first dimension is the batch or the page (checked below);
   // its second, the capacity or the page size, becomes seqlen_k below.
-  detail::check_attention({a.q, a.k_cache, a.v_cache, a.o, detail::view_or_null(a.lse), "k_cache", "v_cache", false},
-                          a.softmax_scale,
-                          detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  if (varlen) {
+    check_varlen_queries(a, p);
+  } else {
+    detail::check_attention({a.q, a.k_cache, a.v_cache, a.o, detail::view_or_null(a.lse), "k_cache", "v_cache", false},
+                            a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  }
+  // Where the batch comes from, for messages.
+  const char* batch_from = varlen ? "cu_seqlens_q.shape[0] - 1" : "q.shape[0]";
   detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   const DType dtype = p.dtype;
   // The kernels index rows in int grid dimensions: the attention's x is
   // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits
-  // splits, the combine's x one CTA per (batch, head, query) row.
+  // splits, the combine's x one CTA per (batch, head, query) row
+  // (variable-length: per (head, packed row)).
   constexpr std::int64_t kMaxRowsPerKvHead = std::int64_t{INT32_MAX} / kMaxSplits * 16;
   if (std::int64_t{p.seqlen_q} * p.group_size > kMaxRowsPerKvHead)
-    fail("q.shape[1] (seqlen_q) * heads_q / heads_kv = " + std::to_string(std::int64_t{p.seqlen_q} * p.group_size) +
-         " exceeds the decode limit of " + std::to_string(kMaxRowsPerKvHead) + " query rows per KV head");
+    fail(std::string(varlen ? "max_seqlen_q" : "q.shape[1] (seqlen_q)") + " * heads_q / heads_kv = " +
+         std::to_string(std::int64_t{p.seqlen_q} * p.group_size) + " exceeds the decode limit of " +
+         std::to_string(kMaxRowsPerKvHead) + " query rows per KV head");
   std::int64_t rows = 0;
-  if (__builtin_mul_overflow(std::int64_t{p.batch} * p.heads_q, p.seqlen_q, &rows) || rows > INT32_MAX)
+  if (varlen) {
+    if (std::int64_t{p.total_q} * p.heads_q > INT32_MAX)
+      fail("q: total_q * heads_q exceeds the decode limit of 2^31 - 1 query rows");
+  } else if (__builtin_mul_overflow(std::int64_t{p.batch} * p.heads_q, p.seqlen_q, &rows) || rows > INT32_MAX) {
     fail("q: batch * heads_q * seqlen_q exceeds the decode limit of 2^31 - 1 query rows");
+  }
   check_no_self_overlap("o", a.o);
 
   check_i32("cache_seqlens", a.cache_seqlens, 1);
-  check_dim("cache_seqlens", a.cache_seqlens, 0, "batch", p.batch, "q.shape[0]");
+  check_dim("cache_seqlens", a.cache_seqlens, 0, "batch", p.batch, batch_from);
   p.cache_seqlens = static_cast<const int*>(a.cache_seqlens.data);
   p.seqlens_stride = a.cache_seqlens.stride[0];
 
   std::int64_t capacity = 0;
   if (a.page_table) {
-    capacity = detail::check_page_table(*a.page_table, a.k_cache, "k_cache", p.batch, "q.shape[0]", 1, p);
+    capacity = detail::check_page_table(*a.page_table, a.k_cache, "k_cache", p.batch, batch_from, 1, p);
   } else {
-    check_dim("k_cache", a.k_cache, 0, "batch", p.batch, "q.shape[0] (a contiguous cache has one row per sequence; "
-              "set page_table for a paged one)");
+    const std::string from = std::string(batch_from) + " (a contiguous cache has one row per sequence; "
+                             "set page_table for a paged one)";
+    check_dim("k_cache", a.k_cache, 0, "batch", p.batch, from.c_str());
     capacity = a.k_cache.shape[1];
   }
   if (capacity > INT32_MAX)
@@ -114,6 +153,7 @@ DecodeParams check_args(const DecodeArgs& a) {
                             {"v_new", detail::view_or_null(a.v_new)},
                             {"cache_seqlens", &a.cache_seqlens},
                             {"page_table", detail::view_or_null(a.page_table)},
+                            {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
                             {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
                             {"sinks", detail::view_or_null(a.sinks)},
                             appends ? none : k_cache,
@@ -132,11 +172,15 @@ std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p,
   const detail::DecodeVariant* v = r.impl;
   if (v == nullptr) return "not built (CMake option FLASH_VARIANTS)";
   if (std::string why = detail::feature_reason(v->features, p, p.lse != nullptr); !why.empty()) return why;
+  const bool varlen = p.cu_seqlens_q != nullptr;
+  if (varlen && !(v->features & kFeatureVarlen)) return "variable-length batches (cu_seqlens_q) are not supported";
+  // Packed q and o: their row and head strides sit one dimension up.
+  const TensorView q = varlen ? with_unit_batch(a.q) : a.q, o = varlen ? with_unit_batch(a.o) : a.o;
   return detail::variant_reason(*v, p.dtype, p.head_dim,
-                                {{"q", &a.q},
+                                {{"q", &q},
                                  {"k_cache", &a.k_cache},
                                  {"v_cache", &a.v_cache},
-                                 {"o", &a.o},
+                                 {"o", &o},
                                  {"k_new", detail::view_or_null(a.k_new)},
                                  {"v_new", detail::view_or_null(a.v_new)}});
 }
@@ -164,6 +208,15 @@ Resolved resolve(const DecodeArgs& a) {
   return out;
 }
 
+// describe_decode_status hands cu_seqlens_q's faults to the forward's words.
+static_assert(detail::kDecodeCuSeqlensDecreasing - detail::kDecodeCuSeqlensNotFromZero ==
+                      detail::kVarlenDecreasing - detail::kVarlenNotFromZero &&
+                  detail::kDecodeCuSeqlensPastTotal - detail::kDecodeCuSeqlensNotFromZero ==
+                      detail::kVarlenPastTotal - detail::kVarlenNotFromZero &&
+                  detail::kDecodeQPastMax - detail::kDecodeCuSeqlensNotFromZero ==
+                      detail::kVarlenPastMax - detail::kVarlenNotFromZero,
+              "decode's cu_seqlens_q codes follow the forward's order");
+
 std::string status_message(const int (&s)[4], const DecodeParams& p) {
   std::string msg = describe_decode_status(s);
   switch (s[0]) {
@@ -173,6 +226,8 @@ std::string status_message(const int (&s)[4], const DecodeParams& p) {
              (p.seqlen_new > 0 ? ", appending " + std::to_string(p.seqlen_new) : std::string()) + ")";
       break;
     case detail::kDecodePageOutOfRange: msg += " (k_cache has " + std::to_string(p.num_pages) + " pages)"; break;
+    case detail::kDecodeCuSeqlensPastTotal: msg += " (total_q = " + std::to_string(p.total_q) + ")"; break;
+    case detail::kDecodeQPastMax: msg += " = " + std::to_string(p.seqlen_q); break;
     default: break;
   }
   return msg + "; nothing was written";
@@ -190,6 +245,15 @@ std::string describe_decode_status(const int (&s)[4]) {
     case detail::kDecodePageOutOfRange:
       return "page_table[" + std::to_string(s[1]) + "][" + std::to_string(s[2]) + "] = " + std::to_string(s[3]) +
              " is not a page of k_cache";
+    case detail::kDecodeCuSeqlensNotFromZero:
+    case detail::kDecodeCuSeqlensDecreasing:
+    case detail::kDecodeCuSeqlensPastTotal:
+    case detail::kDecodeQPastMax: {
+      // The forward's words for cu_seqlens_q (common/varlen.h): its codes
+      // 1-4 in the same order, array 0.
+      const int varlen[4] = {s[0] - detail::kDecodeCuSeqlensNotFromZero + detail::kVarlenNotFromZero, 0, s[1], s[3]};
+      return detail::describe_varlen_status(varlen, detail::AttnParams{});
+    }
     default: return "unknown decode status " + std::to_string(s[0]);
   }
 }

@@ -11,17 +11,19 @@
 
 namespace flash {
 
-// Empty calls: batch 0 launches and writes nothing; seqlen_q 0 runs the
-// metadata check and the append only. A sequence with no key
-// (cache_seqlens[b] + seqlen_new = 0) gets O = 0 and LSE = -inf (the sink,
-// with sinks). Empty calls
-// are validated like any other and need a current device.
+// Empty calls: batch 0 launches and writes nothing; seqlen_q 0 (or
+// max_seqlen_q 0) runs the metadata check and the append only. A sequence
+// with no key (cache_seqlens[b] + seqlen_new = 0) gets O = 0 and LSE = -inf
+// (the sink, with sinks). Empty calls are validated like any other and need
+// a current device.
 struct DecodeArgs {
   // [batch, seqlen_q, heads_q, head_dim]: the new tokens' queries (seqlen_q
-  // from 1 to a few, e.g. speculative tokens). Limits of the kernels' int
-  // grids: seqlen_q * heads_q / heads_kv (the rows of one KV head) at most
-  // 134217712 (16-row blocks times up to 256 splits in 2^31 - 1 CTAs), and
-  // batch * heads_q * seqlen_q at most 2^31 - 1; beyond, a flash::Error.
+  // from 1 to a few, e.g. speculative tokens), or packed [total_q, heads_q,
+  // head_dim] with cu_seqlens_q (below). Limits of the kernels' int grids:
+  // seqlen_q (max_seqlen_q) * heads_q / heads_kv (the rows of one KV head)
+  // at most 134217712 (16-row blocks times up to 256 splits in 2^31 - 1
+  // CTAs), and batch * heads_q * seqlen_q (total_q * heads_q) at most
+  // 2^31 - 1; beyond, a flash::Error.
   TensorView q;
   // The KV cache, same dtype as q. Contiguous: [batch, capacity, heads_kv,
   // head_dim]. Paged (page_table set): [num_pages, page_size, heads_kv,
@@ -43,16 +45,18 @@ struct DecodeArgs {
   // cache_seqlens itself is not changed (as flash_attn_with_kvcache).
   std::optional<TensorView> k_new;
   std::optional<TensorView> v_new;
-  // Output: [batch, seqlen_q, heads_q, head_dim], same dtype as q.
+  // Output: [batch, seqlen_q, heads_q, head_dim] (packed [total_q, heads_q,
+  // head_dim] with cu_seqlens_q), same dtype as q.
   //
   // Outputs are o, lse, status and, when k_new / v_new append at least one
   // token, k_cache and v_cache; they may not overlap each other or any input
-  // (q, k_new, v_new, cache_seqlens, page_table, and the caches when nothing
-  // is appended); see flash/forward.h. K and V pages interleaved in one
-  // buffer share no byte and are fine.
+  // (q, k_new, v_new, cache_seqlens, page_table, cu_seqlens_q, and the
+  // caches when nothing is appended); see flash/forward.h. K and V pages
+  // interleaved in one buffer share no byte and are fine.
   TensorView o;
-  // Optional fp32 [batch, heads_q, seqlen_q], natural log; -inf (with O = 0)
-  // for rows that see no key (sinks[h] with sinks).
+  // Optional fp32 [batch, heads_q, seqlen_q] ([heads_q, total_q] with
+  // cu_seqlens_q), natural log; -inf (with O = 0) for rows that see no key
+  // (sinks[h] with sinks).
   std::optional<TensorView> lse;
   // Defaults to 1 / sqrt(head_dim). Finite and > 0, as
   // ForwardArgs::softmax_scale.
@@ -85,16 +89,40 @@ struct DecodeArgs {
   // library's own (see "Workspace and threads" in flash/forward.h).
   void* workspace = nullptr;
   std::size_t workspace_bytes = 0;
-  // The metadata (cache_seqlens, page_table) lives on the device, so it is
-  // checked there, by a small kernel before any other: when it is bad (a
-  // negative length, a length or append past the capacity, a page index out
-  // of range) no kernel writes anything. With sync_check (the default) the
-  // call then waits for the stream and throws flash::Error naming the entry.
+  // Speculative decoding: a different number of new tokens per sequence
+  // (FlashAttention 3/4's flash_attn_with_kvcache with cu_seqlens_q), set by
+  // cu_seqlens_q, int32 [batch + 1] on the device (batch = its size - 1):
+  // q and o are then packed [total_q, heads_q, head_dim] (rank 3, any
+  // strides with a contiguous last dimension) and lse fp32 [heads_q,
+  // total_q]; sequence b's new tokens are rows cu_seqlens_q[b] ..
+  // cu_seqlens_q[b + 1] - 1 (from 0, non-decreasing, the last at most
+  // total_q; rows past it are neither read nor written), each sequence at
+  // most max_seqlen_q of them (0 to total_q; it sizes the grid). Their keys
+  // are the cache's first cache_seqlens[b], which already hold the new
+  // tokens' own keys and values, so causal is bottom-right per sequence:
+  // token i of n sees the cached prefix and the new tokens up to itself (key
+  // j iff j <= i + cache_seqlens[b] - n; with fewer keys than tokens the
+  // first rows see none). Windows, the score modifiers (ALiBi's distance per
+  // sequence, slopes [batch, heads_q] per sequence), GQA/MQA, paged or
+  // contiguous caches and the splits work as in a dense call. k_new / v_new
+  // are refused with cu_seqlens_q (FlashAttention 3 takes them packed with
+  // cu_seqlens_k_new; not built here): write the new tokens' keys into the
+  // cache first. Without cu_seqlens_q, max_seqlen_q is not read.
+  std::optional<TensorView> cu_seqlens_q;
+  int max_seqlen_q = 0;
+  // The metadata (cache_seqlens, page_table, cu_seqlens_q) lives on the
+  // device, so it is checked there, by a small kernel before any other: when
+  // it is bad (a negative length, a length or append past the capacity, a
+  // page index out of range, cu_seqlens_q not from 0, decreasing, past
+  // total_q or a sequence longer than max_seqlen_q) no kernel writes
+  // anything. With sync_check (the default) the call then waits for the
+  // stream and throws flash::Error naming the entry.
   // Without it the call is fully asynchronous (CUDA graphs, serving loops);
   // bad metadata is then reported only through `status`, if given.
   bool sync_check = true;
   // Optional int32 [4] on the device: {code, batch index, page index or -1,
-  // value}, code 0 when the metadata was valid (see describe_decode_status).
+  // value} (cu_seqlens_q's faults: {code, its entry, -1, the value}), code 0
+  // when the metadata was valid (see describe_decode_status).
   std::optional<TensorView> status;
 };
 

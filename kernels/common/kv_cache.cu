@@ -15,11 +15,29 @@ __device__ void report(const DecodeParams& p, int code, int b, int page, int val
   }
 }
 
-// One CTA per sequence: its length against the capacity, then every page
-// index its keys (after the append) reach. The first error found wins.
+// Entry b of cu_seqlens_q (variable-length calls, b < batch), by the
+// forward's rules (common/varlen.h): it starts at 0 (checked with b = 0, as
+// is the last entry against total_q), never decreases, and no sequence has
+// more than max_seqlen_q (p.seqlen_q) rows, the grid's bound. Differences in
+// 64 bits: entries are arbitrary ints until proven otherwise.
+__device__ void check_cu_seqlens_q(const DecodeParams& p, int b) {
+  const int* cu = p.cu_seqlens_q;
+  if (b == 0 && cu[0] != 0) report(p, kDecodeCuSeqlensNotFromZero, 0, -1, cu[0]);
+  if (b == 0 && cu[p.batch] > p.total_q) report(p, kDecodeCuSeqlensPastTotal, p.batch, -1, cu[p.batch]);
+  const std::int64_t len = static_cast<std::int64_t>(cu[b + 1]) - cu[b];
+  if (len < 0) report(p, kDecodeCuSeqlensDecreasing, b + 1, -1, cu[b + 1]);
+  else if (len > p.seqlen_q) report(p, kDecodeQPastMax, b, -1, static_cast<int>(min(len, std::int64_t{INT32_MAX})));
+}
+
+// One CTA per sequence: its entry of cu_seqlens_q (kVarlen: the call has
+// one; a template flag, so that dense calls keep their code), its length
+// against the capacity, then every page index its keys (after the append)
+// reach. The first error found wins.
+template <bool kVarlen>
 __global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_constant__ DecodeParams p) {
   let_next_kernel_start();  // it waits for this grid to finish before reading the status
   const int b = blockIdx.x;
+  if (kVarlen && threadIdx.x == 0) check_cu_seqlens_q(p, b);
   const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
   const std::int64_t total = static_cast<std::int64_t>(len) + p.seqlen_new;
   if (len < 0 || total > p.seqlen_k) {
@@ -44,6 +62,7 @@ __global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_c
 constexpr int kCheckThreads = 1024;
 constexpr std::int64_t kMaxEntriesOneCta = 1 << 16;
 
+template <bool kVarlen>
 __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(const __grid_constant__ DecodeParams p) {
   let_next_kernel_start();
   if (threadIdx.x == 0) p.status[0] = p.status[1] = p.status[2] = p.status[3] = 0;
@@ -59,7 +78,10 @@ __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(c
     }
     return -1;
   };
-  for (int b = threadIdx.x; b < p.batch; b += kCheckThreads) valid_total(b, true);
+  for (int b = threadIdx.x; b < p.batch; b += kCheckThreads) {
+    if (kVarlen) check_cu_seqlens_q(p, b);
+    valid_total(b, true);
+  }
   if (p.page_table == nullptr) return;
   const std::int64_t entries = static_cast<std::int64_t>(p.batch) * p.max_pages;
   for (std::int64_t idx = threadIdx.x; idx < entries; idx += kCheckThreads) {
@@ -103,13 +125,14 @@ __global__ void __launch_bounds__(kThreads) append_kv_kernel(const __grid_consta
 
 cudaError_t launch_check_metadata(const DecodeParams& p, cudaStream_t stream) {
   const std::int64_t entries = static_cast<std::int64_t>(p.batch) * (p.page_table != nullptr ? p.max_pages + 1 : 1);
+  const bool varlen = p.cu_seqlens_q != nullptr;
   if (entries <= kMaxEntriesOneCta) {
-    check_metadata_one_cta_kernel<<<1, kCheckThreads, 0, stream>>>(p);
+    (varlen ? check_metadata_one_cta_kernel<true> : check_metadata_one_cta_kernel<false>)<<<1, kCheckThreads, 0, stream>>>(p);
     return cudaGetLastError();
   }
   const cudaError_t err = cudaMemsetAsync(p.status, 0, 4 * sizeof(int), stream);
   if (err != cudaSuccess) return err;
-  check_metadata_kernel<<<p.batch, kThreads, 0, stream>>>(p);
+  (varlen ? check_metadata_kernel<true> : check_metadata_kernel<false>)<<<p.batch, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

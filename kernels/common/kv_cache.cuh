@@ -84,10 +84,12 @@ cudaError_t launch_after(bool pdl, void (*kernel)(KernelArgs...), dim3 grid, dim
 // per (batch, head, query) row: warp w takes splits w, w + kCombineWarps, ...
 // eight at a time with all their loads in flight (the combine is a chain of
 // memory round trips, not of bandwidth), each lane kHeadDim / 32 columns;
-// the warps' sums meet in shared memory.
+// the warps' sums meet in shared memory. kVarlen (cu_seqlens_q): a row is
+// (head, packed query row) of a batch of one with total_q rows; the rows
+// past cu_seqlens_q[batch] belong to no sequence and are left alone.
 constexpr int kCombineWarps = 4;
 
-template <class T, int kHeadDim>
+template <class T, int kHeadDim, bool kVarlen>
 __global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kCols = kHeadDim / 32, kUnroll = 8;
   static_assert(kCols == 2 || kCols % 4 == 0, "lanes read float2 or float4 groups");
@@ -95,8 +97,10 @@ __global__ void __launch_bounds__(kCombineWarps * 32) combine_splits_kernel(cons
   wait_for_previous_kernel();
   if (metadata_failed(p)) return;
   const int row = blockIdx.x, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int i = row % p.seqlen_q, h = (row / p.seqlen_q) % p.heads_q, b = row / (p.seqlen_q * p.heads_q);
-  const std::int64_t split_rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q;
+  const int seqlen_q = kVarlen ? p.total_q : p.seqlen_q;
+  const int i = row % seqlen_q, h = (row / seqlen_q) % p.heads_q, b = kVarlen ? 0 : row / (seqlen_q * p.heads_q);
+  if (kVarlen && i >= p.cu_seqlens_q[p.batch]) return;  // the whole CTA: before any barrier
+  const std::int64_t split_rows = p.partial_rows<kVarlen>();
 
   float lse_max = -INFINITY;
   for (int s = lane; s < p.num_splits; s += 32) lse_max = fmaxf(lse_max, p.lse_partial[s * split_rows + row]);
