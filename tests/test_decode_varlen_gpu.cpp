@@ -35,6 +35,7 @@
 #include <random>
 #include <string>
 #include <tuple>
+#include <stdexcept>
 #include <vector>
 
 #include "flash/flash.h"
@@ -143,6 +144,8 @@ Problem make_problem(const Spec& s, DType dtype, std::uint64_t seed) {
 
   // The cache: pages enough for every sequence's keys (plus three no
   // sequence uses) in shuffled order, entries past a sequence's keys -1.
+  for (int b = 0; b < p.batch; ++b)  // a spec whose keys overflow the cache would write past the host arrays
+    if (p.keys[b] > s.capacity) throw std::invalid_argument(fmt::format("spec: keys[{}] = {} > capacity {}", b, p.keys[b], s.capacity));
   std::int64_t blocks = p.batch, block_rows = s.capacity;
   if (paged) {
     p.max_pages = s.capacity / s.page_size;
@@ -814,7 +817,7 @@ TEST(DecodeVarlenChecker, FailsWhenARowIsLeftUnwritten) {
 // A call that leaves out one score modifier fails the check.
 TEST(DecodeVarlenChecker, FailsWithoutEachModifier) {
   SKIP_WITHOUT_GPU();
-  const Spec s{.heads_q = 8, .heads_kv = 2, .head_dim = 128, .page_size = 16, .softcap = 15.0f,
+  const Spec s{.heads_q = 8, .heads_kv = 2, .head_dim = 128, .page_size = 16, .capacity = 1024, .softcap = 15.0f,
                .alibi = Alibi::per_batch, .sinks = true, .qk_gain = 8.0, .q_lens = {4, 8, 2},
                .keys = {300, 40, 700}};
   const std::uint64_t seed = test_seed();
