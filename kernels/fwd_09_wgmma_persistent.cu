@@ -41,6 +41,16 @@
 // SASS: HGMMA, UTMALDG / UTMASTG, no local memory.
 // 2026-11-23: within 2% of e24b379 in the same call except hdim 128 full at
 // 4k and 16k (597.6 -> 581.3, 621.2 -> 605.3).
+// Variable-length batches and paged KV caches (2026-11-24, issue 17; the
+// frame's SeqLayout, kernels/common/fa3_forward.cuh): every Hopper rung takes
+// varlen calls; this one also takes paged calls (kPagedKV), so auto picks it
+// for them. Both run the single-tile grid (a persistent walk over the real
+// query blocks was 0-5% slower). H200, bf16 d128, 16 heads, TFLOPS:
+//   varlen, issue 17's 7 sequences (16384 tokens): 521 full / 456 causal,
+//   0.98x / 1.02x of the dense 7 x 2341 call; FA4 643.5 / 552.6.
+//   paged, 4 x 4096: page 256 0.96x / 0.95x of the contiguous cache (full /
+//   causal), page 16 0.75x / 0.78x (eight 16-row TMA boxes per tile and
+//   operand from one producer thread).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

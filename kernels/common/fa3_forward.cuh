@@ -44,6 +44,12 @@
 //                     single-tile schedule: the hardware's block scheduler
 //                     balances their uneven tiles better than a static
 //                     longest-first order did (docs/NOTES.md: -3 to -8%).
+//   kPagedKV          (optional) the Config takes a paged KV cache.
+// Sequences (template flag kSeq, as the fa2 frame): dense; per_sequence
+// (cu_seqlens / seqused_k: tensor maps over the packed tensors, Fa3Seq gives
+// a tile's rows and lengths, V rows past a sequence zeroed by the producer,
+// O of a block that straddles a sequence's end stored without TMA); paged
+// (K/V tiles as page-sized TMA boxes through the page table, KVSource).
 #pragma once
 
 #include <cuda.h>
