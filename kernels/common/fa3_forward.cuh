@@ -49,7 +49,8 @@
 // (cu_seqlens / seqused_k: tensor maps over the packed tensors, Fa3Seq gives
 // a tile's rows and lengths, V rows past a sequence zeroed by the producer,
 // O of a block that straddles a sequence's end stored without TMA); paged
-// (K/V tiles as page-sized TMA boxes through the page table, KVSource).
+// (K/V tiles as page-sized TMA boxes through the page table, issued by the
+// producer warp's lanes: produce_paged).
 #pragma once
 
 #include <cuda.h>
@@ -310,113 +311,122 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     }
   };
 
-  // ---- producer: one thread of warpgroup 0 ---------------------------------
-  // Where one K/V tile comes from: contiguous, rows [row, row + kBlockN) of
-  // batch b of the maps; paged, `loaded` boxes of `box` rows, box j at row
-  // (n0 + j box) % page_size of page page[j] (boxes wholly past the
-  // sequence's keys are not loaded: their page-table entries may be
-  // anything). The same source serves K and V.
-  static constexpr int kMaxBoxes = kPaged ? kBlockN / 16 : 1;  // pages are >= 16 keys
+  // ---- producer: one thread of warpgroup 0 (paged: its first warp) ----------
+  // Where one contiguous K/V tile comes from: rows [row, row + kBlockN) of
+  // batch b of the maps. The same source serves K and V.
   struct KVSource {
     int row, b;
-    int box, loaded;
-    int page[kMaxBoxes];
-    std::uint32_t bytes;  // what the loads deliver
-
-    __device__ void load(const CUtensorMap* map, std::uint8_t* dst, int h_kv, int page_mask, std::uint64_t* bar) const {
-      if constexpr (kPaged) {
+    __device__ void load(const CUtensorMap* map, std::uint8_t* dst, int h_kv, std::uint64_t* bar) const {
 #pragma unroll
-        for (int j = 0; j < kMaxBoxes; ++j)
-          if (j < loaded)
-#pragma unroll
-            for (int cb = 0; cb < kColBlocks; ++cb)
-              tma_load_4d(dst + cb * kBlockN * 128 + j * box * 128, map, cb * 64, (row + j * box) & page_mask, h_kv,
-                          page[j], bar);
-      } else {
-#pragma unroll
-        for (int cb = 0; cb < kColBlocks; ++cb) tma_load_4d(dst + cb * kBlockN * 128, map, cb * 64, row, h_kv, b, bar);
-      }
+      for (int cb = 0; cb < kColBlocks; ++cb) tma_load_4d(dst + cb * kBlockN * 128, map, cb * 64, row, h_kv, b, bar);
     }
   };
-  __device__ static KVSource kv_source(const FwdParams& p, const Fa3Seq& seq, int n_block) {
-    KVSource src;
-    if constexpr (kPaged) {
-      // The page indices: produce() asks for the next tile's right after
-      // issuing this one's loads, so their latency overlaps the stage wait.
-      src.row = n_block * kBlockN;
-      src.box = fa3_page_box(p.page_size, kBlockN);
-      const int boxes = kBlockN / src.box, keys = seq.seqlen_k - src.row;
-      src.loaded = min(boxes, (keys + src.box - 1) / src.box);
-      const int* table = p.page_table + seq.k_b * p.page_table_stride;
-#pragma unroll
-      for (int j = 0; j < kMaxBoxes; ++j)
-        src.page[j] = j < src.loaded ? __ldg(table + ((src.row + j * src.box) >> p.page_shift)) : 0;
-      src.bytes = static_cast<std::uint32_t>(src.loaded * src.box * 128 * kColBlocks);
-    } else {
-      src.row = seq.k_row0 + n_block * kBlockN;
-      src.b = seq.k_b;
-      src.bytes = Smem::kKVBytes;
-    }
-    return src;
-  }
 
   // Loads Q, then K/V tiles n_last, n_last - 1, ... (n_blocks of them).
   __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, const Fa3Seq& seq, int m0,
                                  int h, int n_last, int n_blocks) {
     if (n_blocks == 0) return;  // the consumers will not wait for anything
     const FwdParams& p = prm.p;
-    const int h_kv = h / p.group_size, page_mask = kPaged ? p.page_size - 1 : 0;
+    const int h_kv = h / p.group_size;
     std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
       tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
-    // Paged: the next tile's page indices load once this tile's loads are
-    // issued, so their latency hides behind the next stage wait.
-    KVSource src = kv_source(p, seq, n_last);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
-      if constexpr (!kPaged) src = kv_source(p, seq, n_block);
-      std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, src.bytes);
-      src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, page_mask, k_bar);
+      const KVSource src{seq.k_row0 + n_block * kBlockN, seq.k_b};
+      std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
+      src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, k_bar);
       std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
       // The tile that holds the sequence's last key also holds rows past it
-      // (kVarlen): the next sequence's, keys past seqused_k or a page's
-      // unused rows (anything, NaN included). The mask hides them from S,
-      // but P = 0 times a NaN in V is NaN: zero those rows of V before the
-      // consumers see the tile.
+      // (kVarlen): the next sequence's or keys past seqused_k (anything, NaN
+      // included). The mask hides them from S, but P = 0 times a NaN in V is
+      // NaN: zero those rows of V before the consumers see the tile.
       const int valid = seq.seqlen_k - n_block * kBlockN;
       if (kVarlen && valid < kBlockN) {
-        produce_partial_v(prm, pipe, src, v_tile, i, stage, h_kv, page_mask, valid);
+        mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
+        mbar_arrive_expect_tx(pipe.v_fix(), Smem::kKVBytes);
+        src.load(&prm.v, v_tile, h_kv, pipe.v_fix());
+        fix_partial_v(pipe, v_tile, stage, valid, 0, 1);
       } else {
-        std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, src.bytes);
-        src.load(&prm.v, v_tile, h_kv, page_mask, v_bar);
-      }
-      if constexpr (kPaged) {
-        if (i + 1 < n_blocks) src = kv_source(p, seq, n_block - 1);
+        std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
+        src.load(&prm.v, v_tile, h_kv, v_bar);
       }
     }
     pipe.advance(n_blocks);
   }
 
-  // A V tile with `valid` < kBlockN real rows: TMA lands it on v_fix, this
-  // thread zeroes rows valid.. (128 bytes per row in each 64-column block:
-  // the swizzle permutes chunks within a row only), then releases it on
-  // v_full. Once per sequence and head, at most.
-  __device__ static void produce_partial_v(const Fa3Params& prm, Pipeline& pipe, const KVSource& src,
-                                           std::uint8_t* v_tile, int i, int stage, int h_kv, int page_mask,
-                                           int valid) {
-    mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
-    mbar_arrive_expect_tx(pipe.v_fix(), src.bytes);
-    src.load(&prm.v, v_tile, h_kv, page_mask, pipe.v_fix());
+  // Paged (kPaged), by the 32 lanes of the producer warp: a tile's keys are
+  // boxes of fa3_page_box rows, each inside one page; lane j looks up box
+  // j's page (one table entry per lane, loaded a tile ahead) and issues its
+  // TMA loads, so a tile of 16-key pages costs each lane one lookup and a
+  // box per 64-column block instead of one thread all of them. Boxes past
+  // the sequence's keys are not loaded (their table entries may be
+  // anything); the V fix zeroes their rows. Lane 0 alone arrives on the
+  // barriers, every lane waits on them.
+  __device__ static void produce_paged(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, const Fa3Seq& seq,
+                                       int m0, int h, int n_last, int n_blocks, int lane) {
+    if (n_blocks == 0) return;
+    const FwdParams& p = prm.p;
+    const int h_kv = h / p.group_size, page_mask = p.page_size - 1;
+    const int box = fa3_page_box(p.page_size, kBlockN), boxes = kBlockN / box;
+    if (lane == 0) {
+      std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
+#pragma unroll
+      for (int cb = 0; cb < kColBlocks; ++cb)
+        tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
+    }
+    const int* table = p.page_table + seq.k_b * p.page_table_stride;
+    const auto page_of = [&](int n_block) {
+      const int key = n_block * kBlockN + lane * box;
+      return lane < boxes && key < seq.seqlen_k ? __ldg(table + (key >> p.page_shift)) : 0;
+    };
+    int page = page_of(n_last);
+    for (int i = 0; i < n_blocks; ++i) {
+      const int n_block = n_last - i, stage = i % kStages, n0 = n_block * kBlockN;
+      const int valid = seq.seqlen_k - n0, loaded = min(boxes, (valid + box - 1) / box);
+      const auto bytes = static_cast<std::uint32_t>(loaded * box * 128 * kColBlocks);
+      const int row = (n0 + lane * box) & page_mask;
+      const auto load = [&](const CUtensorMap* map, std::uint8_t* dst, std::uint64_t* bar) {
+        if (lane < loaded)
+#pragma unroll
+          for (int cb = 0; cb < kColBlocks; ++cb)
+            tma_load_4d(dst + cb * kBlockN * 128 + lane * box * 128, map, cb * 64, row, h_kv, page, bar);
+      };
+      mbar_wait(pipe.empty(Buf::kK, stage), pipe.phase(i, stage) ^ 1);
+      if (lane == 0) mbar_arrive_expect_tx(pipe.full(Buf::kK, stage), bytes);
+      __syncwarp();
+      load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, pipe.full(Buf::kK, stage));
+      std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
+      const bool partial = valid < kBlockN;
+      std::uint64_t* v_bar = partial ? pipe.v_fix() : pipe.full(Buf::kV, stage);
+      mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
+      if (lane == 0) mbar_arrive_expect_tx(v_bar, bytes);
+      __syncwarp();
+      load(&prm.v, v_tile, v_bar);
+      if (partial) fix_partial_v(pipe, v_tile, stage, valid, lane, 32);
+      if (i + 1 < n_blocks) page = page_of(n_block - 1);
+    }
+    pipe.advance(n_blocks);
+  }
+
+  // A V tile with `valid` < kBlockN real rows, loaded on v_fix: once it
+  // lands, the producer's `lanes` threads zero rows valid.. (128 bytes per
+  // row in each 64-column block: the swizzle permutes chunks within a row
+  // only), then lane 0 releases it on v_full. Once per (sequence, head)
+  // query block at most.
+  __device__ static void fix_partial_v(Pipeline& pipe, std::uint8_t* v_tile, int stage, int valid, int lane,
+                                       int lanes) {
     mbar_wait(pipe.v_fix(), pipe.fix_uses & 1);
     ++pipe.fix_uses;
     const uint4 zero = make_uint4(0, 0, 0, 0);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb)
-      for (int off = (valid > 0 ? valid : 0) * 128; off < kBlockN * 128; off += 16)
+      for (int off = (valid > 0 ? valid : 0) * 128 + 16 * lane; off < kBlockN * 128; off += 16 * lanes)
         *reinterpret_cast<uint4*>(v_tile + cb * kBlockN * 128 + off) = zero;
     fence_async_shared();  // the zeros, before wgmma reads the tile
-    mbar_arrive(pipe.full(Buf::kV, stage));
+    if (lanes > 1) __syncwarp();
+    if (lane == 0) mbar_arrive(pipe.full(Buf::kV, stage));
   }
 
   // ---- consumer: one warpgroup, 64 query rows -------------------------------
@@ -692,7 +702,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) {
+    if (Mainloop::kPaged ? threadIdx.x < 32 : threadIdx.x == 0) {  // paged: the whole warp (produce_paged)
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
@@ -701,7 +711,10 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
         const Mask& mask = kVarlen ? seq_mask : p.mask_for();
         const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-        Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count());
+        if constexpr (Mainloop::kPaged)
+          Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
+        else
+          Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count());
       }
     }
   } else {
