@@ -311,7 +311,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     }
   };
 
-  // ---- producer: one thread of warpgroup 0 (paged: its first warp) ----------
+  // ---- producer: one thread of warpgroup 0 (per-sequence: its first warp) ---
   // Where one contiguous K/V tile comes from: rows [row, row + kBlockN) of
   // batch b of the maps. The same source serves K and V.
   struct KVSource {
@@ -323,20 +323,27 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
   };
 
   // Loads Q, then K/V tiles n_last, n_last - 1, ... (n_blocks of them).
+  // kVarlen: the producer warp runs this (lane: its lane), lane 0 issues
+  // and arrives, and every lane helps zero a partial V tile.
   __device__ static void produce(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, const Fa3Seq& seq, int m0,
-                                 int h, int n_last, int n_blocks) {
+                                 int h, int n_last, int n_blocks, int lane) {
     if (n_blocks == 0) return;  // the consumers will not wait for anything
     const FwdParams& p = prm.p;
     const int h_kv = h / p.group_size;
-    std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
+    const bool issuer = !kVarlen || lane == 0;
+    if (issuer) {
+      std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb)
-      tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
+      for (int cb = 0; cb < kColBlocks; ++cb)
+        tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
+    }
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
       const KVSource src{seq.k_row0 + n_block * kBlockN, seq.k_b};
-      std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
-      src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, k_bar);
+      if (issuer) {
+        std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
+        src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, k_bar);
+      }
       std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
       // The tile that holds the sequence's last key also holds rows past it
       // (kVarlen): the next sequence's or keys past seqused_k (anything, NaN
@@ -344,11 +351,13 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       // NaN: zero those rows of V before the consumers see the tile.
       const int valid = seq.seqlen_k - n_block * kBlockN;
       if (kVarlen && valid < kBlockN) {
-        mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
-        mbar_arrive_expect_tx(pipe.v_fix(), Smem::kKVBytes);
-        src.load(&prm.v, v_tile, h_kv, pipe.v_fix());
-        fix_partial_v(pipe, v_tile, stage, valid, 0, 1);
-      } else {
+        if (issuer) {
+          mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
+          mbar_arrive_expect_tx(pipe.v_fix(), Smem::kKVBytes);
+          src.load(&prm.v, v_tile, h_kv, pipe.v_fix());
+        }
+        fix_partial_v(pipe, v_tile, stage, valid, lane, 32);  // (the TMA landing orders it after the stage wait)
+      } else if (issuer) {
         std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
         src.load(&prm.v, v_tile, h_kv, v_bar);
       }
@@ -702,7 +711,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (Mainloop::kPaged ? threadIdx.x < 32 : threadIdx.x == 0) {  // paged: the whole warp (produce_paged)
+    if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {  // per-sequence and paged: the whole warp
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
@@ -714,7 +723,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         if constexpr (Mainloop::kPaged)
           Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
         else
-          Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count());
+          Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
       }
     }
   } else {
