@@ -46,11 +46,13 @@
 // varlen calls; this one also takes paged calls (kPagedKV), so auto picks it
 // for them. Both run the single-tile grid (a persistent walk over the real
 // query blocks was 0-5% slower). H200, bf16 d128, 16 heads, TFLOPS:
-//   varlen, issue 17's 7 sequences (16384 tokens): 521 full / 456 causal,
-//   0.98x / 1.02x of the dense 7 x 2341 call; FA4 643.5 / 552.6.
-//   paged, 4 x 4096: page 256 0.96x / 0.95x of the contiguous cache (full /
-//   causal), page 16 0.75x / 0.78x (eight 16-row TMA boxes per tile and
-//   operand from one producer thread).
+//   varlen, issue 17's 7 sequences (16384 tokens): 529 full / 450 causal,
+//   1.00x / 1.03x of the dense 7 x 2341 call (the producer warp zeroes the
+//   partial V tile: 0.97-0.98x with one thread); FA4 641 / 549, same call.
+//   paged, 4 x 4096: page 256 0.93x / 0.95x of the contiguous cache (full /
+//   causal), page 16 0.82x / 0.85x (eight 16-row TMA boxes per tile and
+//   operand, one per lane of the producer warp; 0.75x / 0.78x from one
+//   thread).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
