@@ -272,10 +272,14 @@ void check_lse(const TensorView& l, std::int64_t batch, std::int64_t heads_q, st
   check_no_self_overlap("lse", l);
 }
 
+void check_i32(const char* name, const TensorView& t, int rank) {
+  check_view(name, t, rank);
+  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
+}
+
 int check_page_table(const TensorView& t, const TensorView& k, const char* k_name, std::int64_t batch,
                      const char* batch_from, int min_page_size, AttnParams& p) {
-  check_view("page_table", t, 2);
-  if (t.dtype != DType::i32) fail("page_table.dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
+  check_i32("page_table", t, 2);
   check_dim("page_table", t, 0, "batch", batch, batch_from);
   const std::int64_t page_size = k.shape[1];
   constexpr std::int64_t kMaxPageSize = std::int64_t{1} << 30;
@@ -302,11 +306,6 @@ TensorView with_unit_batch(const TensorView& t) {
   for (int d = t.rank; d > 0; --d) v.shape[d] = t.shape[d - 1], v.stride[d] = t.stride[d - 1];
   v.shape[0] = 1, v.stride[0] = 0;
   return v;
-}
-
-void check_i32(const char* name, const TensorView& t, int rank) {
-  check_view(name, t, rank);
-  if (t.dtype != DType::i32) fail(std::string(name) + ".dtype is " + std::string(dtype_name(t.dtype)) + "; expected i32");
 }
 
 void check_varlen_args(const VarlenViews& a, AttnParams& p, int& total_q, int& total_k) {
@@ -414,7 +413,11 @@ void check_attention(const AttnTensors& t, const std::optional<float>& given_sca
   }
 }
 
-void check_scores(float softcap, const TensorView* alibi, const TensorView* sinks, AttnProblem& p) {
+void check_scores(float softcap, const TensorView* alibi, const TensorView* sinks, AttnParams& p) {
+  // Where batch and heads_q come from, for messages (packed q: [total_q, heads_q, head_dim]).
+  const bool packed = p.cu_seqlens_q != nullptr;
+  const char* batch_from = packed ? "cu_seqlens_q.shape[0] - 1" : "q.shape[0]";
+  const char* heads_from = packed ? "q.shape[1]" : "q.shape[2]";
   if (!std::isfinite(softcap) || softcap < 0.0f)
     fail("softcap = " + std::to_string(softcap) + "; expected 0 (off) or a finite value > 0");
   p.scores = ScoreSpec{};
@@ -429,15 +432,15 @@ void check_scores(float softcap, const TensorView* alibi, const TensorView* sink
       fail("alibi_slopes: expected a rank-1 [heads_q] or rank-2 [batch, heads_q] view, got rank " +
            std::to_string(t.rank));
     check_f32("alibi_slopes", t, t.rank);
-    if (t.rank == 2) check_dim("alibi_slopes", t, 0, "batch", p.batch, "q.shape[0]");
-    check_dim("alibi_slopes", t, t.rank - 1, "heads_q", p.heads_q, "q.shape[2]");
+    if (t.rank == 2) check_dim("alibi_slopes", t, 0, "batch", p.batch, batch_from);
+    check_dim("alibi_slopes", t, t.rank - 1, "heads_q", p.heads_q, heads_from);
     p.scores.alibi = static_cast<const float*>(t.data);
     p.scores.alibi_batch_stride = t.rank == 2 ? t.stride[0] : 0;
     p.scores.alibi_head_stride = t.stride[t.rank - 1];
   }
   if (sinks != nullptr) {
     check_f32("sinks", *sinks, 1);
-    check_dim("sinks", *sinks, 0, "heads_q", p.heads_q, "q.shape[2]");
+    check_dim("sinks", *sinks, 0, "heads_q", p.heads_q, heads_from);
     p.scores.sinks = static_cast<const float*>(sinks->data);
     p.scores.sinks_stride = sinks->stride[0];
   }

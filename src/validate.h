@@ -154,7 +154,7 @@ MaskSpec mask_spec(bool causal, int window_left, int window_right);
 // check_attention has filled p's sizes: softcap 0 or finite and > 0;
 // alibi_slopes fp32 [heads_q] or [batch, heads_q]; sinks fp32 [heads_q].
 // Fills p.scores and the score units (AttnProblem::derive_scores).
-void check_scores(float softcap, const TensorView* alibi_slopes, const TensorView* sinks, AttnProblem& p);
+void check_scores(float softcap, const TensorView* alibi_slopes, const TensorView* sinks, AttnParams& p);
 
 // Why a variant with these Feature bits cannot take problem p (empty: it
 // can): the first feature the call uses that the variant lacks. writes_lse:

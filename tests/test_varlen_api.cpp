@@ -368,6 +368,11 @@ TEST_F(VarlenApiErrors, MetadataAndStatusMayNotOverlapTheOutputs) {
 TEST_F(VarlenApiErrors, AlibiSlopesFollowTheVarlenBatch) {
   args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {kBatch + 1, kH});
   expect_error("alibi_slopes");
+  try {  // the message names where the batch comes from: the packed q has none
+    flash::attention_forward(args_);
+  } catch (const flash::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cu_seqlens_q.shape[0] - 1"), std::string::npos) << e.what();
+  }
   args_.alibi_slopes = flash::make_contiguous(buf_.slopes, DType::f32, {1, kH});
   expect_error("alibi_slopes");
 }
