@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <functional>
 #include <string>
 
@@ -23,6 +24,18 @@ inline void expect_valid(const std::function<void()>& call) {
     if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
     else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
   }
+}
+
+// True when `name` occurs in msg as a whole argument name, not inside a
+// longer identifier ("q" is not found in "cu_seqlens_q", "heads_q" or "dq").
+inline bool names_argument(const std::string& msg, const std::string& name) {
+  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
+  for (std::size_t at = msg.find(name); at != std::string::npos; at = msg.find(name, at + 1)) {
+    const bool starts = at == 0 || !ident(msg[at - 1]);
+    const bool ends = at + name.size() == msg.size() || !ident(msg[at + name.size()]);
+    if (starts && ends) return true;
+  }
+  return false;
 }
 
 }  // namespace flash::cpu_test

@@ -20,6 +20,8 @@
 
 namespace {
 
+using flash::cpu_test::names_argument;
+
 using flash::DType;
 using flash::cpu_test::expect_valid;
 
@@ -41,18 +43,6 @@ struct Buffers {
   alignas(256) std::int32_t status[8];
   alignas(256) float slopes[(kBatch + 1) * kH];
 };
-
-// True when `name` occurs in msg as a whole argument name: not inside a
-// longer identifier ("q" is not found in "cu_seqlens_q" or "heads_q").
-bool names_argument(const std::string& msg, const std::string& name) {
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t at = msg.find(name); at != std::string::npos; at = msg.find(name, at + 1)) {
-    const bool starts = at == 0 || !ident(msg[at - 1]);
-    const bool ends = at + name.size() == msg.size() || !ident(msg[at + name.size()]);
-    if (starts && ends) return true;
-  }
-  return false;
-}
 
 TEST(VarlenApiHelpers, NamesArgumentMatchesWholeNamesOnly) {
   EXPECT_TRUE(names_argument("q: expected a rank-3 view", "q"));

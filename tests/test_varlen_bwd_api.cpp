@@ -18,6 +18,8 @@
 
 namespace {
 
+using flash::cpu_test::names_argument;
+
 using flash::DType;
 using flash::cpu_test::expect_valid;
 
@@ -47,18 +49,6 @@ struct Buffers {
   // One [total, heads_q + 2 heads_kv, head_dim] buffer for the packed-qkv gradients (kTotalQ rows).
   alignas(256) std::uint16_t dqkv[kTotalQ * (kH + 2 * kHkv) * kD];
 };
-
-// True when `name` occurs in msg as a whole argument name: not inside a
-// longer identifier ("q" is not found in "cu_seqlens_q" or "dq").
-bool names_argument(const std::string& msg, const std::string& name) {
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  for (std::size_t at = msg.find(name); at != std::string::npos; at = msg.find(name, at + 1)) {
-    const bool starts = at == 0 || !ident(msg[at - 1]);
-    const bool ends = at + name.size() == msg.size() || !ident(msg[at + name.size()]);
-    if (starts && ends) return true;
-  }
-  return false;
-}
 
 // The variant the tests name: the last built backward variant, so that a
 // build of a subset of variants (FLASH_VARIANTS) passes too.
