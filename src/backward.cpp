@@ -54,10 +54,9 @@ void check_varlen(const BackwardArgs& a, BwdParams& p) {
   const TensorView lse = with_unit_batch(a.lse);
   detail::check_attention({q, k, v, o, &lse}, a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right),
                           p);
-  int total_q = 0, total_k = 0;  // (p's too)
   detail::check_varlen_args({*a.cu_seqlens_q, &*a.cu_seqlens_k, detail::view_or_null(a.seqused_k), a.max_seqlen_q,
                              a.max_seqlen_k, detail::view_or_null(a.status)},
-                            p, total_q, total_k);
+                            p);
 }
 
 BwdParams check_args(const BackwardArgs& a) {

@@ -60,8 +60,7 @@ void check_varlen_queries(const DecodeArgs& a, DecodeParams& p) {
   detail::check_attention({q, a.k_cache, a.v_cache, o, a.lse ? &lse : nullptr, "k_cache", "v_cache", false},
                           a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right), p);
   // No key arrays: max_seqlen_k 0 (the capacity is set by check_args).
-  int total_q = 0, total_k = 0;
-  detail::check_varlen_args({*a.cu_seqlens_q, nullptr, nullptr, a.max_seqlen_q, 0, nullptr}, p, total_q, total_k);
+  detail::check_varlen_args({*a.cu_seqlens_q, nullptr, nullptr, a.max_seqlen_q, 0, nullptr}, p);
 }
 
 DecodeParams check_args(const DecodeArgs& a) {
@@ -137,11 +136,7 @@ DecodeParams check_args(const DecodeArgs& a) {
     p.vn_batch_stride = a.v_new->stride[0], p.vn_row_stride = a.v_new->stride[1], p.vn_head_stride = a.v_new->stride[2];
   }
 
-  if (a.status) {
-    check_i32("status", *a.status, 1);
-    check_dim("status", *a.status, 0, "size", 4, "four status words");
-    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
-  }
+  if (a.status) detail::check_status(*a.status);
   if (a.num_splits < 0 || a.num_splits > kMaxSplits)
     fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
 

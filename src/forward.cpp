@@ -46,7 +46,7 @@ void check_pages_rank(const ForwardArgs& a) {
 // sequence of total rows; then batch, the bounds and the metadata pointers.
 // With page_table, k and v are pages and seqused_k gives each sequence's
 // keys (cu_seqlens_k is not used: FlashAttention 4's rule).
-void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k) {
+void check_varlen(const ForwardArgs& a, FwdParams& p) {
   const bool paged = a.page_table.has_value();
   if (paged && a.cu_seqlens_k)
     fail("cu_seqlens_k is set with page_table: a paged call takes each sequence's keys from seqused_k, not from "
@@ -78,7 +78,7 @@ void check_varlen(const ForwardArgs& a, FwdParams& p, int& total_q, int& total_k
   detail::check_varlen_args({*a.cu_seqlens_q, paged ? nullptr : &*a.cu_seqlens_k, detail::view_or_null(a.seqused_k),
                              a.max_seqlen_q, a.max_seqlen_k, nullptr, keys_bound,
                              paged ? "max_pages * page_size" : "total_k"},
-                            p, total_q, total_k);
+                            p);
 }
 
 // A dense call (rank-4 q, k, v, o): k and v are the cache's pages with
@@ -105,18 +105,12 @@ void check_dense(const ForwardArgs& a, FwdParams& p) {
 bool has_metadata(const FwdParams& p) { return p.seq_layout() != detail::SeqLayout::dense; }
 
 // Arguments that do not depend on the variant.
-FwdParams check_args(const ForwardArgs& a, int* total_q = nullptr, int* total_k = nullptr) {
+FwdParams check_args(const ForwardArgs& a) {
   FwdParams p;
-  int tq = 0, tk = 0;
-  if (a.cu_seqlens_q) check_varlen(a, p, tq, tk);
+  if (a.cu_seqlens_q) check_varlen(a, p);
   else check_dense(a, p);
-  if (total_q != nullptr) *total_q = tq, *total_k = tk;
   const bool metadata = has_metadata(p);
-  if (metadata && a.status) {
-    check_i32("status", *a.status, 1);
-    check_dim("status", *a.status, 0, "size", 4, "four status words");
-    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
-  }
+  if (metadata && a.status) detail::check_status(*a.status);
   detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   check_no_self_overlap("o", a.o);
   detail::check_no_overlap({{"q", &a.q},
@@ -154,7 +148,6 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
 constexpr std::size_t kStatusBytes = 256;  // the metadata check's status words
 
 struct Resolved {
-  int total_q = 0, total_k = 0;  // packed rows of a variable-length call
   FwdParams params;
   const RegisteredFwd* variant = nullptr;
   std::size_t workspace_bytes = 0;
@@ -162,7 +155,7 @@ struct Resolved {
 
 Resolved resolve(const ForwardArgs& a) {
   Resolved out;
-  out.params = check_args(a, &out.total_q, &out.total_k);
+  out.params = check_args(a);
   const FwdParams& p = out.params;
   const auto& registry = detail::forward_registry();
 
@@ -191,7 +184,7 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
   char* ws = static_cast<char*>(workspace.get());
   p.status = args.status ? static_cast<int*>(args.status->data)
                          : reinterpret_cast<int*>(ws + r.workspace_bytes - kStatusBytes);
-  detail::check_cuda(detail::check_varlen_metadata(p, r.total_q, r.total_k, stream), "launching the metadata check");
+  detail::check_cuda(detail::check_varlen_metadata(p, p.total_q, p.total_k, stream), "launching the metadata check");
   if (p.seqlen_q > 0)
     detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;

@@ -308,7 +308,13 @@ TensorView with_unit_batch(const TensorView& t) {
   return v;
 }
 
-void check_varlen_args(const VarlenViews& a, AttnParams& p, int& total_q, int& total_k) {
+void check_status(const TensorView& t) {
+  check_i32("status", t, 1);
+  check_dim("status", t, 0, "size", 4, "four status words");
+  if (t.stride[0] != 1) fail("status.stride[0] = " + std::to_string(t.stride[0]) + "; expected 1");
+}
+
+void check_varlen_args(const VarlenViews& a, AttnParams& p) {
   check_i32("cu_seqlens_q", a.cu_seqlens_q, 1);
   const std::int64_t batch = a.cu_seqlens_q.shape[0] - 1;
   if (batch < 0) fail("cu_seqlens_q.shape[0] = 0; expected batch + 1 >= 1 entries");
@@ -326,13 +332,8 @@ void check_varlen_args(const VarlenViews& a, AttnParams& p, int& total_q, int& t
   if (a.max_seqlen_k < 0 || a.max_seqlen_k > keys_bound)
     fail("max_seqlen_k = " + std::to_string(a.max_seqlen_k) + "; expected 0 to " + a.keys_bound_name + " = " +
          std::to_string(keys_bound));
-  if (a.status != nullptr) {
-    check_i32("status", *a.status, 1);
-    check_dim("status", *a.status, 0, "size", 4, "four status words");
-    if (a.status->stride[0] != 1) fail("status.stride[0] = " + std::to_string(a.status->stride[0]) + "; expected 1");
-  }
-  total_q = p.seqlen_q, total_k = a.cu_seqlens_k != nullptr ? p.seqlen_k : 0;
-  p.total_q = total_q, p.total_k = total_k;
+  if (a.status != nullptr) check_status(*a.status);
+  p.total_q = p.seqlen_q, p.total_k = a.cu_seqlens_k != nullptr ? p.seqlen_k : 0;
   p.batch = static_cast<int>(batch);
   p.seqlen_q = a.max_seqlen_q;
   p.seqlen_k = a.max_seqlen_k;

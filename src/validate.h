@@ -131,8 +131,8 @@ TensorView with_unit_batch(const TensorView& t);
 // with stride 1 (each optional one null when not given). Then p.batch,
 // p.seqlen_q and p.seqlen_k become batch and the bounds, the call's mask is
 // derived for them (kernels take each sequence's own), and the metadata
-// pointers are set; total_q and total_k (and p's) get the packed rows (0
-// keys when paged). The values are the device's to check
+// pointers are set; p.total_q and p.total_k get the packed rows (0 keys
+// when paged). The values are the device's to check
 // (check_varlen_metadata).
 struct VarlenViews {
   const TensorView& cu_seqlens_q;
@@ -143,7 +143,10 @@ struct VarlenViews {
   int keys_bound = -1;
   const char* keys_bound_name = "total_k";
 };
-void check_varlen_args(const VarlenViews& v, AttnParams& p, int& total_q, int& total_k);
+void check_varlen_args(const VarlenViews& v, AttnParams& p);
+
+// The optional status words of a call with device metadata: int32 [4], stride 1.
+void check_status(const TensorView& status);
 
 // The mask of a call from its arguments: each window side -1 (unbounded) or
 // >= 0; causal is window_right = 0, so causal with window_right > 0 is an
