@@ -58,6 +58,13 @@ struct Mask {
   int diag = 0;                  // seqlen_k - seqlen_q
   bool has_left = false, has_right = false;
   int left = 0, right = 0;
+  // key_begin(i) = clamp(i + begin_off), key_end(i) = clamp(i + end_off)
+  // to [0, seqlen_k]: a side that does not bind gets an offset that clamps
+  // to 0 (begin) or seqlen_k (end) for every row a kernel asks about (0 <= i
+  // < seqlen_q + kMaxRowPad: its padding rows included), so a row's range is
+  // two adds and two clamps, without a branch on the sides.
+  int begin_off = 0, end_off = 0;
+  static constexpr int kMaxRowPad = 1024;
 
   Mask() = default;
   // seqlen_q and seqlen_k of one sequence (decode and variable-length calls
@@ -70,11 +77,14 @@ struct Mask {
     has_left = spec.window_left >= 0 && spec.window_left < seqlen_k;
     right = has_right ? r : 0;
     left = has_left ? spec.window_left : 0;
+    // (-(seqlen_q + kMaxRowPad) saturates at -INT_MAX: no row is that far.)
+    begin_off = has_left ? diag - left : -(seqlen_q_ < kIntMax - kMaxRowPad ? seqlen_q_ + kMaxRowPad : kIntMax);
+    end_off = has_right ? diag + right + 1 : seqlen_k_;
   }
 
   // Keys [key_begin(i), key_end(i)) are the ones row i sees.
-  FLASH_HOST_DEVICE int key_begin(int row) const { return has_left ? clamp_k(row + diag - left) : 0; }
-  FLASH_HOST_DEVICE int key_end(int row) const { return has_right ? clamp_k(row + diag + right + 1) : seqlen_k; }
+  FLASH_HOST_DEVICE int key_begin(int row) const { return clamp_k(row + begin_off); }
+  FLASH_HOST_DEVICE int key_end(int row) const { return clamp_k(row + end_off); }
 
   // The rule itself.
   FLASH_HOST_DEVICE bool visible(int row, int key) const {
@@ -140,6 +150,7 @@ FLASH_UNROLL
   }
 
  private:
+  static constexpr int kIntMax = 2147483647;
   FLASH_HOST_DEVICE int clamp_k(int x) const { return x < 0 ? 0 : (x > seqlen_k ? seqlen_k : x); }
   FLASH_HOST_DEVICE int clamp_q(int x) const { return x < 0 ? 0 : (x > seqlen_q ? seqlen_q : x); }
 };
