@@ -91,6 +91,7 @@ template <int kHeadDim_> struct WgmmaBwdConfig {
   static constexpr bool kDqSplitKeys = kHeadDim == 64;
   static constexpr int kDqKeys = kDqSplitKeys ? kBlockN / kConsumerWGs : kBlockN;
   static_assert(kHeadDim == 64 || kHeadDim == 128, "dQ blocks are 64 x 64: one per warpgroup");
+  static_assert(kDqKeys % 16 == 0, "dQ's k-steps are 16 keys");
 };
 
 template <class F> bool dispatch_bwd03_head_dim(int d, F&& f) {
@@ -124,8 +125,6 @@ template <class Cfg> struct Bwd03Smem {
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
   static constexpr int kNumBars = 1 + 2 * Cfg::kStages;  // kv_full, then per stage full, empty
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
-  // What a stage's full barrier expects: Q, dO, LSE and dpsum.
-  static constexpr std::uint32_t kStageTx = 2 * kQBytes + 2 * kRowBytes;
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
@@ -163,6 +162,15 @@ template <class Cfg> struct Bwd03Ring {
   __device__ std::uint64_t* kv_full() const { return bars; }
   __device__ std::uint64_t* full(int stage) const { return bars + 1 + 2 * stage; }
   __device__ std::uint64_t* empty(int stage) const { return bars + 2 + 2 * stage; }
+  // What a step loads: query tile m_block of query head h. The steps walk
+  // the query tiles `tiles` of each query head of the GQA group in turn;
+  // producer and consumers each keep one.
+  struct Step {
+    int h, m_block;
+    __device__ void advance(const TileRange& tiles) {
+      if (++m_block == tiles.end) m_block = tiles.begin, ++h;
+    }
+  };
   __device__ static int stage(int i) { return i % Cfg::kStages; }
   __device__ static std::uint32_t parity(int i) { return (i / Cfg::kStages) & 1; }
 
@@ -179,8 +187,10 @@ template <class Cfg> struct Bwd03Ring {
   // passes at once, waiting on the phase before a fresh barrier's first),
   // then its bytes are announced; the loads complete on the barrier returned.
   __device__ std::uint64_t* producer_acquire(int i) const {
+    using Smem = Bwd03Smem<Cfg>;
+    constexpr std::uint32_t kStageTx = 2 * Smem::kQBytes + 2 * Smem::kRowBytes;  // Q, dO, LSE and dpsum
     mbar_wait(empty(stage(i)), parity(i) ^ 1);
-    mbar_arrive_expect_tx(full(stage(i)), Bwd03Smem<Cfg>::kStageTx);
+    mbar_arrive_expect_tx(full(stage(i)), kStageTx);
     return full(stage(i));
   }
   __device__ void consumer_wait(int i) const { mbar_wait(full(stage(i)), parity(i)); }
@@ -188,15 +198,6 @@ template <class Cfg> struct Bwd03Ring {
   __device__ void consumer_release(int i, int lane) const {
     __syncwarp();
     if (lane == 0) mbar_arrive(empty(stage(i)));
-  }
-};
-
-// The steps of a CTA walk the query tiles `tiles` of each query head of the
-// GQA group in turn; producer and consumers each keep one.
-struct Bwd03Step {
-  int h, m_block;
-  __device__ void advance(const TileRange& tiles) {
-    if (++m_block == tiles.end) m_block = tiles.begin, ++h;
   }
 };
 
@@ -227,7 +228,7 @@ template <class Cfg> struct Bwd03Producer {
       tma_load_4d(smem + Smem::kK + cb * Cfg::kBlockN * 128, &prm.k, cb * 64, n0, h_kv, b, ring.kv_full());
       tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, n0, h_kv, b, ring.kv_full());
     }
-    Bwd03Step step{h_kv * p.group_size, tiles.begin};
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       std::uint64_t* bar = ring.producer_acquire(i);
       const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * Cfg::kBlockM;
@@ -312,7 +313,7 @@ template <class T, class Cfg> struct Bwd03Consumer {
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int t = lane % 4;
     mbar_wait(ring.kv_full(), 0);
-    Bwd03Step step{h_kv * p.group_size, tiles.begin};
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
       const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
