@@ -188,6 +188,14 @@ bool covers(const std::vector<VariantInfo>& variants, const std::string& kernel,
   return false;
 }
 
+// The backward modes `kernel` runs: deterministic too unless it names a
+// variant without kFeatureDeterministic ("auto" takes one that has it).
+std::vector<bool> backward_modes(const std::vector<VariantInfo>& variants, const std::string& kernel) {
+  for (const auto& v : variants)
+    if (v.name == kernel && !(v.features & flash::kFeatureDeterministic)) return {false};
+  return {false, true};
+}
+
 // Whether any of `kernels` has a variant for this case (else its reference is not worth computing).
 bool covers_any(const std::vector<VariantInfo>& variants, const std::vector<std::string>& kernels, DType dtype,
                 int head_dim, int cc) {
@@ -330,7 +338,7 @@ int run_forward(const Options& opt, int cc) {
   return tally.finish();
 }
 
-// --bwd: every backward variant in both modes; the reference is the full
+// --bwd: every backward variant in both modes (deterministic where it has it); the reference is the full
 // fp64 backward (no row sampling), so large shapes take CPU time.
 int run_backward(const Options& opt, int cc) {
   const auto variants = flash::backward_variants();
@@ -351,7 +359,7 @@ int run_backward(const Options& opt, int cc) {
           auto prob = flash::testing::make_bwd_problem(s, dtype, causal, opt.layout, case_seed++);
           for (const std::string& k : kernels) {
             if (!covers(variants, k, dtype, d, cc)) continue;
-            for (bool deterministic : {false, true}) {
+            for (bool deterministic : backward_modes(variants, k)) {
               flash::BackwardArgs a = prob.args;
               a.kernel = k;
               a.deterministic = deterministic;

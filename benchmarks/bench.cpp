@@ -604,6 +604,14 @@ void run_paged(benchmark::State& state, const Options& o, const std::string& ker
   state.counters["TFLOPS"] = flops / (ms * 1e-3) / 1e12;
 }
 
+// The backward modes to register for `kernel`: deterministic too, unless it
+// names a variant without kFeatureDeterministic ("auto" takes one that has it).
+std::vector<bool> backward_modes(const std::string& kernel) {
+  for (const auto& v : flash::backward_variants())
+    if (v.name == kernel && !(v.features & flash::kFeatureDeterministic)) return {false};
+  return {false, true};
+}
+
 // The names to register for --kernel: every variant that supports the
 // dtype and head dim ("all"), "auto" (the API resolves it per call), or the
 // one named.
@@ -806,7 +814,7 @@ int register_varlen(const Options& o) {
   int registered = 0;
   if (f.bwd) {
     for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, o.shape.head_dim))
-      for (bool det : {false, true}) {
+      for (bool det : backward_modes(kernel)) {
         const std::string shown = kernel + (det ? "-det" : "");
         add_timed("bwd_varlen/" + shown + "/" + names.varlen,
                   [o, kernel, det](benchmark::State& st) { run_varlen_backward(st, o, kernel, det); });
@@ -899,7 +907,7 @@ int main(int argc, char** argv) {
     what = shape;
     if (f.bwd) {
       for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, s.head_dim))
-        for (bool det : {false, true}) {
+        for (bool det : backward_modes(kernel)) {
           add_timed("bwd/" + kernel + (det ? "-det/" : "/") + shape,
                     [o, det, kernel](benchmark::State& st) { run_backward(st, o, kernel, det); });
           ++registered;

@@ -144,6 +144,7 @@ std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const
   if (std::string why = detail::feature_reason(v->features, p, false); !why.empty()) return why;
   const bool varlen = p.cu_seqlens_q != nullptr;
   if (varlen && !(v->features & kFeatureVarlen)) return "variable-length batches are not supported";
+  if (p.deterministic && !(v->features & kFeatureDeterministic)) return "deterministic = true is not supported";
   // Packed views: their row, head and head_dim strides sit one dimension up.
   const auto view = [&](const TensorView& t) { return varlen ? with_unit_batch(t) : t; };
   const TensorView q = view(a.q), k = view(a.k), vv = view(a.v), o = view(a.o), dout = view(a.dout), dq = view(a.dq),

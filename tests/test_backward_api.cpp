@@ -23,12 +23,14 @@ constexpr int kB = 2, kSq = 8, kSk = 12, kH = 4, kHkv = 2, kD = 64;
 constexpr std::uint16_t kPattern = 0x7e57;
 constexpr float kDsinksPattern = 321.0f;
 
-// The variant the tests name: the last built one (mma in a full build), so
-// that a build of a subset of variants (FLASH_VARIANTS) passes too.
+// The variant the tests name: the last built one that takes every score
+// modifier and deterministic mode (mma in a full build; wgmma takes
+// neither), so that a build of a subset of variants (FLASH_VARIANTS) passes too.
 std::string last_built_variant() {
+  constexpr unsigned kEvery = flash::kScoreFeatures | flash::kFeatureDeterministic;
   std::string name = "mma";
   for (const auto& v : flash::backward_variants())
-    if (v.built) name = v.name;
+    if (v.built && (v.features & kEvery) == kEvery) name = v.name;
   return name;
 }
 
@@ -253,6 +255,22 @@ TEST_F(BackwardApiErrors, VariantsWithoutAModifierRefuseIt) {
   }
 }
 
+// deterministic = true needs kFeatureDeterministic: a variant without it
+// (wgmma) refuses the call by name before any device check; the CUDA-core
+// and mma.sync rungs have it.
+TEST_F(BackwardApiErrors, VariantsWithoutDeterminismRefuseIt) {
+  for (const auto& v : flash::backward_variants()) {
+    if (!v.built) continue;
+    SCOPED_TRACE(v.name);
+    if (v.name == "tiled" || v.name == "mma") EXPECT_TRUE(v.features & flash::kFeatureDeterministic);
+    if (v.features & flash::kFeatureDeterministic) continue;
+    SetUp();
+    args_.kernel = v.name;
+    args_.deterministic = true;
+    expect_error({"deterministic"});
+  }
+}
+
 using flash::cpu_test::expect_valid;
 
 // batch 0 passes validation and launches nothing; seqlen_q 0 and seqlen_k 0
@@ -272,9 +290,10 @@ TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
 
 TEST(BackwardRegistry, ListsTheLadder) {
   const auto vs = flash::backward_variants();
-  ASSERT_EQ(vs.size(), 2u);
+  ASSERT_EQ(vs.size(), 3u);
   EXPECT_EQ(vs[0].name, "tiled");
   EXPECT_EQ(vs[1].name, "mma");
+  EXPECT_EQ(vs[2].name, "wgmma");
   for (const auto& v : vs) {
     if (!v.built || v.head_dims.empty()) continue;
     const int head_dim = v.head_dims.front();  // one this build instantiated

@@ -1,5 +1,6 @@
 // GPU tests of attention_backward (ctest label gpu): every built backward
-// variant, in both modes, against the fp64 reference over the forward's
+// variant, in both modes (deterministic where the variant has
+// kFeatureDeterministic; the others must refuse it), against the fp64 reference over the forward's
 // shape grid, by FlashAttention's rule for gradients
 //   max|g - ref| <= 3 * max|g_lowp - ref| + floor(dtype) * max|ref|
 // for each of dq, dk, dv, with the gradients poisoned (NaN) before each call
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "flash/flash.h"
@@ -37,12 +39,18 @@ std::string describe(const flash::testing::BwdCheck& r) {
                      r.unwritten, r.error);
 }
 
-// Every built variant that supports the case, in both modes.
+// The modes variant v takes: deterministic = true only with kFeatureDeterministic.
+std::vector<bool> modes(const flash::VariantInfo& v) {
+  if (v.features & flash::kFeatureDeterministic) return {false, true};
+  return {false};
+}
+
+// Every built variant that supports the case, in each of its modes.
 void check_all_variants(BwdProblem& prob) {
   int checked = 0;
   for (const auto& v : flash::backward_variants()) {
     if (!runnable(v, prob.dtype, prob.shape.head_dim)) continue;
-    for (bool deterministic : {false, true}) {
+    for (bool deterministic : modes(v)) {
       const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
       ++checked;
       EXPECT_TRUE(r.ok) << v.name << (deterministic ? " deterministic" : "") << ": " << describe(r);
@@ -131,7 +139,7 @@ void check_scores_all_variants(BwdProblem& prob) {
       EXPECT_EQ(written, 0u) << v.name << ": a refused call wrote dq";
       continue;
     }
-    for (bool deterministic : {false, true}) {
+    for (bool deterministic : modes(v)) {
       const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
       ++checked;
       EXPECT_TRUE(r.ok) << v.name << (deterministic ? " deterministic" : "") << ": " << describe(r);
@@ -268,6 +276,47 @@ TEST(BackwardLayouts, StridedBhsdViews) {
     }
 }
 
+// The Hopper rung's tiles (bwd_03_wgmma: 128-key blocks, 64-row query
+// tiles, two 64-key warpgroups): lengths off both tile sizes, a key block
+// with a single key, query tiles with one row, and GQA group 8 (the steps
+// walk every query head of the group), full, causal and a window.
+TEST(BackwardTiles, RaggedLengthsAndWideGroups) {
+  SKIP_WITHOUT_GPU();
+  const std::pair<int, int> lengths[] = {{1000, 1000}, {129, 1000}, {1000, 129}, {65, 257}, {1, 17}, {17, 1}};
+  for (int d : {64, 128})
+    for (auto [sq, sk] : lengths)
+      for (int mask = 0; mask < 3; ++mask) {
+        const Shape s{.batch = 1, .seqlen_q = sq, .seqlen_k = sk, .heads_q = 8, .heads_kv = 1, .head_dim = d,
+                      .window_left = mask == 2 ? 100 : -1, .window_right = mask == 2 ? 30 : -1};
+        const DType dtype = (sq + d) % 2 ? DType::f16 : DType::bf16;
+        SCOPED_TRACE(fmt::format("sq {} sk {} d{} {} {}", sq, sk, d, flash::dtype_name(dtype),
+                                 mask == 0 ? "full" : mask == 1 ? "causal" : "window (100, 30)"));
+        auto prob = flash::testing::make_bwd_problem(s, dtype, mask == 1, Layout::bshd, base_seed() + sq * 7 + sk + d);
+        check_all_variants(prob);
+      }
+}
+
+// A variant without kFeatureDeterministic refuses deterministic = true by
+// name, writing nothing, and auto then takes one that has it.
+TEST(BackwardEdges, DeterministicNeedsTheFeature) {
+  SKIP_WITHOUT_GPU();
+  const Shape s{.batch = 1, .seqlen_q = 77, .seqlen_k = 91, .heads_q = 4, .heads_kv = 2, .head_dim = 64};
+  auto prob = flash::testing::make_bwd_problem(s, DType::bf16, true, Layout::bshd, base_seed());
+  for (const auto& v : flash::backward_variants()) {
+    if (!runnable(v, DType::bf16, 64) || (v.features & flash::kFeatureDeterministic)) continue;
+    const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
+    EXPECT_NE(r.error.find("deterministic"), std::string::npos) << v.name << ": " << r.error;
+    std::size_t written = 0;
+    for (double x : flash::testing::download(prob.args.dq)) written += !std::isnan(x);
+    EXPECT_EQ(written, 0u) << v.name << ": a refused call wrote dq";
+  }
+  flash::BackwardArgs a = prob.args;
+  a.deterministic = true;
+  const std::string picked = flash::plan_backward(a).kernel;
+  for (const auto& v : flash::backward_variants())
+    if (v.name == picked) EXPECT_TRUE(v.features & flash::kFeatureDeterministic) << picked;
+}
+
 // Query rows that see no key (causal with seqlen_q > seqlen_k) get dQ = 0,
 // and keys no query sees get dK = dV = 0; both must still be written.
 TEST(BackwardEdges, CausalRowsAndKeysWithoutPartners) {
@@ -303,7 +352,7 @@ TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
   const Shape s{.batch = 4, .seqlen_q = 1024, .seqlen_k = 1024, .heads_q = 16, .heads_kv = 4, .head_dim = 128};
   auto prob = flash::testing::make_bwd_problem(s, DType::bf16, false, Layout::bshd, base_seed());
   for (const auto& v : flash::backward_variants()) {
-    if (!runnable(v, DType::bf16, 128)) continue;
+    if (!runnable(v, DType::bf16, 128) || !(v.features & flash::kFeatureDeterministic)) continue;
     flash::BackwardArgs a = prob.args;
     a.kernel = v.name;
     a.deterministic = true;
@@ -334,7 +383,7 @@ TEST(BackwardEdges, CallerWorkspace) {
   auto prob = flash::testing::make_bwd_problem(s, DType::f16, true, Layout::bshd, base_seed());
   for (const auto& v : flash::backward_variants()) {
     if (!runnable(v, DType::f16, 64)) continue;
-    for (bool deterministic : {false, true}) {
+    for (bool deterministic : modes(v)) {
       flash::BackwardArgs a = prob.args;
       a.kernel = v.name;
       a.deterministic = deterministic;

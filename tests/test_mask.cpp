@@ -141,6 +141,29 @@ TEST(Mask, FragmentApplyMatchesTheRule) {
           }
 }
 
+// The transposed fragment (the backward's S^T = K Q^T): element (mt, nt, e)
+// holds key key0 + 16 mt + lane / 4 + 8 (e / 2), query m0 + 8 nt + 2 (lane %
+// 4) + e % 2; queries past seqlen_q and keys past seqlen_k are hidden.
+TEST(Mask, TransposedFragmentApplyMatchesTheRule) {
+  for (const MaskSpec spec : {MaskSpec{true, -1, -1}, MaskSpec{false, -1, -1}, MaskSpec{false, 5, 9},
+                              MaskSpec{true, 20, -1}, MaskSpec{false, -1, 3}})
+    for (auto [sq, sk] : {std::pair{37, 90}, std::pair{90, 37}, std::pair{64, 64}})
+      for (int key0 = 0; key0 < sk + 16; key0 += 16)
+        for (int m0 = 0; m0 < sq; m0 += 32)
+          for (int lane = 0; lane < 32; ++lane) {
+            const Mask mask(spec, sq, sk);
+            float s[2][4][4] = {};
+            mask.apply_transposed(s, key0, m0, lane);
+            for (int mt = 0; mt < 2; ++mt)
+              for (int nt = 0; nt < 4; ++nt)
+                for (int e = 0; e < 4; ++e) {
+                  const int key = key0 + 16 * mt + lane / 4 + 8 * (e / 2), row = m0 + 8 * nt + 2 * (lane % 4) + e % 2;
+                  ASSERT_EQ(s[mt][nt][e] == 0.0f, row < sq && window_rule(spec, sq, sk, row, key))
+                      << "row " << row << " key " << key << " sq " << sq << " sk " << sk;
+                }
+          }
+}
+
 // A negative control: a window that the rule says hides keys must make some
 // tile need a mask (otherwise the checks above could pass vacuously).
 TEST(Mask, WindowsHideKeys) {

@@ -20,6 +20,7 @@ enum Feature : unsigned {
   kFeatureSinks = 1u << 7,         // sinks (and, for the backward, dsinks)
   kFeatureVarlen = 1u << 8,        // variable-length batches (cu_seqlens_q / cu_seqlens_k) and seqused_k; not in kAllFeatures
   kFeaturePaged = 1u << 9,         // a paged KV cache (ForwardArgs::page_table); not in kAllFeatures
+  kFeatureDeterministic = 1u << 10,  // backward: deterministic = true (dQ summed in a fixed order); not in kAllFeatures
 };
 // The score modifiers (ForwardArgs::softcap, alibi_slopes, sinks).
 inline constexpr unsigned kScoreFeatures = kFeatureSoftcap | kFeatureAlibi | kFeatureSinks;
@@ -65,7 +66,8 @@ struct VariantInfo {
 std::vector<VariantInfo> forward_variants();
 
 // Backward variants in ladder order. features: kFeatureCausal | kFeatureGqa | kFeatureWindow |
-// kFeatureUnequalSeqlens | the score modifiers (every backward variant takes the LSE as input).
+// kFeatureUnequalSeqlens | the score modifiers | kFeatureVarlen | kFeatureDeterministic, or a
+// subset (every backward variant takes the LSE as input).
 std::vector<VariantInfo> backward_variants();
 
 // Decode (KV-cache) variants.

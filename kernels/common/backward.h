@@ -31,8 +31,8 @@ cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream);
 cudaError_t bwd_fill_zero(const BwdParams& p, cudaStream_t stream);
 
 // The registry entry of a backward variant: f16/bf16 on sm_80 and up, rows
-// copied 16 bytes at a time, variable-length batches, the given head dims
-// and entry points.
+// copied 16 bytes at a time, variable-length batches, deterministic mode,
+// the given head dims and entry points.
 template <class HeadDims>
 BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&),
                        std::size_t (*workspace_bytes)(const BwdParams&),
@@ -44,7 +44,8 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
   v.num_head_dims = HeadDims::size();
   v.alignment = 16;
   // Every backward takes the LSE as input (no kFeatureLse).
-  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures | kFeatureVarlen;
+  v.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures | kFeatureVarlen |
+               kFeatureDeterministic;
   v.check = check;
   v.workspace_bytes = workspace_bytes;
   v.run = run;

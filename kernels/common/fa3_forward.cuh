@@ -74,13 +74,7 @@
 #include "common/variant.h"
 #include "flash/variants.h"
 
-// The kernels exist only in the sm_90a pass; other passes compile empty bodies
-// that the host never launches (the variant checks compute capability 9.0).
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define FLASH_SM90A_DEVICE 1
-#else
-#define FLASH_SM90A_DEVICE 0
-#endif
+// The kernels exist only in the sm_90a pass (FLASH_SM90A_DEVICE, hopper/wgmma.cuh).
 
 namespace flash::detail {
 

@@ -86,6 +86,15 @@ struct Mask {
   FLASH_HOST_DEVICE int key_begin(int row) const { return clamp_k(row + begin_off); }
   FLASH_HOST_DEVICE int key_end(int row) const { return clamp_k(row + end_off); }
 
+  // Rows [query_begin(j), query_end(j)) are the ones that see key j (the
+  // rule read by key, for the backward's transposed tiles): empty past
+  // seqlen_k, and never past seqlen_q.
+  FLASH_HOST_DEVICE int query_begin(int key) const { return has_right ? clamp_q(key - diag - right) : 0; }
+  FLASH_HOST_DEVICE int query_end(int key) const {
+    if (key >= seqlen_k) return 0;
+    return has_left ? clamp_q(key - diag + left + 1) : seqlen_q;
+  }
+
   // The rule itself.
   FLASH_HOST_DEVICE bool visible(int row, int key) const {
     return key < seqlen_k && (!has_right || key <= row + diag + right) && (!has_left || key >= row + diag - left);
@@ -147,6 +156,33 @@ FLASH_UNROLL
   FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int row0, int n0, int lane) const {
     const int g = lane / 4;
     apply(s, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; });
+  }
+
+  // The same rule on a transposed fragment, S^T = K Q^T (the backward with
+  // keys on the M axis): fragment rows are keys, columns queries. Element e
+  // of n-tile nt in m-tile mt holds key key_of(mt, e / 2) and query m0 + 8 nt
+  // + 2 t + e % 2; each key's query range is taken once, as in apply.
+  template <int kMTiles, int kNTiles, class KeyOf>
+  FLASH_HOST_DEVICE void apply_transposed(float (&s)[kMTiles][kNTiles][4], int m0, int lane, KeyOf&& key_of) const {
+    const int base = m0 + 2 * (lane % 4);
+FLASH_UNROLL
+    for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        const int key = key_of(mt, half);
+        const int lo = query_begin(key) - base, hi = query_end(key) - base;
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 2; ++e)
+            if (nt * 8 + e < lo || nt * 8 + e >= hi) s[mt][nt][2 * half + e] = -INFINITY;
+      }
+  }
+  // A warp's keys start at key0, 16 per m-tile (lane: keys g and g + 8).
+  template <int kMTiles, int kNTiles>
+  FLASH_HOST_DEVICE void apply_transposed(float (&s)[kMTiles][kNTiles][4], int key0, int m0, int lane) const {
+    const int g = lane / 4;
+    apply_transposed(s, m0, lane, [&](int mt, int half) { return key0 + mt * 16 + g + 8 * half; });
   }
 
  private:

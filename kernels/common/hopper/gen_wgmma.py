@@ -9,6 +9,9 @@ writing by hand. Run from this directory: python3 gen_wgmma.py > wgmma_ops.inc
   rs<N>: D(64 x N, fp32) (+)= A(64 x 16, registers) * B(16 x N, shared, N-major)
          (O += P V: V stores head_dim, the N of this product, contiguously)
   rs_kmajor<N>: the same with B K-major (S = Q K^T with Q in registers)
+  ss_mn<N>: D(64 x N, fp32) (+)= A(64 x 16, shared, M-major) * B(16 x N, shared, N-major)
+         (the backward's dQ = dS K: dS stored as dS^T, queries contiguous, and
+         K stores head_dim, the N of this product, contiguously)
 """
 import sys
 
@@ -17,7 +20,7 @@ import sys
 NS = [64, 80, 128, 256]
 
 
-def body(n, src_a, trans_b=1):
+def body(n, src_a, trans_b=1, trans_a=0):
     nacc = n // 2
     accs = ", ".join(f"%{i}" for i in range(nacc))
     outs = ", ".join(f'"+f"(d[{i}])' for i in range(nacc))
@@ -25,7 +28,7 @@ def body(n, src_a, trans_b=1):
     for ty, ptx in (("__half", "f16"), ("__nv_bfloat16", "bf16")):
         if src_a == "ss":
             a_op, b_op, scale = f"%{nacc}", f"%{nacc + 1}", f"%{nacc + 2}"
-            tail = "p, 1, 1, 0, 0"
+            tail = f"p, 1, 1, {trans_a}, {trans_b}"
             ins = '"l"(desc_a), "l"(desc_b), "r"(scale_d)'
         else:
             a_op = "{" + ", ".join(f"%{nacc + i}" for i in range(4)) + "}"
@@ -55,7 +58,7 @@ def main():
         out.append(f"template <> struct WgmmaOp<{n}> {{")
         out.append("  template <class T>")
         out.append(f"  static __device__ __forceinline__ void ss(float (&d)[{n // 2}], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {{")
-        out.append(body(n, "ss"))
+        out.append(body(n, "ss", 0))
         out.append("  }")
         out.append("  template <class T>")
         out.append(f"  static __device__ __forceinline__ void rs(float (&d)[{n // 2}], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {{")
@@ -64,6 +67,10 @@ def main():
         out.append("  template <class T>")
         out.append(f"  static __device__ __forceinline__ void rs_kmajor(float (&d)[{n // 2}], const std::uint32_t (&a)[4], std::uint64_t desc_b, int scale_d) {{")
         out.append(body(n, "rs", 0))
+        out.append("  }")
+        out.append("  template <class T>")
+        out.append(f"  static __device__ __forceinline__ void ss_mn(float (&d)[{n // 2}], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {{")
+        out.append(body(n, "ss", 1, 1))
         out.append("  }")
         out.append("};")
     out.append("// NOLINTEND")

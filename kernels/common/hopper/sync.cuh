@@ -44,6 +44,12 @@ __device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tensor_m
   const std::int32_t coords[4] = {c0, c1, c2, c3};
   cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, tensor_map, coords, bar);
 }
+// `bytes` (a multiple of 16; both addresses 16-byte aligned) of contiguous
+// global memory into shared memory, completing on bar: the non-tensor bulk
+// copy, for rows of per-row arrays.
+__device__ __forceinline__ void bulk_load(void* smem_dst, const void* src, std::uint32_t bytes, std::uint64_t* bar) {
+  cuda::ptx::cp_async_bulk(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, src, bytes, bar);
+}
 // One box from shared memory to global memory; out-of-bounds rows are not
 // written. Complete with tma_store_commit() and tma_store_wait_read().
 __device__ __forceinline__ void tma_store_4d(const void* tensor_map, const void* smem_src, int c0, int c1, int c2,

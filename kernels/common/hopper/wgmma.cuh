@@ -18,7 +18,9 @@
 //   MN-major (the output dim contiguous; V in O += P V, "transposed B"):
 //     SBO = 1024 (8 rows along the reduction dim), LBO = R * 128 (from one
 //     64-column block of the output dim to the next); the k-step of 16 rows
-//     is a +2048-byte start address.
+//     is a +2048-byte start address. An A operand may be MN-major too (16-bit
+//     types only; the backward's dS^T in dQ = dS K): the same descriptor,
+//     with M in the place of the output dim.
 // The swizzle is a function of address bits, so every tile starts at a
 // multiple of 1024 bytes.
 //
@@ -35,6 +37,15 @@
 
 #include <cstdint>
 #include <type_traits>
+
+// The sm_90a kernels exist only in the sm_90a pass; other passes compile
+// empty bodies that the host never launches (their variants check compute
+// capability 9.0).
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FLASH_SM90A_DEVICE 1
+#else
+#define FLASH_SM90A_DEVICE 0
+#endif
 
 namespace flash::detail {
 
@@ -64,6 +75,8 @@ template <int kN> __device__ __forceinline__ void fence_registers(float (&r)[kN]
 //   A 64 x 16 and B 16 x N both from shared memory, K-major.
 // WgmmaOp<N>::rs<T>(d, a, desc_b, scale_d): the same with A from registers
 //   and B N-major; rs_kmajor the same with B K-major.
+// WgmmaOp<N>::ss_mn<T>(d, desc_a, desc_b, scale_d): A and B from shared
+//   memory, A M-major and B N-major (both "transposed").
 template <int kN> struct WgmmaOp;
 #include "common/hopper/wgmma_ops.inc"
 

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# bwd_03_wgmma (the Hopper backward rung) on the H200 in one device call:
+# a smoke call with a timeout first (a barrier-phase bug hangs rather than
+# fails), the backward GPU tests, compute-sanitizer on a small subset, the
+# runner and the bench against bwd_02 (mma). Expects binaries packed from a
+# build that has the rung, e.g.
+#   cmake -S . -B build-b3 -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90a \
+#     -DFLASH_VARIANTS="bwd_mma;bwd_wgmma;wgmma_persistent" && cmake --build build-b3
+#   benchmarks/pack_gpu.sh build-b3      (copies the binaries into .gpu/)
+# and writes logs under $OUT (default ./out). Steps: STEPS="smoke tests sanitize runner bench".
+# In a build of the subset above the backward tests run mma and wgmma only.
+set -u
+OUT=${OUT:-./out}
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+STEPS=${STEPS:-"smoke tests sanitize runner bench"}
+BIN=.gpu/bin
+[ -d $BIN ] || tar -xzf .gpu/bundle.tgz -C .gpu  # pack_gpu.sh carries one tarball
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
+$BIN/runner --list > "$OUT/variants.txt" 2>&1; grep -E "wgmma|mma" "$OUT/variants.txt"
+# The suites that reach the backward variants (the score suite runs wgmma on
+# its sinks-only cases and checks its refusals of the other modifiers).
+BTESTS=${BTESTS:-"BackwardGrid*d64*:BackwardGrid*d128*:BackwardWindow*:BackwardTiles*:BackwardEdges*:BackwardLayouts*:BackwardChecker*:BackwardScores*:BackwardDeterminism*"}
+for step in $STEPS; do
+  echo "=== $step"
+  case $step in
+    smoke)
+      # One small call per head dim and mask; 60 s each at most (a hang is a barrier bug).
+      for d in 64 128; do for c in "" "--causal"; do
+        timeout 60 $BIN/runner --bwd --kernel wgmma --batch 1 --heads 4 --heads-kv 2 --seq 300 --seq-k 520 --dhead $d $c \
+          >> "$OUT/smoke.txt" 2>&1
+        echo "smoke d$d ${c:-full} rc=$?"; tail -2 "$OUT/smoke.txt"
+      done; done ;;
+    tests)
+      t0=$SECONDS
+      timeout ${TEST_TIMEOUT:-300} $BIN/test_gpu --gtest_filter="$BTESTS" > "$OUT/test_backward.log" 2>&1
+      echo "backward tests rc=$? in $((SECONDS - t0)) s"; grep -E "PASSED|FAILED|SKIPPED" "$OUT/test_backward.log" | tail -30
+      timeout 120 $BIN/test_cpu --gtest_brief=1 > "$OUT/test_cpu.log" 2>&1; echo "test_cpu rc=$?"; tail -3 "$OUT/test_cpu.log" ;;
+    sanitize)
+      # Ragged tails, GQA, causal and windows on both head dims, small enough for racecheck.
+      filter=${BSAN_FILTER:-"*BackwardGrid*bf16_d64_causal_sq113_sk203_gqa4:*BackwardGrid*f16_d128_full_sq257_sk129_mqa:*BackwardGrid*bf16_d128_causal_sq17_sk17_mha:*BackwardWindow*bf16_d128*:BackwardEdges.CausalRowsAndKeysWithoutPartners"}
+      for tool in memcheck racecheck synccheck; do
+        timeout ${SAN_TIMEOUT:-240} compute-sanitizer --tool $tool --error-exitcode 9 $BIN/test_gpu \
+          --gtest_filter="$filter" > "$OUT/b_$tool.log" 2>&1
+        echo "backward $tool rc=$?"; tail -3 "$OUT/b_$tool.log"
+      done ;;
+    runner)
+      timeout 300 $BIN/runner --bwd --kernel wgmma > "$OUT/runner_bwd.txt" 2>&1
+      echo "runner --bwd --kernel wgmma rc=$?"; grep -c "\[OK\]" "$OUT/runner_bwd.txt"; grep "FAIL" "$OUT/runner_bwd.txt" | head; tail -2 "$OUT/runner_bwd.txt" ;;
+    bench)
+      for d in ${BDHEADS:-64 128}; do for s in ${BSEQS:-8192}; do for c in "" "--causal"; do
+        for k in wgmma mma; do
+          timeout 300 $BIN/bench --bwd --kernel $k --seq $s --dhead $d $c --benchmark_out_format=json \
+            --benchmark_out="$OUT/bpart_${k}_s${s}_d${d}${c:+_causal}.json" 2>&1 | grep -E "^bwd/" | grep -v -- "-det/"
+        done
+      done; done; done
+      python3 -c 'import json,glob,sys; json.dump({"benchmarks": [b for f in sorted(glob.glob(sys.argv[1] + "/bpart_*.json")) for b in json.load(open(f))["benchmarks"]]}, open(sys.argv[1] + "/bwd03_bench.json", "w"), indent=1)' "$OUT"
+      rm -f "$OUT"/bpart_*.json ;;
+  esac
+done

@@ -1,0 +1,587 @@
+// bwd_03_wgmma: the backward's first Hopper step: the dK/dV kernel on wgmma,
+// with TMA loads and warp specialization (FlashAttention-3's structure).
+//
+// What changed from bwd_02_mma: the dkv kernel. bwd_02's eight warps each
+// load, compute and wait in turn (cp.async, ldmatrix, mma.sync, two
+// __syncthreads per query tile); here a CTA of three warpgroups splits the
+// roles:
+//   producer (warpgroup 0, one thread; 24 registers after setmaxnreg)
+//       TMA: K and V of the key block once; then per step Q and dO of one
+//       query tile (kBlockM = 64 rows, 128-byte swizzled boxes, rows past
+//       seqlen_q zero-filled: the tensor maps end each head at its seqlen)
+//       and its 64 LSE * log2(e) and dpsum values (a bulk copy each), into a
+//       two-stage ring of full/empty mbarriers (Bwd03Ring).
+//   consumers (warpgroups 1 and 2, 240 registers): warpgroup c owns keys
+//       n0 + 64 c .. + 63 of the kBlockN = 128-key block. Keys sit on
+//       wgmma's M axis ("swapped" S and dP, as FlashAttention-3 does for dK
+//       and dV), so the score tiles come out transposed and feed the dK/dV
+//       products from registers:
+//         S^T  = K Q^T            wgmma ss, 64 x 64, both K-major
+//         dP^T = V dO^T           wgmma ss
+//         P^T  = exp2(S^T scale log2e - lse_log2[query])   (Mask::apply_transposed
+//                                  first, only on tiles the Mask says need it)
+//         dV  += P^T dO           wgmma rs: the P^T accumulators are the A operand
+//         dS^T = P^T (dP^T - dpsum[query])
+//         dK  += dS^T Q           wgmma rs
+//         dQ   = dS K             wgmma ss_mn: dS^T goes to shared memory
+//                                  ([key][query], queries contiguous: an
+//                                  M-major A) and K is an N-major B
+//       dK and dV (64 x head_dim fp32 each) stay in registers over all the
+//       query tiles of every query head of the GQA group; at the end dK is
+//       scaled and both are stored from registers (keys < seqlen_k only).
+//   dQ: each consumer warpgroup computes one 64 x 64 fp32 block per step
+//       (hdim 128: dims 64 c.. over all 128 keys, so the warpgroups first
+//       meet at a barrier once both dS^T halves are in shared memory; hdim
+//       64: the whole head dim over its own 64 keys, no cross-warpgroup
+//       barrier, the two partial blocks add in the accumulator), stages it
+//       in shared memory in fragment order and adds it to the fp32
+//       accumulator with one bulk reduction (cp.reduce.async.bulk), as
+//       bwd_02 does on sm_90; a convert kernel scales and rounds it.
+// Why it should be faster: wgmma reads K, V, Q and dO straight from shared
+// memory (bwd_02 spends ldmatrix issue slots and registers on every
+// fragment); P and dS never touch shared memory on the way to dV and dK;
+// the producer's TMA ring hides the loads of the next tile behind this
+// one's products instead of the warps issuing cp.async themselves.
+// Not in this rung (check() and the feature bits send these calls to
+// bwd_02, which auto then picks): deterministic = true (no
+// kFeatureDeterministic), softcap and ALiBi, variable-length batches, head
+// dim 256; sinks are free (the preprocess's LSE holds the sink, and it
+// computes dsinks).
+// Shared memory (hdim 64 / 128): 130 / 194 KB: K, V; two stages of Q, dO,
+// LSE and dpsum; dS^T double-buffered (so one barrier per step guards it);
+// two 16 KB dQ staging blocks. Registers (setmaxnreg): producer 24,
+// consumers 240 (hdim 128 reaches R231, hdim 64 R171), no spills, no local
+// memory; ptxas keeps the wgmmas unserialized (4 fences, 3 waits per step).
+// Measured: not yet (first build 2026-11-24).
+// Run it: ./runner --bwd --kernel wgmma ; ./bench --bwd --kernel wgmma --seq 8192 --dhead 128
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "common/backward.h"
+#include "common/bwd_params.h"
+#include "common/head_dims.h"
+#include "common/hopper/sync.cuh"
+#include "common/hopper/tma_host.h"
+#include "common/hopper/wgmma.cuh"
+#include "common/launch_limits.h"
+#include "common/mask.h"
+#include "common/mma.cuh"
+#include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
+#include "common/scores.h"
+
+namespace flash::detail {
+
+#if FLASH_HAS_SM90A
+namespace {
+
+template <int kHeadDim_> struct WgmmaBwdConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = 64;   // query rows per step: the N of S^T and dP^T, the k of dV and dK
+  static constexpr int kBlockN = 128;  // keys per CTA, 64 per consumer warpgroup (wgmma's M)
+  static constexpr int kConsumerWGs = 2;
+  static constexpr int kStages = 2;
+  // The forward's proven split (fa3_forward.cuh: 32 / 240 hung).
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  // dQ = dS K: each warpgroup a 64 x 64 block per step; hdim 64 splits the
+  // keys between the warpgroups, hdim 128 the dims (see the header).
+  static constexpr bool kDqSplitKeys = kHeadDim == 64;
+  static constexpr int kDqKeys = kDqSplitKeys ? kBlockN / kConsumerWGs : kBlockN;
+  static_assert(kHeadDim == 64 || kHeadDim == 128, "dQ blocks are 64 x 64: one per warpgroup");
+  static_assert(kDqKeys % 16 == 0, "dQ's k-steps are 16 keys");
+};
+
+template <class F> bool dispatch_bwd03_head_dim(int d, F&& f) {
+  return dispatch_head_dim_of<64, 128>(d, static_cast<F&&>(f));
+}
+using Bwd03HeadDims = BuiltHeadDims<64, 128>;
+
+// dQ blocks: 64 query rows x 64 dims of fp32, in the accumulator's fragment
+// order (see bwd_03_wgmma_convert_dq_kernel).
+constexpr int kDqBlock = 64;
+constexpr int kDqBlockFloats = kDqBlock * kDqBlock;
+
+// Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
+// swizzle repeats every 1024 bytes; TMA and wgmma both assume tiles start
+// there). Tiles of 16-bit values are rows of 64-column (128-byte) blocks,
+// as TMA writes them.
+template <class Cfg> struct Bwd03Smem {
+  static constexpr int kKVBytes = Cfg::kBlockN * Cfg::kHeadDim * 2;  // K or V
+  static constexpr int kQBytes = Cfg::kBlockM * Cfg::kHeadDim * 2;   // one stage of Q or dO
+  static constexpr int kDsBytes = Cfg::kBlockN * Cfg::kBlockM * 2;   // dS^T: [key][query], one 64-column block
+  static constexpr int kDqBytes = kDqBlockFloats * 4;                // one warpgroup's dQ staging block
+  static constexpr int kRowBytes = Cfg::kBlockM * 4;                  // one stage of LSE or dpsum
+  static constexpr int kK = 0;
+  static constexpr int kV = kK + kKVBytes;
+  static constexpr int kQ = kV + kKVBytes;
+  static constexpr int kDo = kQ + Cfg::kStages * kQBytes;
+  static constexpr int kDs = kDo + Cfg::kStages * kQBytes;
+  static constexpr int kDq = kDs + 2 * kDsBytes;
+  static constexpr int kLse = kDq + Cfg::kConsumerWGs * kDqBytes;
+  static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
+  static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
+  static constexpr int kNumBars = 1 + 2 * Cfg::kStages;  // kv_full, then per stage full, empty
+  static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
+  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
+                "tiles must keep 1024-byte alignment");
+  static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
+  // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
+  static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
+  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
+  static_assert(Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs <= (1 + Cfg::kConsumerWGs) * kLaunchRegs,
+                "setmaxnreg: more registers than the CTA was launched with");
+};
+
+// The kernel's parameters: the call and its TMA tensor maps (64-byte
+// aligned; one __grid_constant__ parameter).
+struct Bwd03Params {
+  BwdParams p;
+  CUtensorMap q, k, v, dout;
+};
+
+// Named barriers (bar.sync ids; 0 is __syncthreads).
+enum Bwd03Barrier : int {
+  kBwd03DsReady = 1,   // hdim 128: both warpgroups' dS^T are in shared memory (256 threads);
+                       // hdim 64: + 1 + warpgroup, its own dS^T (128 threads)
+  kBwd03DqStaged = 4,  // + warpgroup: its dQ block is staged (128 threads)
+};
+
+// The Q/dO ring and the K/V barrier. Step i uses stage i % kStages for the
+// (i / kStages)-th time; the parities come from i, so no role keeps phase
+// bits of its own.
+//   kv_full  K and V landed (one use);
+//   full     the producer announced a stage's bytes and TMA delivered them;
+//   empty    every consumer warp is done reading the stage.
+template <class Cfg> struct Bwd03Ring {
+  static constexpr int kConsumerWarps = 4 * Cfg::kConsumerWGs;
+  std::uint64_t* bars;
+
+  __device__ std::uint64_t* kv_full() const { return bars; }
+  __device__ std::uint64_t* full(int stage) const { return bars + 1 + 2 * stage; }
+  __device__ std::uint64_t* empty(int stage) const { return bars + 2 + 2 * stage; }
+  // What a step loads: query tile m_block of query head h. The steps walk
+  // the query tiles `tiles` of each query head of the GQA group in turn;
+  // producer and consumers each keep one.
+  struct Step {
+    int h, m_block;
+    __device__ void advance(const TileRange& tiles) {
+      if (++m_block == tiles.end) m_block = tiles.begin, ++h;
+    }
+  };
+  __device__ static int stage(int i) { return i % Cfg::kStages; }
+  __device__ static std::uint32_t parity(int i) { return (i / Cfg::kStages) & 1; }
+
+  // One thread, before anyone uses the barriers.
+  __device__ void init() const {
+    mbar_init(kv_full(), 1);
+    for (int s = 0; s < Cfg::kStages; ++s) {
+      mbar_init(full(s), 1);
+      mbar_init(empty(s), kConsumerWarps);
+    }
+    mbar_init_fence();
+  }
+  // Producer: step i's stage is free (its previous use released; a first use
+  // passes at once, waiting on the phase before a fresh barrier's first),
+  // then its bytes are announced; the loads complete on the barrier returned.
+  __device__ std::uint64_t* producer_acquire(int i) const {
+    using Smem = Bwd03Smem<Cfg>;
+    constexpr std::uint32_t kStageTx = 2 * Smem::kQBytes + 2 * Smem::kRowBytes;  // Q, dO, LSE and dpsum
+    mbar_wait(empty(stage(i)), parity(i) ^ 1);
+    mbar_arrive_expect_tx(full(stage(i)), kStageTx);
+    return full(stage(i));
+  }
+  __device__ void consumer_wait(int i) const { mbar_wait(full(stage(i)), parity(i)); }
+  // One arrival per warp, once its lanes are done with the stage.
+  __device__ void consumer_release(int i, int lane) const {
+    __syncwarp();
+    if (lane == 0) mbar_arrive(empty(stage(i)));
+  }
+};
+
+// Accumulator fragments (fp32, 64 x N) to register A operands of k16 steps:
+// n-tiles 2 kk and 2 kk + 1 rounded to 16 bits (wgmma.cuh).
+template <class T, int kN>
+__device__ __forceinline__ void to_a_operand(const float (&acc)[kN / 2], std::uint32_t (&a)[kN / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < kN / 16; ++kk) {
+    a[kk][0] = pack2<T>(acc[8 * kk + 0], acc[8 * kk + 1]);
+    a[kk][1] = pack2<T>(acc[8 * kk + 2], acc[8 * kk + 3]);
+    a[kk][2] = pack2<T>(acc[8 * kk + 4], acc[8 * kk + 5]);
+    a[kk][3] = pack2<T>(acc[8 * kk + 6], acc[8 * kk + 7]);
+  }
+}
+
+template <class Cfg> struct Bwd03Producer {
+  using Smem = Bwd03Smem<Cfg>;
+  static constexpr int kColBlocks = Cfg::kHeadDim / 64;
+
+  // One thread: K and V, then Q, dO, LSE and dpsum of every step.
+  __device__ static void run(const Bwd03Params& prm, std::uint8_t* smem, const Bwd03Ring<Cfg>& ring, int n0, int h_kv,
+                             int b, const TileRange& tiles, int steps) {
+    const BwdParams& p = prm.p;
+    mbar_arrive_expect_tx(ring.kv_full(), 2 * Smem::kKVBytes);
+#pragma unroll
+    for (int cb = 0; cb < kColBlocks; ++cb) {
+      tma_load_4d(smem + Smem::kK + cb * Cfg::kBlockN * 128, &prm.k, cb * 64, n0, h_kv, b, ring.kv_full());
+      tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, n0, h_kv, b, ring.kv_full());
+    }
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      std::uint64_t* bar = ring.producer_acquire(i);
+      const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * Cfg::kBlockM;
+#pragma unroll
+      for (int cb = 0; cb < kColBlocks; ++cb) {
+        tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, m0, step.h, b, bar);
+        tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64, m0, step.h, b,
+                    bar);
+      }
+      // The row arrays are padded to whole kBwdRowPad tiles: no bounds check.
+      const std::int64_t row0 = p.ws_row0(b, step.h, 0) + m0;
+      bulk_load(smem + Smem::kLse + s * Smem::kRowBytes, p.lse_log2 + row0, Smem::kRowBytes, bar);
+      bulk_load(smem + Smem::kDpsum + s * Smem::kRowBytes, p.dpsum + row0, Smem::kRowBytes, bar);
+      step.advance(tiles);
+    }
+  }
+};
+
+template <class T, class Cfg> struct Bwd03Consumer {
+  using Smem = Bwd03Smem<Cfg>;
+  static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  static constexpr int kNTilesS = kBlockM / 8;  // n-tiles of S^T and dP^T (queries)
+
+  const BwdParams& p;
+  std::uint32_t base;   // shared address of the tiles
+  std::uint8_t* smem;   // the same, generic
+  int c, tid, warp, lane;
+  int key0;             // this warpgroup's first key
+
+  // S^T = K Q^T (or dP^T = V dO^T): A = this warpgroup's 64 rows of K (V),
+  // B = the stage's Q (dO) tile, both K-major.
+  __device__ void gemm_sdp(std::uint32_t kv_tile, std::uint32_t q_tile, float (&acc)[kBlockM / 2]) const {
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+      const std::uint64_t da = wgmma_desc_sw128(kv_tile + (ks / 4) * kBlockN * 128 + 64 * c * 128 + (ks % 4) * 32, 16, 1024);
+      const std::uint64_t db = wgmma_desc_sw128(q_tile + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+      WgmmaOp<kBlockM>::template ss<T>(acc, da, db, ks > 0);
+    }
+  }
+  // dV += P^T dO (or dK += dS^T Q): A from registers, B = the stage's dO
+  // (Q) tile, N-major (head_dim contiguous), as V in the forward's PV.
+  __device__ static void gemm_kv(const std::uint32_t (&a)[kBlockM / 16][4], std::uint32_t q_tile,
+                                 float (&acc)[kHeadDim / 2]) {
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk)
+      WgmmaOp<kHeadDim>::template rs<T>(acc, a[kk], wgmma_desc_sw128(q_tile + kk * 16 * 128, kBlockM * 128, 1024), 1);
+  }
+  // This warpgroup's dQ block: dS (A, M-major: dS^T [key][query] in shared
+  // memory) times K (B, N-major), over kDqKeys keys from dq_key.
+  __device__ void gemm_dq(std::uint32_t ds_tile, float (&acc)[kDqBlock / 2]) const {
+    const int dq_key = Cfg::kDqSplitKeys ? 64 * c : 0, dq_block = Cfg::kDqSplitKeys ? 0 : c;
+    const std::uint32_t k_cols = base + Smem::kK + dq_block * kBlockN * 128;
+#pragma unroll
+    for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
+      const int key = dq_key + 16 * kk;
+      const std::uint64_t da = wgmma_desc_sw128(ds_tile + key * 128, kBlockN * 128, 1024);
+      const std::uint64_t db = wgmma_desc_sw128(k_cols + key * 128, kBlockN * 128, 1024);
+      WgmmaOp<kDqBlock>::template ss_mn<T>(acc, da, db, kk > 0);
+    }
+  }
+
+  // dS^T (this warpgroup's keys) into shared memory: [key][query], queries
+  // contiguous, the 128-byte swizzle; the lane's 4-byte pair of (key r,
+  // queries 8 j + 2 t, + 1) lands at chunk j ^ (r % 8), conflict-free.
+  __device__ void store_ds(std::uint8_t* ds_tile, const std::uint32_t (&ds)[kBlockM / 16][4]) const {
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < kNTilesS; ++j)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = 64 * c + 16 * warp + g + 8 * half;  // r % 8 == g
+        *reinterpret_cast<std::uint32_t*>(ds_tile + r * 128 + ((j ^ g) * 16) + 4 * t) = ds[j / 2][2 * (j % 2) + half];
+      }
+  }
+
+  // Every step's products; dK and dV come back unscaled.
+  __device__ void run(const Bwd03Ring<Cfg>& ring, int b, int h_kv, const TileRange& tiles, int steps,
+                      float (&dk)[kHeadDim / 2], float (&dv)[kHeadDim / 2]) const {
+    if (steps == 0) return;
+    const Mask& mask = p.mask_for();
+    const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
+    const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
+    const int t = lane % 4;
+    mbar_wait(ring.kv_full(), 0);
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
+      const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
+      ring.consumer_wait(i);
+
+      // S^T and dP^T in flight together.
+      float st[kBlockM / 2], dpt[kBlockM / 2];
+      wgmma_fence();
+      gemm_sdp(base + Smem::kK, q_tile, st);
+      wgmma_commit();
+      gemm_sdp(base + Smem::kV, do_tile, dpt);
+      wgmma_commit();
+      wgmma_wait<1>();
+      fence_registers(st);
+
+      // P^T: the Mask (-inf) on tiles that need it, then exp2 against each
+      // query's LSE. Query rows past seqlen_q have LSE +inf (P = 0) and
+      // zero Q and dO rows.
+      if (mask.row_block(m0, kBlockM).needs_mask(key0, 64))
+        mask.apply_transposed(*reinterpret_cast<float(*)[1][kNTilesS][4]>(&st), key0 + 16 * warp, m0, lane);
+      const float* lse = s_lse + s * kBlockM;
+#pragma unroll
+      for (int j = 0; j < kNTilesS; ++j) {
+        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+        const float scale2 = ScoreMod(p).exp2_scale();
+        st[4 * j + 0] = fast_exp2(st[4 * j + 0] * scale2 - l.x);
+        st[4 * j + 1] = fast_exp2(st[4 * j + 1] * scale2 - l.y);
+        st[4 * j + 2] = fast_exp2(st[4 * j + 2] * scale2 - l.x);
+        st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
+      }
+      std::uint32_t pa[kBlockM / 16][4];
+      to_a_operand<T, kBlockM>(st, pa);
+      wgmma_fence();  // P^T's registers, before the product reads them
+      gemm_kv(pa, do_tile, dv);
+      wgmma_commit();
+      wgmma_wait<1>();  // dP^T (dV may still run)
+      fence_registers(dpt);
+
+      // dS^T = P^T (dP^T - dpsum).
+      const float* dpsum = s_dpsum + s * kBlockM;
+#pragma unroll
+      for (int j = 0; j < kNTilesS; ++j) {
+        const float2 d = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
+        dpt[4 * j + 0] = st[4 * j + 0] * (dpt[4 * j + 0] - d.x);
+        dpt[4 * j + 1] = st[4 * j + 1] * (dpt[4 * j + 1] - d.y);
+        dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
+        dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
+      }
+      std::uint32_t dsa[kBlockM / 16][4];
+      to_a_operand<T, kBlockM>(dpt, dsa);
+      // dS^T double-buffered: the other warpgroup may still be reading the
+      // previous step's buffer in its dQ product (it passed this step's
+      // barrier only after finishing the step before, so buffer i % 2 is free).
+      const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
+      store_ds(smem + ds_off, dsa);
+      wgmma_fence();
+      gemm_kv(dsa, q_tile, dk);
+      wgmma_commit();
+      fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
+      // This warpgroup's previous dQ reduction has read its staging block,
+      // which the barrier below then releases to every thread of it.
+      if (tid == 0) tma_store_wait_read();
+      if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
+      else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+
+      float dq[kDqBlock / 2];
+      wgmma_fence();
+      gemm_dq(base + ds_off, dq);
+      wgmma_commit();
+      wgmma_wait<0>();
+      fence_registers(dq);
+      fence_registers(dk);
+      fence_registers(dv);
+      ring.consumer_release(i, lane);  // every product of this stage's Q, dO, LSE and dpsum is done
+
+      // The dQ block to the accumulator: staged in fragment order (lane l's
+      // float4 of n-tile j of warp w at ((w * 8 + j) * 32 + l) * 4, 512
+      // contiguous bytes per warp and n-tile), then one bulk reduction.
+      float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+#pragma unroll
+      for (int j = 0; j < kDqBlock / 8; ++j)
+        *reinterpret_cast<float4*>(sdq + ((warp * (kDqBlock / 8) + j) * 32 + lane) * 4) =
+            make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+      fence_async_shared();  // the staging stores, before the copy engine reads them
+      named_barrier_sync(kBwd03DqStaged + c, kWarpgroupThreads);
+      if (tid == 0) {
+        const int dq_block = Cfg::kDqSplitKeys ? 0 : c;
+        float* gdq = p.dq_accum + (p.ws_row0(b, step.h, 0) + m0) * kHeadDim + dq_block * kDqBlockFloats;
+        bulk_reduce_add_f32(gdq, sdq, Smem::kDqBytes);
+        tma_store_commit();
+      }
+      step.advance(tiles);
+    }
+    if (tid == 0) bulk_wait_all();  // shared memory must outlive the last reduction's reads
+  }
+
+  // dK = scale * dS^T Q and dV, rounded, from registers; keys past seqlen_k
+  // are not stored.
+  __device__ void store(int b, int h_kv, const float (&dk)[kHeadDim / 2], const float (&dv)[kHeadDim / 2]) const {
+    const int g = lane / 4, t = lane % 4;
+    T* gdk = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride;
+    T* gdv = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride;
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int key = key0 + 16 * warp + g + 8 * half;
+      if (key >= p.seqlen_k) continue;
+#pragma unroll
+      for (int j = 0; j < kHeadDim / 8; ++j) {
+        const int col = 8 * j + 2 * t;
+        *reinterpret_cast<std::uint32_t*>(gdk + key * p.dk_row_stride + col) =
+            pack2<T>(dk[4 * j + 2 * half] * p.scale, dk[4 * j + 2 * half + 1] * p.scale);
+        *reinterpret_cast<std::uint32_t*>(gdv + key * p.dv_row_stride + col) =
+            pack2<T>(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]);
+      }
+    }
+  }
+};
+
+// One CTA per (key block, KV head, batch).
+template <class T, class Cfg>
+__global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
+    bwd_03_wgmma_dkv_kernel(const __grid_constant__ Bwd03Params prm) {
+#if FLASH_SM90A_DEVICE
+  using Smem = Bwd03Smem<Cfg>;
+  extern __shared__ std::uint8_t smem_raw[];
+  // Align the base to 1024 bytes in the shared window.
+  const std::uint32_t raw_addr = smem_addr(smem_raw);
+  std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+  const Bwd03Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  const BwdParams& p = prm.p;
+  const int n0 = blockIdx.x * Cfg::kBlockN, h_kv = blockIdx.y, b = blockIdx.z;
+  // The query tiles that see some key of this block (common/mask.h); the
+  // steps walk them for each query head of the group.
+  const TileRange tiles = p.mask_for().query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
+  const int steps = tiles.count() * p.group_size;
+
+  if (threadIdx.x == 0) ring.init();
+  __syncthreads();  // the barriers are initialised before any role uses them
+
+  const int wg = threadIdx.x / kWarpgroupThreads;
+  if (wg == 0) {
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg>::run(prm, smem, ring, n0, h_kv, b, tiles, steps);
+    return;
+  }
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
+  const Bwd03Consumer<T, Cfg> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
+  float dk[Cfg::kHeadDim / 2], dv[Cfg::kHeadDim / 2];
+#pragma unroll
+  for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
+  consumer.run(ring, b, h_kv, tiles, steps, dk, dv);
+  consumer.store(b, h_kv, dk, dv);
+#endif
+}
+
+// dQ = scale * accumulator, rounded to the dtype. The accumulator holds, per
+// (batch, head) and query tile of 64 rows, head_dim / 64 blocks of 64 x 64
+// floats (the dims 64 cb..), each in the dkv kernel's fragment order: the
+// float4 at ((w * 8 + j) * 32 + l) * 4 holds rows 16 w + l / 4 and + 8, dims
+// 8 j + 2 (l % 4) and + 1. One thread per float4.
+template <class T, class Cfg>
+__global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
+  const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
+  const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
+  for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
+    const std::int64_t bh = 4 * i4 / head_floats;
+    const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
+    const int in_tile = in_head % kTileFloats, in_block = in_tile % kDqBlockFloats;
+    const int frag = in_block / 128, lane = in_block % 128 / 4;
+    const int row = in_head / kTileFloats * Cfg::kBlockM + 16 * (frag / 8) + lane / 4;
+    const int col = in_tile / kDqBlockFloats * kDqBlock + 8 * (frag % 8) + 2 * (lane % 4);
+    if (row >= p.seqlen_q) continue;
+    const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
+    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
+    T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
+    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
+    if (row + 8 < p.seqlen_q)
+      *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
+  }
+}
+
+// What the feature bits cannot say: per-sequence metadata, and
+// deterministic mode (both also refused by the dispatcher through the
+// features; restated here so that the variant never runs a call it would
+// get wrong). Then the launch limits and the driver's tensor maps.
+std::string check(const BwdParams& p, const DeviceInfo& dev) {
+  if (p.deterministic) return "deterministic = true is not supported (bwd_02 mma sums dQ in a fixed order)";
+  if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_k != nullptr)
+    return "variable-length batches are not supported";
+  if (p.has_score_mods()) return "softcap and ALiBi are not supported";
+  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
+  dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) {
+    err = check_head_batch_grid(p, dev, Bwd03Smem<WgmmaBwdConfig<decltype(hd)::value>>::kBytes);
+  });
+  if (err.empty()) err = grid_yz_reason("heads_kv", p.heads_kv);
+  if (err.empty()) err = tensor_map_driver_reason();
+  return err;
+}
+
+std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, /*with_dq_accum=*/true); }
+
+// Q and dO as boxes of kBlockM rows, K and V of kBlockN; each map's rows end
+// at its sequence length, so rows past it read as zeros.
+std::string make_maps(Bwd03Params& prm, int block_m, int block_n) {
+  const BwdParams& p = prm.p;
+  std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
+                                         p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
+  if (err.empty())
+    err = make_bshd_tensor_map(&prm.dout, p.dout, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
+                               p.do_batch_stride, p.do_row_stride, p.do_head_stride, block_m);
+  if (err.empty())
+    err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.k_batch_stride,
+                               p.k_row_stride, p.k_head_stride, block_n);
+  if (err.empty())
+    err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.v_batch_stride,
+                               p.v_row_stride, p.v_head_stride, block_n);
+  return err;
+}
+
+cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
+  Bwd03Params prm;
+  prm.p = params;
+  BwdParams& p = prm.p;
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true);
+  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dsinks
+  if (err != cudaSuccess) return err;
+  err = cudaErrorInvalidValue;
+  const auto go = [&](auto tag, auto hd) {
+    using T = typename decltype(tag)::type;
+    using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
+    using Smem = Bwd03Smem<Cfg>;
+    if (!make_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
+    const auto kernel = bwd_03_wgmma_dkv_kernel<T, Cfg>;
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Smem::kBytes));
+    if (err != cudaSuccess) return;
+    const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
+    kernel<<<grid, Smem::kThreads, Smem::kBytes, stream>>>(prm);
+    err = cudaGetLastError();
+    if (err != cudaSuccess) return;
+    const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
+    bwd_03_wgmma_convert_dq_kernel<T, Cfg>
+        <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+    err = cudaGetLastError();
+  };
+  if (p.dtype == DType::f16) dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });
+  else dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd); });
+  return err;
+}
+
+}  // namespace
+
+// sm_90a only; causal, windows, GQA/MQA, unequal lengths and sinks (no
+// softcap, ALiBi, variable-length batches or deterministic mode: bwd_02).
+const BwdVariant* variant_bwd_wgmma() {
+  static const BwdVariant v = [] {
+    BwdVariant r = bwd_variant<Bwd03HeadDims>(check, workspace_bytes, run);
+    r.min_compute_capability = 90;
+    r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
+    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kFeatureSinks;
+    r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
+    return r;
+  }();
+  return &v;
+}
+#else
+const BwdVariant* variant_bwd_wgmma() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
+#endif
+
+}  // namespace flash::detail
