@@ -667,16 +667,19 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
         tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64,
                      seq.q_row0 + m0 + 64 * wg, h, seq.q_b);
       tma_store_commit();
-      // Shared memory must outlive the reads: wait now, or (persistent) before
-      // the next tile writes the O buffer, and at exit.
-      if constexpr (!kFa3Persistent<Cfg>) tma_store_wait_read();
     }
+    // The LSE while the TMA engine reads O.
     if (p.lse != nullptr && t == 0) {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int row = m0 + 64 * wg + 16 * warp + g + 8 * half;
         if (row < seq.seqlen_q) p.lse[p.lse_offset(b, h, seq.q_row0 + row)] = lse[half];
       }
+    }
+    // Shared memory must outlive the store's reads: wait now, or (persistent)
+    // before the next tile writes the O buffer, and at exit.
+    if constexpr (!kFa3Persistent<Cfg>) {
+      if (tid == 0) tma_store_wait_read();  // (nothing committed: returns at once)
     }
   }
 };
@@ -705,6 +708,15 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      // The maps are kernel parameters: fetch them while the first tile's
+      // range is worked out, so the first loads (and O's store) do not wait
+      // for them.
+      tma_prefetch_map(&prm.q);
+      tma_prefetch_map(&prm.k);
+      tma_prefetch_map(&prm.v);
+      tma_prefetch_map(&prm.o);
+    }
     if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {  // per-sequence and paged: the whole warp
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);

@@ -59,12 +59,14 @@ struct Mask {
   bool has_left = false, has_right = false;
   int left = 0, right = 0;
   // key_begin(i) = clamp(i + begin_off), key_end(i) = clamp(i + end_off)
-  // to [0, seqlen_k]: a side that does not bind gets an offset that clamps
-  // to 0 (begin) or seqlen_k (end) for every row a kernel asks about (0 <= i
-  // < seqlen_q + kMaxRowPad: its padding rows included), so a row's range is
-  // two adds and two clamps, without a branch on the sides.
-  int begin_off = 0, end_off = 0;
-  static constexpr int kMaxRowPad = 1024;
+  // to [0, seqlen_k], and query_begin / query_end the same by key: a side
+  // that does not bind gets an offset that clamps to the start or the end
+  // for every row (key) a kernel asks about, up to kMaxPad past the last one
+  // (its tile's padding), so a range is two adds and two clamps, without a
+  // branch on the sides.
+  int begin_off = 0, end_off = 0;    // by query row
+  int qbegin_off = 0, qend_off = 0;  // by key
+  static constexpr int kMaxPad = 1024;
 
   Mask() = default;
   // seqlen_q and seqlen_k of one sequence (decode and variable-length calls
@@ -77,9 +79,10 @@ struct Mask {
     has_left = spec.window_left >= 0 && spec.window_left < seqlen_k;
     right = has_right ? r : 0;
     left = has_left ? spec.window_left : 0;
-    // (-(seqlen_q + kMaxRowPad) saturates at -INT_MAX: no row is that far.)
-    begin_off = has_left ? diag - left : -(seqlen_q_ < kIntMax - kMaxRowPad ? seqlen_q_ + kMaxRowPad : kIntMax);
+    begin_off = has_left ? diag - left : -padded(seqlen_q_);
     end_off = has_right ? diag + right + 1 : seqlen_k_;
+    qbegin_off = has_right ? -diag - right : -padded(seqlen_k_);
+    qend_off = has_left ? left + 1 - diag : seqlen_q_;
   }
 
   // Keys [key_begin(i), key_end(i)) are the ones row i sees.
@@ -89,11 +92,8 @@ struct Mask {
   // Rows [query_begin(j), query_end(j)) are the ones that see key j (the
   // rule read by key, for the backward's transposed tiles): empty past
   // seqlen_k, and never past seqlen_q.
-  FLASH_HOST_DEVICE int query_begin(int key) const { return has_right ? clamp_q(key - diag - right) : 0; }
-  FLASH_HOST_DEVICE int query_end(int key) const {
-    if (key >= seqlen_k) return 0;
-    return has_left ? clamp_q(key - diag + left + 1) : seqlen_q;
-  }
+  FLASH_HOST_DEVICE int query_begin(int key) const { return clamp_q(key + qbegin_off); }
+  FLASH_HOST_DEVICE int query_end(int key) const { return key < seqlen_k ? clamp_q(key + qend_off) : 0; }
 
   // The rule itself.
   FLASH_HOST_DEVICE bool visible(int row, int key) const {
@@ -186,7 +186,8 @@ FLASH_UNROLL
   }
 
  private:
-  static constexpr int kIntMax = 2147483647;
+  // n + kMaxPad, saturated at INT_MAX (no row or key is that far).
+  FLASH_HOST_DEVICE static int padded(int n) { return n < 2147483647 - kMaxPad ? n + kMaxPad : 2147483647; }
   FLASH_HOST_DEVICE int clamp_k(int x) const { return x < 0 ? 0 : (x > seqlen_k ? seqlen_k : x); }
   FLASH_HOST_DEVICE int clamp_q(int x) const { return x < 0 ? 0 : (x > seqlen_q ? seqlen_q : x); }
 };

@@ -44,6 +44,11 @@ __device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tensor_m
   const std::int32_t coords[4] = {c0, c1, c2, c3};
   cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, tensor_map, coords, bar);
 }
+// Fetches a tensor map (a kernel parameter) into the cache TMA reads it
+// from, so the first load through it does not wait for it.
+__device__ __forceinline__ void tma_prefetch_map(const void* tensor_map) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<std::uint64_t>(tensor_map)) : "memory");
+}
 // `bytes` (a multiple of 16; both addresses 16-byte aligned) of contiguous
 // global memory into shared memory, completing on bar: the non-tensor bulk
 // copy, for rows of per-row arrays.
