@@ -52,7 +52,16 @@
 // two 16 KB dQ staging blocks. Registers (setmaxnreg): producer 24,
 // consumers 240 (hdim 128 reaches R231, hdim 64 R171), no spills, no local
 // memory; ptxas keeps the wgmmas unserialized (4 fences, 3 waits per step).
-// Measured: not yet (first build 2026-11-24).
+// Measured on the H200 (2026-11-24, bf16, seq 8k, heads = 2048 / dhead,
+// TFLOPS = 2.5 x the forward's FLOPs / time; `./bench --bwd --seq 8192
+// --dhead D [--causal]`, bwd_02 from the same call):
+//   hdim  64: 376 full (bwd_02 286, 1.31x), 355 causal (268, 1.32x)
+//   hdim 128: 515 full (326, 1.58x), 473 causal (301, 1.57x)
+// FlashAttention-4 on these shapes (issue 18's table, 2026-11-23, not the
+// same call): 523 / 518 at hdim 64, 632 / 594 at hdim 128: this rung is at
+// about 0.7x / 0.8x of it. Every consumer thread arrives on a stage's empty
+// barrier (racecheck needs each reader of the LSE / dpsum rows to release
+// them; one arrival per warp or per warpgroup ran at the same speed).
 // Run it: ./runner --bwd --kernel wgmma ; ./bench --bwd --kernel wgmma --seq 8192 --dhead 128
 #include <cuda.h>
 
