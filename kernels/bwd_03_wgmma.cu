@@ -42,11 +42,29 @@
 // fragment); P and dS never touch shared memory on the way to dV and dK;
 // the producer's TMA ring hides the loads of the next tile behind this
 // one's products instead of the warps issuing cp.async themselves.
+// Deterministic mode (deterministic = true; the kernel's kDeterministic
+// instantiations): the fp32 additions to each dQ tile (64 query rows of one
+// query head) happen in one fixed order, so dQ is bitwise the same from run
+// to run (dK and dV never had atomics). FlashAttention-3's scheme: a
+// counter per tile in the workspace (zeroed by the preprocess); the key
+// blocks add in descending order, the CTA of key block n waiting until the
+// counter says every key block above n that sees the tile has added, and
+// incrementing it once its own additions completed (Bwd03DqOrder says why
+// descending, and why the CTAs' launch order, key block = gridDim.x - 1 -
+// blockIdx.x, cannot deadlock). The waiting is done by a dQ writer, one
+// thread of the producer warpgroup's second warp: the consumers stage their
+// dQ blocks as before and hand them over through two mbarriers per
+// warpgroup (Bwd03DqHandoff) instead of issuing the reduction themselves,
+// so they stall only when the writer is a whole step behind. Expected cost:
+// not yet measured; the writer serialises one tile's additions across key
+// blocks (a bulk reduction's completion latency, plus the counter's round
+// trip, per key block and tile), so the CTAs of one KV head start their
+// walks staggered by about that latency; FlashAttention-3 reports its
+// deterministic backward within about 10-15% of the atomic one.
 // Not in this rung (check() and the feature bits send these calls to
-// bwd_02, which auto then picks): deterministic = true (no
-// kFeatureDeterministic), softcap and ALiBi, variable-length batches, head
-// dim 256; sinks are free (the preprocess's LSE holds the sink, and it
-// computes dsinks).
+// bwd_02, which auto then picks): softcap and ALiBi, variable-length
+// batches, head dim 256; sinks are free (the preprocess's LSE holds the
+// sink, and it computes dsinks).
 // Shared memory (hdim 64 / 128): 130 / 194 KB: K, V; two stages of Q, dO,
 // LSE and dpsum; dS^T double-buffered (so one barrier per step guards it);
 // two 16 KB dQ staging blocks. Registers (setmaxnreg): producer 24,
@@ -68,6 +86,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "common/backward.h"
 #include "common/bwd_params.h"
@@ -132,7 +151,10 @@ template <class Cfg> struct Bwd03Smem {
   static constexpr int kLse = kDq + Cfg::kConsumerWGs * kDqBytes;
   static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
-  static constexpr int kNumBars = 1 + 2 * Cfg::kStages;  // kv_full, then per stage full, empty
+  // kv_full, then per stage full, empty (Bwd03Ring); then per consumer
+  // warpgroup staged, then freed (Bwd03DqHandoff, deterministic mode).
+  static constexpr int kRingBars = 1 + 2 * Cfg::kStages;
+  static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs;
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
                 "tiles must keep 1024-byte alignment");
@@ -213,6 +235,80 @@ template <class Cfg> struct Bwd03Ring {
   __device__ void consumer_release(int i) const { mbar_arrive(empty(stage(i))); }
 };
 
+// Deterministic mode: each consumer warpgroup hands its staged dQ block to
+// the dQ writer (one thread of the producer warpgroup), which adds it to
+// the accumulator in the fixed order (Bwd03DqOrder), so that the consumers
+// never wait for that order themselves. One use per step; the parities come
+// from the step index, as in the ring.
+//   staged(c)  every thread of warpgroup c stored its part of the block;
+//   freed(c)   the writer's addition from block c completed (it may be
+//              overwritten).
+template <class Cfg> struct Bwd03DqHandoff {
+  std::uint64_t* bars;
+
+  __device__ std::uint64_t* staged(int c) const { return bars + c; }
+  __device__ std::uint64_t* freed(int c) const { return bars + Cfg::kConsumerWGs + c; }
+  __device__ static std::uint32_t parity(int i) { return i & 1; }
+
+  // One thread, before Bwd03Ring::init (whose fence publishes these too).
+  __device__ void init() const {
+    for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+      mbar_init(staged(c), kWarpgroupThreads);
+      mbar_init(freed(c), 1);
+    }
+  }
+  // Consumers, every thread: step i may overwrite the block (the addition of
+  // step i - 1 completed; step 0 passes at once), then announce it staged.
+  // Every thread arrives, so that each one's stores are ordered before the
+  // writer's bulk reduction reads them.
+  __device__ void consumer_acquire(int c, int i) const { mbar_wait(freed(c), parity(i) ^ 1); }
+  __device__ void consumer_commit(int c) const { mbar_arrive(staged(c)); }
+  // The writer.
+  __device__ void writer_wait(int c, int i) const { mbar_wait(staged(c), parity(i)); }
+  __device__ void writer_release(int c) const { mbar_arrive(freed(c)); }
+};
+
+// Deterministic mode: the fixed order of the additions to one dQ tile (query
+// tile m of query head h of batch b): by descending key block, from the last
+// key block that sees the tile down to the first. A counter per tile
+// (BwdParams::dq_semaphore, zeroed by the preprocess) counts the key blocks
+// whose additions to it have completed; key block n adds its dQ blocks when
+// the counter equals turn(m, n), the number of key blocks above n that see
+// tile m, and then increments it. Within a CTA the writer adds warpgroup 0's
+// block, then warpgroup 1's (hdim 64: both to the same block, the second
+// issued once the first completed), and counts once.
+//   Which key blocks see tile m: exactly those whose query-tile range
+// (Mask::query_tiles, the tiles a CTA walks) holds m, and they are the key
+// tiles Mask::key_tiles gives for the tile's rows (tests/test_mask.cpp,
+// KeyBlocksOfAQueryTileAreItsKeyTiles), so the ones above n number
+// key_tiles.end - 1 - n.
+//   Why descending: a CTA walks its query tiles upwards from the first one
+// that sees its keys, and that first tile rises with the key block (causal,
+// windows) or is tile 0 for all (no mask). So the key block that adds first
+// to tile m reaches it earliest in its walk, and each later one reaches it
+// at the same step or later: with the CTAs started together, a writer waits
+// about one addition's latency behind the block above it, not for a walk.
+// (Ascending order under a causal mask would make key block n wait until
+// key block 0 walked up to n's first tile.)
+//   Deadlock freedom: the key block of a CTA is gridDim.x - 1 - blockIdx.x,
+// so the key blocks that key block n waits for (same KV head and batch,
+// above n) are CTAs with a smaller linear block index (blockIdx.x + gridDim.x
+// * (blockIdx.y + gridDim.y * blockIdx.z)). A CTA waits for nothing but
+// those, its own producer's TMA loads, and its own warpgroups. CUDA hands
+// out the CTAs of a grid in increasing linear index (FlashAttention-3's
+// deterministic backward relies on the same): so whenever some CTA is not
+// finished, the unfinished CTA of smallest index is resident, and everything
+// it waits for is either finished or inside itself, so it finishes; by
+// induction every CTA does, however many CTAs fit on the GPU at once.
+template <class Cfg> struct Bwd03DqOrder {
+  __device__ static int key_block(bool deterministic) {
+    return deterministic ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  }
+  __device__ static int turn(const Mask& mask, int m0, int n_block) {
+    return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
+  }
+};
+
 // Accumulator fragments (fp32, 64 x N) to register A operands of k16 steps:
 // n-tiles 2 kk and 2 kk + 1 rounded to 16 bits (wgmma.cuh).
 template <class T, int kN>
@@ -259,7 +355,51 @@ template <class Cfg> struct Bwd03Producer {
   }
 };
 
-template <class T, class Cfg> struct Bwd03Consumer {
+// Deterministic mode's dQ writer (one thread): per step, its turn on the
+// tile's counter, then each warpgroup's staged block added by one bulk
+// reduction, then, once the additions completed, the counter incremented.
+template <class Cfg> struct Bwd03DqWriter {
+  using Smem = Bwd03Smem<Cfg>;
+
+  __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd03DqHandoff<Cfg>& handoff, int n_block,
+                             int h_kv, int b, const TileRange& tiles, int steps) {
+    const Mask& mask = p.mask_for();
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      const int m0 = step.m_block * Cfg::kBlockM;
+      const std::int64_t row0 = p.ws_row0(b, step.h, 0) + m0;
+      int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
+      const int turn = Bwd03DqOrder<Cfg>::turn(mask, m0, n_block);
+      while (ld_acquire_gpu(counter) != turn) {
+      }
+      // The earlier key blocks' additions (their writers' release, which the
+      // acquire above saw) come before this CTA's bulk reductions.
+      fence_proxy_async_global();
+      float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
+#pragma unroll
+      for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+        handoff.writer_wait(c, i);
+        // hdim 64: both blocks add to the same floats; the first addition
+        // completes before the second is issued (two reductions in flight
+        // would add in either order).
+        if (Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
+        const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+        bulk_reduce_add_f32(gdq + (Cfg::kDqSplitKeys ? 0 : c) * kDqBlockFloats, sdq, Smem::kDqBytes);
+        tma_store_commit();
+      }
+      bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
+#pragma unroll
+      for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
+      // The completed bulk writes (async proxy), before the release that
+      // hands the tile to the next key block.
+      fence_proxy_async_global();
+      red_release_gpu_add(counter, 1);
+      step.advance(tiles);
+    }
+  }
+};
+
+template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
   using Smem = Bwd03Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kNTilesS = kBlockM / 8;  // n-tiles of S^T and dP^T (queries)
@@ -317,8 +457,10 @@ template <class T, class Cfg> struct Bwd03Consumer {
   }
 
   // Every step's products; dK and dV come back unscaled.
-  __device__ void run(const Bwd03Ring<Cfg>& ring, int b, int h_kv, const TileRange& tiles, int steps,
-                      float (&dk)[kHeadDim / 2], float (&dv)[kHeadDim / 2]) const {
+  // Deterministic mode hands each dQ block to the writer (handoff) instead
+  // of adding it here.
+  __device__ void run(const Bwd03Ring<Cfg>& ring, const Bwd03DqHandoff<Cfg>& handoff, int b, int h_kv,
+                      const TileRange& tiles, int steps, float (&dk)[kHeadDim / 2], float (&dv)[kHeadDim / 2]) const {
     if (steps == 0) return;
     const Mask& mask = p.mask_for();
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
@@ -386,8 +528,9 @@ template <class T, class Cfg> struct Bwd03Consumer {
       wgmma_commit();
       fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
       // This warpgroup's previous dQ reduction has read its staging block,
-      // which the barrier below then releases to every thread of it.
-      if (tid == 0) tma_store_wait_read();
+      // which the barrier below then releases to every thread of it
+      // (deterministic mode: Bwd03DqHandoff, below).
+      if (!kDeterministic && tid == 0) tma_store_wait_read();
       if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
       else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
 
@@ -395,6 +538,7 @@ template <class T, class Cfg> struct Bwd03Consumer {
       wgmma_fence();
       gemm_dq(base + ds_off, dq);
       wgmma_commit();
+      if constexpr (kDeterministic) handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
       wgmma_wait<0>();
       fence_registers(dq);
       fence_registers(dk);
@@ -410,16 +554,20 @@ template <class T, class Cfg> struct Bwd03Consumer {
         *reinterpret_cast<float4*>(sdq + ((warp * (kDqBlock / 8) + j) * 32 + lane) * 4) =
             make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
       fence_async_shared();  // the staging stores, before the copy engine reads them
-      named_barrier_sync(kBwd03DqStaged + c, kWarpgroupThreads);
-      if (tid == 0) {
-        const int dq_block = Cfg::kDqSplitKeys ? 0 : c;
-        float* gdq = p.dq_accum + (p.ws_row0(b, step.h, 0) + m0) * kHeadDim + dq_block * kDqBlockFloats;
-        bulk_reduce_add_f32(gdq, sdq, Smem::kDqBytes);
-        tma_store_commit();
+      if constexpr (kDeterministic) {
+        handoff.consumer_commit(c);
+      } else {
+        named_barrier_sync(kBwd03DqStaged + c, kWarpgroupThreads);
+        if (tid == 0) {
+          const int dq_block = Cfg::kDqSplitKeys ? 0 : c;
+          float* gdq = p.dq_accum + (p.ws_row0(b, step.h, 0) + m0) * kHeadDim + dq_block * kDqBlockFloats;
+          bulk_reduce_add_f32(gdq, sdq, Smem::kDqBytes);
+          tma_store_commit();
+        }
       }
       step.advance(tiles);
     }
-    if (tid == 0) bulk_wait_all();  // shared memory must outlive the last reduction's reads
+    if (!kDeterministic && tid == 0) bulk_wait_all();  // shared memory must outlive the last reduction's reads
   }
 
   // dK = scale * dS^T Q and dV, rounded, from registers; keys past seqlen_k
@@ -444,8 +592,9 @@ template <class T, class Cfg> struct Bwd03Consumer {
   }
 };
 
-// One CTA per (key block, KV head, batch).
-template <class T, class Cfg>
+// One CTA per (key block, KV head, batch); deterministic mode takes the key
+// blocks in descending order of blockIdx.x and adds dQ through the writer.
+template <class T, class Cfg, bool kDeterministic>
 __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     bwd_03_wgmma_dkv_kernel(const __grid_constant__ Bwd03Params prm) {
 #if FLASH_SM90A_DEVICE
@@ -455,29 +604,37 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const std::uint32_t raw_addr = smem_addr(smem_raw);
   std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
   const Bwd03Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
   const BwdParams& p = prm.p;
-  const int n0 = blockIdx.x * Cfg::kBlockN, h_kv = blockIdx.y, b = blockIdx.z;
+  const int n_block = Bwd03DqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
+  const int n0 = n_block * Cfg::kBlockN;
   // The query tiles that see some key of this block (common/mask.h); the
   // steps walk them for each query head of the group.
   const TileRange tiles = p.mask_for().query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
   const int steps = tiles.count() * p.group_size;
 
-  if (threadIdx.x == 0) ring.init();
+  if (threadIdx.x == 0) {
+    if constexpr (kDeterministic) handoff.init();
+    ring.init();
+  }
   __syncthreads();  // the barriers are initialised before any role uses them
 
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg>::run(prm, smem, ring, n0, h_kv, b, tiles, steps);
+    // Deterministic mode: the dQ writer is the first thread of the second warp.
+    if (kDeterministic && threadIdx.x == 32 && steps > 0)
+      Bwd03DqWriter<Cfg>::run(p, smem, handoff, n_block, h_kv, b, tiles, steps);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
-  const Bwd03Consumer<T, Cfg> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
+  const Bwd03Consumer<T, Cfg, kDeterministic> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
   float dk[Cfg::kHeadDim / 2], dv[Cfg::kHeadDim / 2];
 #pragma unroll
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
-  consumer.run(ring, b, h_kv, tiles, steps, dk, dv);
+  consumer.run(ring, handoff, b, h_kv, tiles, steps, dk, dv);
   consumer.store(b, h_kv, dk, dv);
 #endif
 }
@@ -509,12 +666,11 @@ __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __gr
   }
 }
 
-// What the feature bits cannot say: per-sequence metadata, and
-// deterministic mode (both also refused by the dispatcher through the
-// features; restated here so that the variant never runs a call it would
-// get wrong). Then the launch limits and the driver's tensor maps.
+// What the feature bits cannot say: per-sequence metadata (also refused by
+// the dispatcher through the features; restated here so that the variant
+// never runs a call it would get wrong). Then the launch limits and the
+// driver's tensor maps.
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
-  if (p.deterministic) return "deterministic = true is not supported (bwd_02 mma sums dQ in a fixed order)";
   if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_k != nullptr)
     return "variable-length batches are not supported";
   if (p.has_score_mods()) return "softcap and ALiBi are not supported";
@@ -527,7 +683,10 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
   return err;
 }
 
-std::size_t workspace_bytes(const BwdParams& p) { return bwd_workspace_bytes(p, /*with_dq_accum=*/true); }
+// Deterministic mode adds the dQ tiles' counters.
+std::size_t workspace_bytes(const BwdParams& p) {
+  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
+}
 
 // Q and dO as boxes of kBlockM rows, K and V of kBlockN; each map's rows end
 // at its sequence length, so rows past it read as zeros.
@@ -551,16 +710,16 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   Bwd03Params prm;
   prm.p = params;
   BwdParams& p = prm.p;
-  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true);
-  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dsinks
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
+  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
-  const auto go = [&](auto tag, auto hd) {
+  const auto go = [&](auto tag, auto hd, auto det) {
     using T = typename decltype(tag)::type;
     using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
     using Smem = Bwd03Smem<Cfg>;
     if (!make_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
-    const auto kernel = bwd_03_wgmma_dkv_kernel<T, Cfg>;
+    const auto kernel = bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value>;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Smem::kBytes));
     if (err != cudaSuccess) return;
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
@@ -572,21 +731,26 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
         <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
     err = cudaGetLastError();
   };
-  if (p.dtype == DType::f16) dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__half>{}, hd); });
-  else dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go(TypeTag<__nv_bfloat16>{}, hd); });
+  const auto go_mode = [&](auto tag, auto hd) {
+    if (p.deterministic) go(tag, hd, std::true_type{});
+    else go(tag, hd, std::false_type{});
+  };
+  if (p.dtype == DType::f16) dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
+  else dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__nv_bfloat16>{}, hd); });
   return err;
 }
 
 }  // namespace
 
-// sm_90a only; causal, windows, GQA/MQA, unequal lengths and sinks (no
-// softcap, ALiBi, variable-length batches or deterministic mode: bwd_02).
+// sm_90a only; causal, windows, GQA/MQA, unequal lengths, sinks and
+// deterministic mode (no softcap, ALiBi or variable-length batches: bwd_02).
 const BwdVariant* variant_bwd_wgmma() {
   static const BwdVariant v = [] {
     BwdVariant r = bwd_variant<Bwd03HeadDims>(check, workspace_bytes, run);
     r.min_compute_capability = 90;
     r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
-    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kFeatureSinks;
+    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kFeatureSinks |
+                 kFeatureDeterministic;
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
     return r;
   }();

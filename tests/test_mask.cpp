@@ -8,6 +8,7 @@
 #include <random>
 #include <utility>
 #include <string>
+#include <vector>
 
 #include "common/mask.h"
 #include "flash/reference.h"
@@ -116,6 +117,47 @@ TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {
     check_tiles<64, 64>(spec, sq, sk);
     check_tiles<128, 80>(spec, sq, sk);
     check_tiles<16, 32>(spec, sq, sk);
+  }
+}
+
+// bwd_03's deterministic mode orders the dQ additions to a query tile by key
+// block and counts the ones above a block from the query tile's key-tile
+// range (kernels/bwd_03_wgmma.cu, Bwd03DqOrder): the key blocks whose
+// query-tile range (the tiles a CTA walks) holds tile m must be exactly the
+// key tiles of tile m's rows, or a CTA would wait for an addition that never
+// comes (or skip one). Every tile, 64-row query tiles and 128-key blocks.
+TEST(Mask, KeyBlocksOfAQueryTileAreItsKeyTiles) {
+  constexpr int kBlockM = 64, kBlockN = 128;
+  std::mt19937 rng(20261125);
+  std::uniform_int_distribution<int> len(1, 900), side(-1, 400), coin(0, 1);
+  std::vector<std::pair<MaskSpec, std::pair<int, int>>> cases;
+  for (const MaskSpec spec : {MaskSpec{true, -1, -1}, MaskSpec{false, -1, -1}, MaskSpec{false, 0, 0},
+                              MaskSpec{false, 100, 30}, MaskSpec{true, 100, -1}, MaskSpec{false, -1, 0}})
+    for (auto lengths : {std::pair{1000, 1000}, std::pair{129, 1000}, std::pair{1000, 129}, std::pair{65, 257},
+                         std::pair{1, 17}, std::pair{17, 1}, std::pair{640, 1024}, std::pair{1024, 640}})
+      cases.push_back({spec, lengths});
+  for (int trial = 0; trial < 400; ++trial) {
+    MaskSpec spec;
+    spec.causal = trial % 4 == 0;
+    if (trial % 4 >= 2) spec.window_left = side(rng);
+    if (trial % 4 != 0 && coin(rng)) spec.window_right = side(rng);
+    cases.push_back({spec, {len(rng), len(rng)}});
+  }
+  for (const auto& [spec, lengths] : cases) {
+    const auto [sq, sk] = lengths;
+    const Mask mask(spec, sq, sk);
+    const int num_m = (sq + kBlockM - 1) / kBlockM, num_n = (sk + kBlockN - 1) / kBlockN;
+    for (int m = 0; m < num_m; ++m) {
+      const auto keys = mask.key_tiles<kBlockN>(m * kBlockM, kBlockM);
+      for (int n = 0; n < num_n; ++n) {
+        const auto walk = mask.query_tiles<kBlockM>(n * kBlockN, kBlockN);
+        const bool visits = m >= walk.begin && m < walk.end;
+        const bool counted = n >= keys.begin && n < keys.end;
+        ASSERT_EQ(visits, counted) << "sq " << sq << " sk " << sk << " causal " << spec.causal << " window ("
+                                   << spec.window_left << ", " << spec.window_right << ") query tile " << m
+                                   << " key block " << n;
+      }
+    }
   }
 }
 

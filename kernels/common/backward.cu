@@ -161,6 +161,11 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
     const cudaError_t err = cudaMemsetAsync(p.dq_accum, 0, bytes, stream);
     if (err != cudaSuccess) return err;
   }
+  if (p.dq_semaphore != nullptr) {
+    const std::size_t bytes = bwd_ws_rows(p) / kBwdDqTileRows * sizeof(int);
+    const cudaError_t err = cudaMemsetAsync(p.dq_semaphore, 0, bytes, stream);
+    if (err != cudaSuccess) return err;
+  }
   const bool varlen = p.cu_seqlens_q != nullptr;
   const cudaError_t err = dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -18,6 +18,10 @@ namespace flash::detail {
 // Per-row workspace arrays are padded to a multiple of this many rows, so a
 // kernel may read whole tiles of them without a bounds check.
 inline constexpr int kBwdRowPad = 128;
+// Deterministic dQ accumulation with an ordering counter per tile of this
+// many rows of the row arrays (bwd_03's query tiles).
+inline constexpr int kBwdDqTileRows = 64;
+static_assert(kBwdRowPad % kBwdDqTileRows == 0, "a (sequence, head)'s padded rows are whole counter tiles");
 
 struct BwdParams : AttnParams {
   // The forward's LSE (AttnParams::lse, fp32, read here), dO and the gradients.
@@ -49,6 +53,10 @@ struct BwdParams : AttnParams {
   // row arrays, each (sequence, head) a contiguous block whose order within
   // is the variant's (the mma variant keeps its fragment order).
   float* dq_accum = nullptr;
+  // int32, when the variant orders its dQ additions (deterministic mode of
+  // bwd_03): one counter per kBwdDqTileRows rows of the row arrays (the
+  // tile of row r is r / kBwdDqTileRows), zeroed by the preprocess.
+  int* dq_semaphore = nullptr;
 
   // Sequence b's offsets of dO, dQ, dK and dV (seq_span's, for the gradients).
   struct GradSpan {
@@ -88,17 +96,20 @@ inline std::size_t bwd_ws_rows(const BwdParams& p) {
 }
 
 // Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator when
-// with_dq_accum; 256-byte aligned pieces.
-inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum) {
+// with_dq_accum, plus its counters when with_dq_semaphore; 256-byte aligned
+// pieces.
+inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum, bool with_dq_semaphore = false) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
   const std::size_t rows = bwd_ws_rows(p);
   std::size_t bytes = 2 * align(rows * sizeof(float));
   if (with_dq_accum) bytes += align(rows * p.head_dim * sizeof(float));
+  if (with_dq_semaphore) bytes += align(rows / kBwdDqTileRows * sizeof(int));
   return bytes;
 }
 
-// Points p's workspace arrays into `ws` (bwd_workspace_bytes long).
-inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum) {
+// Points p's workspace arrays into `ws` (bwd_workspace_bytes long, with the
+// same flags).
+inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum, bool with_dq_semaphore = false) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
   p.seqlen_q_pad = (p.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
   p.ws_head_rows = p.cu_seqlens_q != nullptr ? bwd_ws_head_rows(p) : 0;
@@ -106,7 +117,10 @@ inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum) {
   char* base = static_cast<char*>(ws);
   p.lse_log2 = reinterpret_cast<float*>(base);
   p.dpsum = reinterpret_cast<float*>(base + align(rows * sizeof(float)));
-  p.dq_accum = with_dq_accum ? reinterpret_cast<float*>(base + 2 * align(rows * sizeof(float))) : nullptr;
+  std::size_t next = 2 * align(rows * sizeof(float));
+  p.dq_accum = with_dq_accum ? reinterpret_cast<float*>(base + next) : nullptr;
+  if (with_dq_accum) next += align(rows * p.head_dim * sizeof(float));
+  p.dq_semaphore = with_dq_semaphore ? reinterpret_cast<int*>(base + next) : nullptr;
 }
 
 using BwdVariant = Variant<BwdParams>;

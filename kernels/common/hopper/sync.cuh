@@ -78,6 +78,28 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* gmem, const float* sm
 // Waits until the committed bulk operations are complete (their global
 // writes done, not only their shared-memory reads).
 __device__ __forceinline__ void bulk_wait_all() { cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{}); }
+// Orders global memory between the generic proxy and the async proxy (bulk
+// copies and reductions) for this thread: after bulk_wait_all(), its
+// completed bulk writes before its later generic accesses (a release that
+// publishes them); after an acquire, what that acquire made visible before
+// its later bulk operations.
+__device__ __forceinline__ void fence_proxy_async_global() {
+  asm volatile("fence.proxy.async.global;\n" ::: "memory");
+}
+
+// A counter in global memory shared by CTAs: read with acquire semantics at
+// GPU scope (the writes released before the value read are visible after
+// it), and incremented with release semantics (this thread's earlier writes
+// are visible to whoever acquires the new value).
+__device__ __forceinline__ int ld_acquire_gpu(const int* counter) {
+  int value;
+  asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(value) : "l"(counter) : "memory");
+  return value;
+}
+__device__ __forceinline__ void red_release_gpu_add(int* counter, int value) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(counter), "r"(value) : "memory");
+}
+
 // Orders this thread's ordinary shared-memory writes before later reads by
 // the async proxy (TMA stores, wgmma operands).
 __device__ __forceinline__ void fence_async_shared() {
