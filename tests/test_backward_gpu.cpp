@@ -377,6 +377,49 @@ TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
   }
 }
 
+// The fixed order of dQ additions (bwd_03: a counter per query tile of
+// each query head, the key blocks adding one after another, CTAs waiting
+// for CTAs launched before them): GQA group 8 (each query head of the group
+// its own counters), causal with seqlen_q < seqlen_k (many key blocks, more
+// CTAs than an H200 holds at once: 18 x 4 x 2 = 144, one per SM) and a
+// window with seqlen_q > seqlen_k (query tiles that no key block visits),
+// both head dims: 30 bit-identical runs, then the reference.
+TEST(BackwardDeterminism, OrderedDqUnderGqaAndMasks) {
+  SKIP_WITHOUT_GPU();
+  constexpr int kRuns = 30;
+  for (int d : {64, 128})
+    for (const Shape s : {Shape{.batch = 2, .seqlen_q = 600, .seqlen_k = 2200, .heads_q = 32, .heads_kv = 4, .head_dim = d},
+                          Shape{.batch = 2, .seqlen_q = 1600, .seqlen_k = 1200, .heads_q = 16, .heads_kv = 2,
+                                .head_dim = d, .window_left = 300, .window_right = 100}}) {
+      const bool causal = s.window_left < 0;
+      SCOPED_TRACE(fmt::format("d{} sq {} sk {} {}", d, s.seqlen_q, s.seqlen_k, causal ? "causal" : "window (300, 100)"));
+      auto prob = flash::testing::make_bwd_problem(s, DType::bf16, causal, Layout::bshd, base_seed() + d + s.seqlen_q);
+      for (const auto& v : flash::backward_variants()) {
+        if (!runnable(v, DType::bf16, d) || !(v.features & flash::kFeatureDeterministic)) continue;
+        flash::BackwardArgs a = prob.args;
+        a.kernel = v.name;
+        a.deterministic = true;
+        const std::size_t nq = flash::testing::view_bytes(a.dq), nk = flash::testing::view_bytes(a.dk);
+        std::vector<unsigned char> first(nq + 2 * nk), again(nq + 2 * nk);
+        int differing_runs = 0;
+        for (int run = 0; run < kRuns; ++run) {
+          flash::testing::poison(a.dq);
+          flash::testing::poison(a.dk);
+          flash::testing::poison(a.dv);
+          flash::attention_backward(a);
+          auto& dst = run == 0 ? first : again;
+          ASSERT_EQ(cudaMemcpy(dst.data(), a.dq.data, nq, cudaMemcpyDeviceToHost), cudaSuccess) << v.name;
+          ASSERT_EQ(cudaMemcpy(dst.data() + nq, a.dk.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(dst.data() + nq + nk, a.dv.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
+          if (run > 0) differing_runs += std::memcmp(first.data(), again.data(), first.size()) != 0;
+        }
+        EXPECT_EQ(differing_runs, 0) << v.name << ": deterministic runs differ from the first";
+        const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
+        EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
+      }
+    }
+}
+
 TEST(BackwardEdges, CallerWorkspace) {
   SKIP_WITHOUT_GPU();
   const Shape s{.batch = 1, .seqlen_q = 77, .seqlen_k = 91, .heads_q = 2, .heads_kv = 1, .head_dim = 64};
