@@ -68,8 +68,9 @@
 // Shared memory (hdim 64 / 128): 130 / 194 KB: K, V; two stages of Q, dO,
 // LSE and dpsum; dS^T double-buffered (so one barrier per step guards it);
 // two 16 KB dQ staging blocks. Registers (setmaxnreg): producer 24,
-// consumers 240 (hdim 128 reaches R231, hdim 64 R171), no spills, no local
-// memory; ptxas keeps the wgmmas unserialized (4 fences, 3 waits per step).
+// consumers 240 (hdim 128 reaches R231, hdim 64 R171; the deterministic
+// instantiations two more, and their dQ writer fits the producer's 24:
+// R0-R21 in SASS), no spills, no local memory; ptxas keeps the wgmmas unserialized (4 fences, 3 waits per step).
 // Measured on the H200 (2026-11-24, bf16, seq 8k, heads = 2048 / dhead,
 // TFLOPS = 2.5 x the forward's FLOPs / time; `./bench --bwd --seq 8192
 // --dhead D [--causal]`, bwd_02 from the same call):
