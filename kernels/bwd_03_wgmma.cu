@@ -624,8 +624,10 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg>::run(prm, smem, ring, n0, h_kv, b, tiles, steps);
-    // Deterministic mode: the dQ writer is the first thread of the second warp.
-    if (kDeterministic && threadIdx.x == 32 && steps > 0)
+    // Deterministic mode: the dQ writer is the first thread of the second
+    // warp (its own warp, so the producer's loop never waits on its spins).
+    constexpr int kWriterThread = 32;
+    if (kDeterministic && threadIdx.x == kWriterThread && steps > 0)
       Bwd03DqWriter<Cfg>::run(p, smem, handoff, n_block, h_kv, b, tiles, steps);
     return;
   }
