@@ -109,18 +109,37 @@ namespace {
 
 template <int kHeadDim_> struct WgmmaBwdConfig {
   static constexpr int kHeadDim = kHeadDim_;
-  static constexpr int kBlockM = 64;   // query rows per step: the N of S^T and dP^T, the k of dV and dK
+  // Query rows per step: the N of S^T and dP^T, the k of dV and dK. hdim 64
+  // takes 128 (FlashAttention-3's 128 x 128 tile; 64 there is the rung's
+  // first shape, kept for the A/B); hdim 128 has no registers for 128 (S^T,
+  // dP^T, dK and dV would be 64 floats each).
+  static constexpr int kBlockM = kHeadDim == 64 ? 128 : 64;
   static constexpr int kBlockN = 128;  // keys per CTA, 64 per consumer warpgroup (wgmma's M)
   static constexpr int kConsumerWGs = 2;
   static constexpr int kStages = 2;
   // The forward's proven split (fa3_forward.cuh: 32 / 240 hung).
   static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-  // dQ = dS K: each warpgroup a 64 x 64 block per step; hdim 64 splits the
-  // keys between the warpgroups, hdim 128 the dims (see the header).
-  static constexpr bool kDqSplitKeys = kHeadDim == 64;
+  // dQ = dS K: each warpgroup a 64 x 64 block per step (see the header),
+  // split between the warpgroups by one of: keys (hdim 64 with 64-row
+  // steps: both blocks add to the same floats), dims (hdim 128) or query
+  // rows (128-row steps). The last two sum over all the block's keys, so
+  // both warpgroups' dS^T must be in shared memory first.
+  static constexpr bool kDqSplitQueries = kBlockM == 128;
+  static constexpr bool kDqSplitKeys = kHeadDim == 64 && !kDqSplitQueries;
   static constexpr int kDqKeys = kDqSplitKeys ? kBlockN / kConsumerWGs : kBlockN;
+  // Registers at 128-row steps: S^T and dP^T are 64 floats each per thread;
+  // issuing dV's product before dS^T (its A operand, 32 registers of P^T,
+  // live while the fp32 S^T and dP^T are) spilled. So P^T is rounded and dV
+  // issued once dS^T = P^T (dP^T - dpsum) is done and S^T's floats are free.
+  static constexpr bool kDvAfterDs = kBlockM == 128;
+  static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64), "a step is one or (hdim 64) two dQ row tiles");
   static_assert(kHeadDim == 64 || kHeadDim == 128, "dQ blocks are 64 x 64: one per warpgroup");
   static_assert(kDqKeys % 16 == 0, "dQ's k-steps are 16 keys");
+  // This warpgroup's dQ block within the step: its first query row and its
+  // 64-dim block.
+  __device__ static int dq_row(int c) { return kDqSplitQueries ? 64 * c : 0; }
+  __device__ static int dq_dims_block(int c) { return kDqSplitKeys || kDqSplitQueries ? 0 : c; }
+  __device__ static int dq_key(int c) { return kDqSplitKeys ? 64 * c : 0; }
 };
 
 template <class F> bool dispatch_bwd03_head_dim(int d, F&& f) {
@@ -140,7 +159,7 @@ constexpr int kDqBlockFloats = kDqBlock * kDqBlock;
 template <class Cfg> struct Bwd03Smem {
   static constexpr int kKVBytes = Cfg::kBlockN * Cfg::kHeadDim * 2;  // K or V
   static constexpr int kQBytes = Cfg::kBlockM * Cfg::kHeadDim * 2;   // one stage of Q or dO
-  static constexpr int kDsBytes = Cfg::kBlockN * Cfg::kBlockM * 2;   // dS^T: [key][query], one 64-column block
+  static constexpr int kDsBytes = Cfg::kBlockN * Cfg::kBlockM * 2;   // dS^T: [key][query], kBlockM / 64 column blocks
   static constexpr int kDqBytes = kDqBlockFloats * 4;                // one warpgroup's dQ staging block
   static constexpr int kRowBytes = Cfg::kBlockM * 4;                  // one stage of LSE or dpsum
   static constexpr int kK = 0;
@@ -160,6 +179,9 @@ template <class Cfg> struct Bwd03Smem {
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
+  // The producer's LSE and dpsum copies read whole steps of the padded row
+  // arrays; a step holds whole dQ counter tiles (Bwd03DqOrder).
+  static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
   // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
   static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
   static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
@@ -270,14 +292,17 @@ template <class Cfg> struct Bwd03DqHandoff {
 };
 
 // Deterministic mode: the fixed order of the additions to one dQ tile (query
-// tile m of query head h of batch b): by descending key block, from the last
-// key block that sees the tile down to the first. A counter per tile
-// (BwdParams::dq_semaphore, zeroed by the preprocess) counts the key blocks
-// whose additions to it have completed; key block n adds its dQ blocks when
-// the counter equals turn(m, n), the number of key blocks above n that see
-// tile m, and then increments it. Within a CTA the writer adds warpgroup 0's
-// block, then warpgroup 1's (hdim 64: both to the same block, the second
-// issued once the first completed), and counts once.
+// tile m of query head h of batch b: one step's kBlockM rows): by
+// descending key block, from the last key block that sees the tile down to
+// the first. A counter per tile (BwdParams::dq_semaphore, zeroed by the
+// preprocess; it has one per kBwdDqTileRows = 64 rows, and a 128-row step
+// uses its first tile's) counts the key blocks whose additions to it have
+// completed; key block n adds its dQ blocks when the counter equals turn(m,
+// n), the number of key blocks above n that see tile m, and then increments
+// it. Within a CTA the writer adds warpgroup 0's block, then warpgroup 1's
+// (split keys: both to the same floats, the second issued once the first
+// completed; split dims or query rows: two blocks, both in flight), and
+// counts once.
 //   Which key blocks see tile m: exactly those whose query-tile range
 // (Mask::query_tiles, the tiles a CTA walks) holds m, and they are the key
 // tiles Mask::key_tiles gives for the tile's rows (tests/test_mask.cpp,
@@ -369,7 +394,7 @@ template <class Cfg> struct Bwd03DqWriter {
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = p.ws_row0(b, step.h, 0) + m0;
-      int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
+      int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
       const int turn = Bwd03DqOrder<Cfg>::turn(mask, m0, n_block);
       while (ld_acquire_gpu(counter) != turn) {
       }
@@ -380,12 +405,13 @@ template <class Cfg> struct Bwd03DqWriter {
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
         handoff.writer_wait(c, i);
-        // hdim 64: both blocks add to the same floats; the first addition
+        // Split keys: both blocks add to the same floats; the first addition
         // completes before the second is issued (two reductions in flight
         // would add in either order).
         if (Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
         const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
-        bulk_reduce_add_f32(gdq + (Cfg::kDqSplitKeys ? 0 : c) * kDqBlockFloats, sdq, Smem::kDqBytes);
+        bulk_reduce_add_f32(gdq + Cfg::dq_row(c) * Cfg::kHeadDim + Cfg::dq_dims_block(c) * kDqBlockFloats, sdq,
+                            Smem::kDqBytes);
         tma_store_commit();
       }
       bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
@@ -430,22 +456,25 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
       WgmmaOp<kHeadDim>::template rs<T>(acc, a[kk], wgmma_desc_sw128(q_tile + kk * 16 * 128, kBlockM * 128, 1024), 1);
   }
   // This warpgroup's dQ block: dS (A, M-major: dS^T [key][query] in shared
-  // memory) times K (B, N-major), over kDqKeys keys from dq_key.
+  // memory; the block's 64 queries are one column block of it) times K (B,
+  // N-major), over kDqKeys keys from dq_key.
   __device__ void gemm_dq(std::uint32_t ds_tile, float (&acc)[kDqBlock / 2]) const {
-    const int dq_key = Cfg::kDqSplitKeys ? 64 * c : 0, dq_block = Cfg::kDqSplitKeys ? 0 : c;
-    const std::uint32_t k_cols = base + Smem::kK + dq_block * kBlockN * 128;
+    const std::uint32_t ds_cols = ds_tile + Cfg::dq_row(c) / 64 * kBlockN * 128;
+    const std::uint32_t k_cols = base + Smem::kK + Cfg::dq_dims_block(c) * kBlockN * 128;
 #pragma unroll
     for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
-      const int key = dq_key + 16 * kk;
-      const std::uint64_t da = wgmma_desc_sw128(ds_tile + key * 128, kBlockN * 128, 1024);
+      const int key = Cfg::dq_key(c) + 16 * kk;
+      const std::uint64_t da = wgmma_desc_sw128(ds_cols + key * 128, kBlockN * 128, 1024);
       const std::uint64_t db = wgmma_desc_sw128(k_cols + key * 128, kBlockN * 128, 1024);
       WgmmaOp<kDqBlock>::template ss_mn<T>(acc, da, db, kk > 0);
     }
   }
 
   // dS^T (this warpgroup's keys) into shared memory: [key][query], queries
-  // contiguous, the 128-byte swizzle; the lane's 4-byte pair of (key r,
-  // queries 8 j + 2 t, + 1) lands at chunk j ^ (r % 8), conflict-free.
+  // contiguous, the 128-byte swizzle, a 64-query column block after another
+  // (as TMA lays out a wider tile); the lane's 4-byte pair of (key r,
+  // queries 8 j + 2 t, + 1) lands in block j / 8 at chunk j % 8 ^ (r % 8),
+  // conflict-free.
   __device__ void store_ds(std::uint8_t* ds_tile, const std::uint32_t (&ds)[kBlockM / 16][4]) const {
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -453,7 +482,8 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 64 * c + 16 * warp + g + 8 * half;  // r % 8 == g
-        *reinterpret_cast<std::uint32_t*>(ds_tile + r * 128 + ((j ^ g) * 16) + 4 * t) = ds[j / 2][2 * (j % 2) + half];
+        *reinterpret_cast<std::uint32_t*>(ds_tile + j / 8 * kBlockN * 128 + r * 128 + (((j % 8) ^ g) * 16) + 4 * t) =
+            ds[j / 2][2 * (j % 2) + half];
       }
   }
 
@@ -499,12 +529,17 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
         st[4 * j + 2] = fast_exp2(st[4 * j + 2] * scale2 - l.x);
         st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
       }
+      // dV's product is issued here (it runs while dS^T is computed), or,
+      // with 128-row steps, only once dS^T is (Cfg::kDvAfterDs).
       std::uint32_t pa[kBlockM / 16][4];
-      to_a_operand<T, kBlockM>(st, pa);
-      wgmma_fence();  // P^T's registers, before the product reads them
-      gemm_kv(pa, do_tile, dv);
-      wgmma_commit();
-      wgmma_wait<1>();  // dP^T (dV may still run)
+      const auto issue_dv = [&] {
+        to_a_operand<T, kBlockM>(st, pa);
+        wgmma_fence();  // P^T's registers, before the product reads them
+        gemm_kv(pa, do_tile, dv);
+        wgmma_commit();
+      };
+      if constexpr (!Cfg::kDvAfterDs) issue_dv();
+      wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();  // dP^T (dV may still run)
       fence_registers(dpt);
 
       // dS^T = P^T (dP^T - dpsum).
@@ -517,6 +552,7 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
         dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
         dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
       }
+      if constexpr (Cfg::kDvAfterDs) issue_dv();
       std::uint32_t dsa[kBlockM / 16][4];
       to_a_operand<T, kBlockM>(dpt, dsa);
       // dS^T double-buffered: the other warpgroup may still be reading the
@@ -560,8 +596,8 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
       } else {
         named_barrier_sync(kBwd03DqStaged + c, kWarpgroupThreads);
         if (tid == 0) {
-          const int dq_block = Cfg::kDqSplitKeys ? 0 : c;
-          float* gdq = p.dq_accum + (p.ws_row0(b, step.h, 0) + m0) * kHeadDim + dq_block * kDqBlockFloats;
+          float* gdq = p.dq_accum + (p.ws_row0(b, step.h, 0) + m0 + Cfg::dq_row(c)) * kHeadDim +
+                       Cfg::dq_dims_block(c) * kDqBlockFloats;
           bulk_reduce_add_f32(gdq, sdq, Smem::kDqBytes);
           tma_store_commit();
         }
@@ -649,7 +685,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 // 8 j + 2 (l % 4) and + 1. One thread per float4.
 template <class T, class Cfg>
 __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
+  constexpr int kTileFloats = kDqBlock * Cfg::kHeadDim;
   const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
   const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
   for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
@@ -657,7 +693,7 @@ __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __gr
     const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
     const int in_tile = in_head % kTileFloats, in_block = in_tile % kDqBlockFloats;
     const int frag = in_block / 128, lane = in_block % 128 / 4;
-    const int row = in_head / kTileFloats * Cfg::kBlockM + 16 * (frag / 8) + lane / 4;
+    const int row = in_head / kTileFloats * kDqBlock + 16 * (frag / 8) + lane / 4;
     const int col = in_tile / kDqBlockFloats * kDqBlock + 8 * (frag % 8) + 2 * (lane % 4);
     if (row >= p.seqlen_q) continue;
     const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
