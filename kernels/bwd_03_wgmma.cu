@@ -7,20 +7,23 @@
 // roles:
 //   producer (warpgroup 0, one thread; 24 registers after setmaxnreg)
 //       TMA: K and V of the key block once; then per step Q and dO of one
-//       query tile (kBlockM = 64 rows, 128-byte swizzled boxes, rows past
-//       seqlen_q zero-filled: the tensor maps end each head at its seqlen)
-//       and its 64 LSE * log2(e) and dpsum values (a bulk copy each), into a
-//       two-stage ring of full/empty mbarriers (Bwd03Ring).
+//       query tile (kBlockM rows: 128 at hdim 64, 64 at hdim 128; 128-byte
+//       swizzled boxes, rows past seqlen_q zero-filled: the tensor maps end
+//       each head at its seqlen) and its kBlockM LSE * log2(e) and dpsum
+//       values (a bulk copy each), into a two-stage ring of full/empty
+//       mbarriers (Bwd03Ring).
 //   consumers (warpgroups 1 and 2, 240 registers): warpgroup c owns keys
 //       n0 + 64 c .. + 63 of the kBlockN = 128-key block. Keys sit on
 //       wgmma's M axis ("swapped" S and dP, as FlashAttention-3 does for dK
 //       and dV), so the score tiles come out transposed and feed the dK/dV
 //       products from registers:
-//         S^T  = K Q^T            wgmma ss, 64 x 64, both K-major
+//         S^T  = K Q^T            wgmma ss, 64 x kBlockM, both K-major
 //         dP^T = V dO^T           wgmma ss
 //         P^T  = exp2(S^T scale log2e - lse_log2[query])   (Mask::apply_transposed
 //                                  first, only on tiles the Mask says need it)
 //         dV  += P^T dO           wgmma rs: the P^T accumulators are the A operand
+//                                  (hdim 64: issued once dS^T is in shared
+//                                  memory; registers, see kDvAfterDs)
 //         dS^T = P^T (dP^T - dpsum[query])
 //         dK  += dS^T Q           wgmma rs
 //         dQ   = dS K             wgmma ss_mn: dS^T goes to shared memory
@@ -30,21 +33,24 @@
 //       query tiles of every query head of the GQA group; at the end dK is
 //       scaled and both are stored from registers (keys < seqlen_k only).
 //   dQ: each consumer warpgroup computes one 64 x 64 fp32 block per step
-//       (hdim 128: dims 64 c.. over all 128 keys, so the warpgroups first
-//       meet at a barrier once both dS^T halves are in shared memory; hdim
-//       64: the whole head dim over its own 64 keys, no cross-warpgroup
-//       barrier, the two partial blocks add in the accumulator), stages it
-//       in shared memory in fragment order and adds it to the fp32
-//       accumulator with one bulk reduction (cp.reduce.async.bulk), as
-//       bwd_02 does on sm_90; a convert kernel scales and rounds it.
+//       (hdim 128: dims 64 c.. over all 128 keys; hdim 64: query rows 64 c..
+//       of the 128-row step over all 128 keys; either way the warpgroups
+//       first meet at a barrier once both dS^T halves are in shared memory.
+//       With kBlockM = 64 at hdim 64, the rung's first shape: the whole head
+//       dim over its own 64 keys, no cross-warpgroup barrier, the two
+//       partial blocks add in the accumulator), stages it in shared memory
+//       in fragment order and adds it to the fp32 accumulator with one bulk
+//       reduction (cp.reduce.async.bulk), as bwd_02 does on sm_90; a
+//       convert kernel scales and rounds it. The accumulator's unit is a
+//       64-row tile whatever kBlockM is (a 128-row step adds two).
 // Why it should be faster: wgmma reads K, V, Q and dO straight from shared
 // memory (bwd_02 spends ldmatrix issue slots and registers on every
 // fragment); P and dS never touch shared memory on the way to dV and dK;
 // the producer's TMA ring hides the loads of the next tile behind this
 // one's products instead of the warps issuing cp.async themselves.
 // Deterministic mode (deterministic = true; the kernel's kDeterministic
-// instantiations): the fp32 additions to each dQ tile (64 query rows of one
-// query head) happen in one fixed order, so dQ is bitwise the same from run
+// instantiations): the fp32 additions to each dQ tile (one step's query
+// rows of one query head) happen in one fixed order, so dQ is bitwise the same from run
 // to run (dK and dV never had atomics). FlashAttention-3's scheme: a
 // counter per tile in the workspace (zeroed by the preprocess); the key
 // blocks add in descending order, the CTA of key block n waiting until the
@@ -65,16 +71,22 @@
 // bwd_02, which auto then picks): softcap and ALiBi, variable-length
 // batches, head dim 256; sinks are free (the preprocess's LSE holds the
 // sink, and it computes dsinks).
-// Shared memory (hdim 64 / 128): 130 / 194 KB: K, V; two stages of Q, dO,
-// LSE and dpsum; dS^T double-buffered (so one barrier per step guards it);
-// two 16 KB dQ staging blocks. Registers (setmaxnreg): producer 24,
-// consumers 240 (hdim 128 reaches R231, hdim 64 R171; the deterministic
-// instantiations two more, and their dQ writer fits the producer's 24:
-// R0-R21 in SASS), no spills, no local memory; ptxas keeps the wgmmas unserialized (4 fences, 3 waits per step).
+// Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
+// 130): K, V; two stages of Q, dO, LSE and dpsum; dS^T double-buffered (so
+// one barrier per step guards it); two 16 KB dQ staging blocks. A third
+// stage does not fit at hdim 64 (228 KB of 227). Registers (setmaxnreg):
+// producer 24, consumers 240 (the highest register SASS names: hdim 128
+// R233, hdim 64 R235; the deterministic instantiations R235 / R237; hdim 64
+// with 64-row steps R177 / R179), and the deterministic dQ writer fits the producer's 24: R0-R21 in
+// SASS), no spills, no local memory; ptxas keeps the wgmmas unserialized
+// (4 fences, 3 waits per step; at hdim 64 only with dV issued after the dS^T
+// stores: ptxas serialized every wgmma (C7512) with dV issued before dS^T
+// is computed, or just before its stores).
 // Measured on the H200 (2026-11-24, bf16, seq 8k, heads = 2048 / dhead,
 // TFLOPS = 2.5 x the forward's FLOPs / time; `./bench --bwd --seq 8192
 // --dhead D [--causal]`, bwd_02 from the same call):
 //   hdim  64: 376 full (bwd_02 286, 1.31x), 355 causal (268, 1.32x)
+//             (64-row steps; 128-row steps: not yet measured)
 //   hdim 128: 515 full (326, 1.58x), 473 causal (301, 1.57x)
 // FlashAttention-4 on these shapes (issue 18's table, 2026-11-23, not the
 // same call): 523 / 518 at hdim 64, 632 / 594 at hdim 128: this rung is at
@@ -127,10 +139,13 @@ template <int kHeadDim_> struct WgmmaBwdConfig {
   static constexpr bool kDqSplitQueries = kBlockM == 128;
   static constexpr bool kDqSplitKeys = kHeadDim == 64 && !kDqSplitQueries;
   static constexpr int kDqKeys = kDqSplitKeys ? kBlockN / kConsumerWGs : kBlockN;
-  // Registers at 128-row steps: S^T and dP^T are 64 floats each per thread;
-  // issuing dV's product before dS^T (its A operand, 32 registers of P^T,
-  // live while the fp32 S^T and dP^T are) spilled. So P^T is rounded and dV
-  // issued once dS^T = P^T (dP^T - dpsum) is done and S^T's floats are free.
+  // Registers at 128-row steps: S^T and dP^T are 64 floats each per thread,
+  // dK and dV 32. Issuing dV's product before dS^T is computed (its A
+  // operand, 32 registers of P^T, live beside the fp32 S^T and dP^T)
+  // spilled and serialized every wgmma; issuing it after dS^T is computed
+  // but before its stores still serialized them. So dS^T is computed,
+  // rounded and stored first, and then P^T rounded and dV issued
+  // (FlashAttention-3's order at hdim 64).
   static constexpr bool kDvAfterDs = kBlockM == 128;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64), "a step is one or (hdim 64) two dQ row tiles");
   static_assert(kHeadDim == 64 || kHeadDim == 128, "dQ blocks are 64 x 64: one per warpgroup");
@@ -530,7 +545,7 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
         st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
       }
       // dV's product is issued here (it runs while dS^T is computed), or,
-      // with 128-row steps, only once dS^T is (Cfg::kDvAfterDs).
+      // with 128-row steps, once dS^T is in shared memory (Cfg::kDvAfterDs).
       std::uint32_t pa[kBlockM / 16][4];
       const auto issue_dv = [&] {
         to_a_operand<T, kBlockM>(st, pa);
@@ -539,7 +554,7 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
         wgmma_commit();
       };
       if constexpr (!Cfg::kDvAfterDs) issue_dv();
-      wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();  // dP^T (dV may still run)
+      wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();  // dP^T (dV, if issued, may still run)
       fence_registers(dpt);
 
       // dS^T = P^T (dP^T - dpsum).
@@ -552,7 +567,6 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
         dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
         dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
       }
-      if constexpr (Cfg::kDvAfterDs) issue_dv();
       std::uint32_t dsa[kBlockM / 16][4];
       to_a_operand<T, kBlockM>(dpt, dsa);
       // dS^T double-buffered: the other warpgroup may still be reading the
@@ -560,6 +574,7 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
       // barrier only after finishing the step before, so buffer i % 2 is free).
       const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
       store_ds(smem + ds_off, dsa);
+      if constexpr (Cfg::kDvAfterDs) issue_dv();
       wgmma_fence();
       gemm_kv(dsa, q_tile, dk);
       wgmma_commit();

@@ -276,13 +276,15 @@ TEST(BackwardLayouts, StridedBhsdViews) {
     }
 }
 
-// The Hopper rung's tiles (bwd_03_wgmma: 128-key blocks, 64-row query
-// tiles, two 64-key warpgroups): lengths off both tile sizes, a key block
-// with a single key, query tiles with one row, and GQA group 8 (the steps
-// walk every query head of the group), full, causal and a window.
+// The Hopper rung's tiles (bwd_03_wgmma: 128-key blocks, query tiles of 64
+// rows at hdim 128 and 128 at hdim 64, two 64-key warpgroups): lengths off
+// both tile sizes, a key block with a single key, query tiles with one row
+// (and 128-row tiles whose second 64 rows are all padding, or partly: 200),
+// and GQA group 8 (the steps walk every query head of the group), full,
+// causal and a window.
 TEST(BackwardTiles, RaggedLengthsAndWideGroups) {
   SKIP_WITHOUT_GPU();
-  const std::pair<int, int> lengths[] = {{1000, 1000}, {129, 1000}, {1000, 129}, {65, 257}, {1, 17}, {17, 1}};
+  const std::pair<int, int> lengths[] = {{1000, 1000}, {129, 1000}, {1000, 129}, {65, 257}, {1, 17}, {17, 1}, {200, 333}};
   for (int d : {64, 128})
     for (auto [sq, sk] : lengths)
       for (int mask = 0; mask < 3; ++mask) {

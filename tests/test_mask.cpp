@@ -125,9 +125,10 @@ TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {
 // range (kernels/bwd_03_wgmma.cu, Bwd03DqOrder): the key blocks whose
 // query-tile range (the tiles a CTA walks) holds tile m must be exactly the
 // key tiles of tile m's rows, or a CTA would wait for an addition that never
-// comes (or skip one). Every tile, 64-row query tiles and 128-key blocks.
-TEST(Mask, KeyBlocksOfAQueryTileAreItsKeyTiles) {
-  constexpr int kBlockM = 64, kBlockN = 128;
+// comes (or skip one). Every tile, 128-key blocks and the rung's query
+// tiles: 64 rows (hdim 128) and 128 (hdim 64).
+template <int kBlockM> void expect_key_blocks_of_query_tiles_are_key_tiles() {
+  constexpr int kBlockN = 128;
   std::mt19937 rng(20261125);
   std::uniform_int_distribution<int> len(1, 900), side(-1, 400), coin(0, 1);
   std::vector<std::pair<MaskSpec, std::pair<int, int>>> cases;
@@ -153,12 +154,17 @@ TEST(Mask, KeyBlocksOfAQueryTileAreItsKeyTiles) {
         const auto walk = mask.query_tiles<kBlockM>(n * kBlockN, kBlockN);
         const bool visits = m >= walk.begin && m < walk.end;
         const bool counted = n >= keys.begin && n < keys.end;
-        ASSERT_EQ(visits, counted) << "sq " << sq << " sk " << sk << " causal " << spec.causal << " window ("
-                                   << spec.window_left << ", " << spec.window_right << ") query tile " << m
-                                   << " key block " << n;
+        ASSERT_EQ(visits, counted) << "kBlockM " << kBlockM << " sq " << sq << " sk " << sk << " causal "
+                                   << spec.causal << " window (" << spec.window_left << ", " << spec.window_right
+                                   << ") query tile " << m << " key block " << n;
       }
     }
   }
+}
+
+TEST(Mask, KeyBlocksOfAQueryTileAreItsKeyTiles) {
+  expect_key_blocks_of_query_tiles_are_key_tiles<64>();
+  expect_key_blocks_of_query_tiles_are_key_tiles<128>();
 }
 
 // The per-element rule on an m16n8 accumulator fragment, every lane: element
