@@ -28,17 +28,10 @@ inline std::vector<int> parse_page_sizes(const std::string& text) {
   const UsageError bad("--paged expects page sizes, a comma list of distinct powers of two from " +
                        std::to_string(kMinPageSize) + " to " + std::to_string(kMaxPageSize) + ", got '" + text + "'");
   std::vector<int> sizes;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', begin);
-    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    if (item.empty() || item.size() > 10 || item.find_first_not_of("0123456789") != std::string::npos) throw bad;
-    const long long n = std::strtoll(item.c_str(), nullptr, 10);
+  for (const long long n : parse_decimal_list(text, bad)) {
     if (n < kMinPageSize || n > kMaxPageSize || (n & (n - 1)) != 0) throw bad;
     if (std::find(sizes.begin(), sizes.end(), n) != sizes.end()) throw bad;
     sizes.push_back(static_cast<int>(n));
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
   }
   return sizes;
 }

@@ -30,17 +30,10 @@ inline std::vector<int> parse_varlen_lengths(const std::string& text) {
                        std::to_string(INT_MAX) + "), got '" + text + "'");
   std::vector<int> lengths;
   std::int64_t total = 0;
-  std::size_t begin = 0;
-  while (true) {
-    const std::size_t comma = text.find(',', begin);
-    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
-    if (item.empty() || item.size() > 10 || item.find_first_not_of("0123456789") != std::string::npos) throw bad;
-    const long long n = std::strtoll(item.c_str(), nullptr, 10);
+  for (const long long n : parse_decimal_list(text, bad)) {
     total += n;
     if (n > INT_MAX || total > INT_MAX) throw bad;
     lengths.push_back(static_cast<int>(n));
-    if (comma == std::string::npos) break;
-    begin = comma + 1;
   }
   if (total == 0) throw bad;
   return lengths;

@@ -199,8 +199,7 @@ template <class Cfg> struct Bwd03Smem {
   static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
   // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
   static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
-  static constexpr int kLaunchRegs = 65536 / kThreads / 8 * 8;
-  static_assert(Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs <= (1 + Cfg::kConsumerWGs) * kLaunchRegs,
+  static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
                 "setmaxnreg: more registers than the CTA was launched with");
 };
 
@@ -267,9 +266,10 @@ template <class Cfg> struct Bwd03Ring {
   // producer's next bulk copy into them (an arrive releases the arriving
   // thread's accesses). Fewer arrivals were reported by racecheck as racing
   // with that copy: one lane per warp after __syncwarp, and one thread per
-  // warpgroup after the step's dS bar.sync (2026-11-24); either ran 2-4%
-  // faster at 8k. Reading the rows from global memory instead would let
-  // one thread per warpgroup arrive again (docs/NOTES.md).
+  // warpgroup after the step's dS bar.sync (2026-11-24); neither was faster
+  // than this in a call of the same kind at 8k. Reading the rows from global
+  // memory instead would let one thread per warpgroup arrive again
+  // (docs/NOTES.md).
   __device__ void consumer_release(int i) const { mbar_arrive(empty(stage(i))); }
 };
 
@@ -349,19 +349,6 @@ template <class Cfg> struct Bwd03DqOrder {
     return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
   }
 };
-
-// Accumulator fragments (fp32, 64 x N) to register A operands of k16 steps:
-// n-tiles 2 kk and 2 kk + 1 rounded to 16 bits (wgmma.cuh).
-template <class T, int kN>
-__device__ __forceinline__ void to_a_operand(const float (&acc)[kN / 2], std::uint32_t (&a)[kN / 16][4]) {
-#pragma unroll
-  for (int kk = 0; kk < kN / 16; ++kk) {
-    a[kk][0] = pack2<T>(acc[8 * kk + 0], acc[8 * kk + 1]);
-    a[kk][1] = pack2<T>(acc[8 * kk + 2], acc[8 * kk + 3]);
-    a[kk][2] = pack2<T>(acc[8 * kk + 4], acc[8 * kk + 5]);
-    a[kk][3] = pack2<T>(acc[8 * kk + 6], acc[8 * kk + 7]);
-  }
-}
 
 template <class Cfg> struct Bwd03Producer {
   using Smem = Bwd03Smem<Cfg>;
@@ -773,12 +760,8 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
     using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
     using Smem = Bwd03Smem<Cfg>;
     if (!make_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
-    const auto kernel = bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value>;
-    err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Smem::kBytes));
-    if (err != cudaSuccess) return;
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
-    kernel<<<grid, Smem::kThreads, Smem::kBytes, stream>>>(prm);
-    err = cudaGetLastError();
+    err = bwd_launch(bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value>, grid, Smem::kThreads, Smem::kBytes, prm, stream);
     if (err != cudaSuccess) return;
     const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
     bwd_03_wgmma_convert_dq_kernel<T, Cfg>

@@ -65,7 +65,9 @@ struct BackwardArgs {
   // may not overlap any input or dq, dk, dv.
   std::optional<TensorView> dsinks;
   // true: dq, dk and dv are bit-identical from run to run (no floating-point
-  // atomics); may be slower.
+  // atomics); may be slower. Only variants with kFeatureDeterministic take
+  // it (tiled, mma and wgmma): "auto" picks among those, and a named variant
+  // without it throws flash::Error.
   bool deterministic = false;
   // Variable-length batch (FlashAttention's flash_attn_varlen_func
   // backward), set by cu_seqlens_q, with ForwardArgs' meaning: q, o, dout and
@@ -98,7 +100,8 @@ struct BackwardArgs {
   // on this device.
   std::string kernel = "auto";
   // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
-  // units and, for mma unless deterministic, the fp32 dQ accumulator; a
+  // units, the fp32 dQ accumulator (mma only when not deterministic; wgmma
+  // always, plus a counter per 64-row dQ tile when deterministic); a
   // variable-length call's status words unless `status` is given), sized by
   // plan_backward(); when null the library's own (see "Workspace and
   // threads" in flash/forward.h).

@@ -53,10 +53,10 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
 }
 
 #ifdef __CUDACC__
-// Sets the kernel's dynamic shared memory limit and launches it with p
-// (kernel translation units only).
-template <class Kernel>
-cudaError_t bwd_launch(Kernel kernel, dim3 grid, int threads, std::size_t smem, const BwdParams& p,
+// Sets the kernel's dynamic shared memory limit and launches it with p, the
+// BwdParams or a variant's struct around them (kernel translation units only).
+template <class Kernel, class Params>
+cudaError_t bwd_launch(Kernel kernel, dim3 grid, int threads, std::size_t smem, const Params& p,
                        cudaStream_t stream) {
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err != cudaSuccess) return err;

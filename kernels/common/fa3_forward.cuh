@@ -109,12 +109,7 @@ template <class Cfg> struct Fa3Smem {
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(!Cfg::kPingpong || Cfg::kConsumerWGs >= 2, "pingpong needs two consumer warpgroups");
-  // setmaxnreg moves registers within what the CTA got at launch: the
-  // threads times the per-thread count of __launch_bounds__ (65536 / threads,
-  // a multiple of 8). Asking for more makes setmaxnreg.inc wait forever (a
-  // hang: 32 producer registers with two 240-register consumers, 2026-11-24).
-  static constexpr int kLaunchRegs = 65536 / (128 * (1 + Cfg::kConsumerWGs)) / 8 * 8;
-  static_assert(Cfg::kProducerRegs + Cfg::kConsumerWGs * Cfg::kConsumerRegs <= (1 + Cfg::kConsumerWGs) * kLaunchRegs,
+  static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
                 "setmaxnreg: more registers than the CTA was launched with");
   static_assert(!kFa3Persistent<Cfg> || Cfg::kIntraWGOverlap, "the persistent loop is the overlapped one");
 };
@@ -514,13 +509,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     }
 
     __device__ static void to_p(const float (&s)[1][kNTilesS][4], std::uint32_t (&pr)[kBlockN / 16][4]) {
-#pragma unroll
-      for (int kk = 0; kk < kBlockN / 16; ++kk) {
-        pr[kk][0] = pack2<T>(s[0][2 * kk][0], s[0][2 * kk][1]);
-        pr[kk][1] = pack2<T>(s[0][2 * kk][2], s[0][2 * kk][3]);
-        pr[kk][2] = pack2<T>(s[0][2 * kk + 1][0], s[0][2 * kk + 1][1]);
-        pr[kk][3] = pack2<T>(s[0][2 * kk + 1][2], s[0][2 * kk + 1][3]);
-      }
+      to_a_operand<T, kBlockN>(*static_cast<const float(*)[kBlockN / 2]>(static_cast<const void*>(&s)), pr);
     }
 
     // The whole K/V loop; O (unnormalised) and the softmax state come back.

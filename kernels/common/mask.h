@@ -136,19 +136,10 @@ struct Mask {
   // lane's first key, so each element costs two compares with constants.
   template <int kMTiles, int kNTiles, class RowOf>
   FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of) const {
-    const int base = n0 + 2 * (lane % 4);
-FLASH_UNROLL
-    for (int mt = 0; mt < kMTiles; ++mt)
-FLASH_UNROLL
-      for (int half = 0; half < 2; ++half) {
-        const int row = row_of(mt, half);
-        const int lo = key_begin(row) - base, hi = key_end(row) - base;
-FLASH_UNROLL
-        for (int nt = 0; nt < kNTiles; ++nt)
-FLASH_UNROLL
-          for (int e = 0; e < 2; ++e)
-            if (nt * 8 + e < lo || nt * 8 + e >= hi) s[mt][nt][2 * half + e] = -INFINITY;
-      }
+    hide_outside(s, n0, lane, [&](int mt, int half, int& begin, int& end) {
+      const int row = row_of(mt, half);
+      begin = key_begin(row), end = key_end(row);
+    });
   }
   // The common case: a warp's rows start at row0, 16 per m-tile, and the
   // lane holds rows g and g + 8 of each (g = lane / 4).
@@ -164,19 +155,10 @@ FLASH_UNROLL
   // + 2 t + e % 2; each key's query range is taken once, as in apply.
   template <int kMTiles, int kNTiles, class KeyOf>
   FLASH_HOST_DEVICE void apply_transposed(float (&s)[kMTiles][kNTiles][4], int m0, int lane, KeyOf&& key_of) const {
-    const int base = m0 + 2 * (lane % 4);
-FLASH_UNROLL
-    for (int mt = 0; mt < kMTiles; ++mt)
-FLASH_UNROLL
-      for (int half = 0; half < 2; ++half) {
-        const int key = key_of(mt, half);
-        const int lo = query_begin(key) - base, hi = query_end(key) - base;
-FLASH_UNROLL
-        for (int nt = 0; nt < kNTiles; ++nt)
-FLASH_UNROLL
-          for (int e = 0; e < 2; ++e)
-            if (nt * 8 + e < lo || nt * 8 + e >= hi) s[mt][nt][2 * half + e] = -INFINITY;
-      }
+    hide_outside(s, m0, lane, [&](int mt, int half, int& begin, int& end) {
+      const int key = key_of(mt, half);
+      begin = query_begin(key), end = query_end(key);
+    });
   }
   // A warp's keys start at key0, 16 per m-tile (lane: keys g and g + 8).
   template <int kMTiles, int kNTiles>
@@ -186,6 +168,26 @@ FLASH_UNROLL
   }
 
  private:
+  // -inf for every element of fragment row (mt, half) whose column, from
+  // col0 (the fragment's first column; the lane's are col0 + 8 nt + 2 t + e),
+  // lies outside the range range_of(mt, half, begin, end) gives it.
+  template <int kMTiles, int kNTiles, class RangeOf>
+  FLASH_HOST_DEVICE static void hide_outside(float (&s)[kMTiles][kNTiles][4], int col0, int lane, RangeOf&& range_of) {
+    const int base = col0 + 2 * (lane % 4);
+FLASH_UNROLL
+    for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        int begin, end;
+        range_of(mt, half, begin, end);
+        const int lo = begin - base, hi = end - base;
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 2; ++e)
+            if (nt * 8 + e < lo || nt * 8 + e >= hi) s[mt][nt][2 * half + e] = -INFINITY;
+      }
+  }
   // n + kMaxPad, saturated at INT_MAX (no row or key is that far).
   FLASH_HOST_DEVICE static int padded(int n) { return n < 2147483647 - kMaxPad ? n + kMaxPad : 2147483647; }
   FLASH_HOST_DEVICE int clamp_k(int x) const { return x < 0 ? 0 : (x > seqlen_k ? seqlen_k : x); }

@@ -225,4 +225,17 @@ int device_compute_capability() {
   return major * 10 + minor;
 }
 
+std::vector<long long> parse_decimal_list(const std::string& text, const UsageError& bad) {
+  std::vector<long long> values;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', begin);
+    const std::string item = text.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (item.empty() || item.size() > 10 || item.find_first_not_of("0123456789") != std::string::npos) throw bad;
+    values.push_back(std::strtoll(item.c_str(), nullptr, 10));
+    if (comma == std::string::npos) return values;
+    begin = comma + 1;
+  }
+}
+
 }  // namespace flash::testing

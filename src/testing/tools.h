@@ -42,6 +42,11 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// "16,256": a flag's comma list of non-negative decimal integers, each
+// 1 to 10 digits, at least one; throws `bad` otherwise. The caller checks
+// each value's range.
+std::vector<long long> parse_decimal_list(const std::string& text, const UsageError& bad);
+
 // When argv[i] is one of ProblemFlags' flags, reads it (and its value,
 // advancing i) into `flags` and returns true; returns false for any other
 // argument. Throws UsageError on a missing or malformed value.

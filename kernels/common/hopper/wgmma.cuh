@@ -38,6 +38,8 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/mma.cuh"
+
 // The sm_90a kernels exist only in the sm_90a pass; other passes compile
 // empty bodies that the host never launches (their variants check compute
 // capability 9.0).
@@ -69,6 +71,20 @@ template <int kPending> __device__ __forceinline__ void wgmma_wait() {
 template <int kN> __device__ __forceinline__ void fence_registers(float (&r)[kN]) {
 #pragma unroll
   for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(r[i])::"memory");
+}
+
+// Accumulators (fp32, 64 x kN) to register A operands of k16 steps: n-tiles
+// 2 kk and 2 kk + 1 rounded to 16 bits (the P of O += P V, the P^T and dS^T
+// of the backward's dV and dK products).
+template <class T, int kN>
+__device__ __forceinline__ void to_a_operand(const float (&acc)[kN / 2], std::uint32_t (&a)[kN / 16][4]) {
+#pragma unroll
+  for (int kk = 0; kk < kN / 16; ++kk) {
+    a[kk][0] = pack2<T>(acc[8 * kk + 0], acc[8 * kk + 1]);
+    a[kk][1] = pack2<T>(acc[8 * kk + 2], acc[8 * kk + 3]);
+    a[kk][2] = pack2<T>(acc[8 * kk + 4], acc[8 * kk + 5]);
+    a[kk][3] = pack2<T>(acc[8 * kk + 6], acc[8 * kk + 7]);
+  }
 }
 
 // WgmmaOp<N>::ss<T>(d, desc_a, desc_b, scale_d): d = A B (+ d when scale_d != 0),
