@@ -562,9 +562,6 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
       const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
       store_ds(smem + ds_off, dsa);
       if constexpr (Cfg::kDvAfterDs) issue_dv();
-      wgmma_fence();
-      gemm_kv(dsa, q_tile, dk);
-      wgmma_commit();
       fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
       // This warpgroup's previous dQ reduction has read its staging block,
       // which the barrier below then releases to every thread of it
@@ -573,16 +570,19 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
       if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
       else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
 
+      // dQ first, then dK (dS^T Q, from registers): dQ is waited for alone
+      // and staged while dK runs. (dK issued before the barrier instead, so
+      // that it overlapped the wait for the other warpgroup, left dQ queued
+      // behind it: 1-2% slower, docs/NOTES.md.)
       float dq[kDqBlock / 2];
       wgmma_fence();
       gemm_dq(base + ds_off, dq);
       wgmma_commit();
+      gemm_kv(dsa, q_tile, dk);
+      wgmma_commit();
       if constexpr (kDeterministic) handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
-      wgmma_wait<0>();
+      wgmma_wait<1>();  // dQ (dK may still run)
       fence_registers(dq);
-      fence_registers(dk);
-      fence_registers(dv);
-      ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
 
       // The dQ block to the accumulator: staged in fragment order (lane l's
       // float4 of n-tile j of warp w at ((w * 8 + j) * 32 + l) * 4, 512
@@ -604,6 +604,10 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
           tma_store_commit();
         }
       }
+      wgmma_wait<0>();  // dK (and dV)
+      fence_registers(dk);
+      fence_registers(dv);
+      ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
       step.advance(tiles);
     }
     if (!kDeterministic && tid == 0) bulk_wait_all();  // shared memory must outlive the last reduction's reads
