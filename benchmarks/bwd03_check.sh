@@ -10,6 +10,8 @@
 #     -DFLASH_VARIANTS="bwd_mma;bwd_wgmma;wgmma_persistent" && cmake --build build-b3
 #   benchmarks/pack_gpu.sh build-b3      (copies the binaries into .gpu/)
 # and writes logs under $OUT (default ./out). Steps: STEPS="smoke tests sanitize runner bench".
+# BMODS adds score modifiers to every bench call (BMODS="--softcap 30" or
+# "--alibi": wgmma's kMods kernels against bwd_02's).
 # In a build of the subset above the backward tests run mma and wgmma only.
 set -u
 OUT=${OUT:-./out}
@@ -20,8 +22,9 @@ BIN=.gpu/bin
 [ -d $BIN ] || tar -xzf .gpu/bundle.tgz -C .gpu  # pack_gpu.sh carries one tarball
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 $BIN/runner --list > "$OUT/variants.txt" 2>&1; grep -E "wgmma|mma" "$OUT/variants.txt"
-# The suites that reach the backward variants (the score suite runs wgmma on
-# its sinks-only cases and checks its refusals of the other modifiers).
+# The suites that reach the backward variants (the score suites run wgmma on
+# every case: softcap, ALiBi and sinks; BackwardScoresEdges and
+# BackwardScoresChecker name it among the variants that take all three).
 BTESTS=${BTESTS:-"BackwardGrid*d64*:BackwardGrid*d128*:BackwardWindow*:BackwardTiles*:BackwardEdges*:BackwardLayouts*:BackwardChecker*:BackwardScores*:BackwardDeterminism*"}
 for step in $STEPS; do
   echo "=== $step"
@@ -30,7 +33,8 @@ for step in $STEPS; do
       # One small call per head dim and mask; 60 s each at most (a hang is a
       # barrier bug, or in deterministic mode an ordering bug); then the
       # ordering stress test alone (deterministic, GQA 8, more CTAs than SMs).
-      for d in 64 128; do for c in "" "--causal"; do
+      # The last call per head dim adds a softcap and ALiBi (the kMods kernels).
+      for d in 64 128; do for c in "" "--causal" "--causal --softcap 30 --alibi"; do
         timeout 60 $BIN/runner --bwd --kernel wgmma --batch 1 --heads 4 --heads-kv 2 --seq 300 --seq-k 520 --dhead $d $c \
           >> "$OUT/smoke.txt" 2>&1
         echo "smoke d$d ${c:-full} rc=$?"; tail -2 "$OUT/smoke.txt"
@@ -58,7 +62,7 @@ for step in $STEPS; do
     bench)
       for d in ${BDHEADS:-64 128}; do for s in ${BSEQS:-8192}; do for c in "" "--causal"; do
         for k in wgmma mma; do
-          timeout 300 $BIN/bench --bwd --kernel $k --seq $s --dhead $d $c --benchmark_out_format=json \
+          timeout 300 $BIN/bench --bwd --kernel $k --seq $s --dhead $d $c ${BMODS:-} --benchmark_out_format=json \
             --benchmark_out="$OUT/bpart_${k}_s${s}_d${d}${c:+_causal}.json" 2>&1 | grep -E "^bwd/"
         done
       done; done; done

@@ -67,21 +67,30 @@
 // trip, per key block and tile), so the CTAs of one KV head start their
 // walks staggered by about that latency. Issue 18's target: >= 0.9x of the
 // non-deterministic speed at every 8k cell.
+// Score modifiers (2026-11-24): softcap and ALiBi in their own kernels
+// (kMods, by dispatch_score_mods: calls without them run the kernels they
+// ran before, SASS identical), in bwd_02's order on the transposed tiles:
+// ScoreMod::apply_transposed on S^T before the Mask, and after dS^T =
+// P^T (dP^T - dpsum) ScoreMod::apply_grad_transposed, the cap's derivative
+// recovered from P^T and each query's (column's) LSE, reread from the
+// stage rather than kept live. The rules are scores.h's; the kernel states
+// none. Sinks are free (the preprocess's LSE holds the sink, and it
+// computes dsinks). Not yet measured on the H200.
 // Not in this rung (check() and the feature bits send these calls to
-// bwd_02, which auto then picks): softcap and ALiBi, variable-length
-// batches, head dim 256; sinks are free (the preprocess's LSE holds the
-// sink, and it computes dsinks).
+// bwd_02, which auto then picks): variable-length batches, head dim 256.
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
 // 130): K, V; two stages of Q, dO, LSE and dpsum; dS^T double-buffered (so
 // one barrier per step guards it); two 16 KB dQ staging blocks. A third
 // stage does not fit at hdim 64 (228 KB of 227). Registers (setmaxnreg):
 // producer 24, consumers 240 (the highest register SASS names: hdim 128
 // R233, hdim 64 R235; the deterministic instantiations R235 / R237; hdim 64
-// with 64-row steps R177 / R179), and the deterministic dQ writer fits the producer's 24: R0-R21 in
-// SASS), no spills, no local memory; ptxas keeps the wgmmas unserialized
-// (4 fences, 3 waits per step; at hdim 64 only with dV issued after the dS^T
-// stores: ptxas serialized every wgmma (C7512) with dV issued before dS^T
-// is computed, or just before its stores).
+// with 64-row steps R177 / R179; with a softcap or ALiBi, kMods, R237 at
+// both head dims and in both modes), and the deterministic dQ writer fits
+// the producer's 24: R0-R21 in SASS), no spills, no local memory; ptxas
+// keeps the wgmmas unserialized (4 fences, 3 waits per step, kMods too; at
+// hdim 64 only with dV issued after the dS^T stores: ptxas serialized every
+// wgmma (C7512) with dV issued before dS^T is computed, or just before its
+// stores).
 // Measured on the H200 (2026-11-24, bf16, seq 8k, heads = 2048 / dhead,
 // TFLOPS = 2.5 x the forward's FLOPs / time; `./bench --bwd --seq 8192
 // --dhead D [--causal]`, bwd_02 from the same call):
@@ -93,7 +102,8 @@
 // about 0.7x / 0.8x of it. Every consumer thread arrives on a stage's empty
 // barrier (racecheck needs each reader of the LSE / dpsum rows to release
 // them; one arrival per warp or per warpgroup ran at the same speed).
-// Run it: ./runner --bwd --kernel wgmma ; ./bench --bwd --kernel wgmma --seq 8192 --dhead 128
+// Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
+//   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
 
 #include <algorithm>
@@ -428,7 +438,9 @@ template <class Cfg> struct Bwd03DqWriter {
   }
 };
 
-template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods), so that
+// calls without them keep their code.
+template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consumer {
   using Smem = Bwd03Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kNTilesS = kBlockM / 8;  // n-tiles of S^T and dP^T (queries)
@@ -516,11 +528,14 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
       wgmma_wait<1>();
       fence_registers(st);
 
-      // P^T: the Mask (-inf) on tiles that need it, then exp2 against each
-      // query's LSE. Query rows past seqlen_q have LSE +inf (P = 0) and
-      // zero Q and dO rows.
-      if (mask.row_block(m0, kBlockM).needs_mask(key0, 64))
-        mask.apply_transposed(*reinterpret_cast<float(*)[1][kNTilesS][4]>(&st), key0 + 16 * warp, m0, lane);
+      // P^T: the softcap and ALiBi (kMods: common/scores.h, in the order
+      // bwd_02 and the forward take), the Mask (-inf) on tiles that need
+      // it, then exp2 against each query's LSE. Query rows past seqlen_q
+      // have LSE +inf (P = 0) and zero Q and dO rows.
+      auto& st_frag = *reinterpret_cast<float(*)[1][kNTilesS][4]>(&st);
+      const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
+      if constexpr (kMods) scores.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
+      if (mask.row_block(m0, kBlockM).needs_mask(key0, 64)) mask.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
       const float* lse = s_lse + s * kBlockM;
 #pragma unroll
       for (int j = 0; j < kNTilesS; ++j) {
@@ -554,6 +569,14 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
         dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
         dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
       }
+      // kMods: times the softcap's derivative, recovered from P^T and each
+      // query's (column's) LSE, reread from the stage (not kept live).
+      if constexpr (kMods)
+        scores.apply_grad_transposed(*reinterpret_cast<float(*)[1][kNTilesS][4]>(&dpt), st_frag, key0 + 16 * warp, m0,
+                                     lane, [&](int j, int e) {
+                                       const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+                                       return e == 0 ? l.x : l.y;
+                                     });
       std::uint32_t dsa[kBlockM / 16][4];
       to_a_operand<T, kBlockM>(dpt, dsa);
       // dS^T double-buffered: the other warpgroup may still be reading the
@@ -637,7 +660,7 @@ template <class T, class Cfg, bool kDeterministic> struct Bwd03Consumer {
 
 // One CTA per (key block, KV head, batch); deterministic mode takes the key
 // blocks in descending order of blockIdx.x and adds dQ through the writer.
-template <class T, class Cfg, bool kDeterministic>
+template <class T, class Cfg, bool kDeterministic, bool kMods>
 __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     bwd_03_wgmma_dkv_kernel(const __grid_constant__ Bwd03Params prm) {
 #if FLASH_SM90A_DEVICE
@@ -675,7 +698,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
-  const Bwd03Consumer<T, Cfg, kDeterministic> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
+  const Bwd03Consumer<T, Cfg, kDeterministic, kMods> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
   float dk[Cfg::kHeadDim / 2], dv[Cfg::kHeadDim / 2];
 #pragma unroll
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
@@ -718,7 +741,6 @@ __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __gr
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
   if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_k != nullptr)
     return "variable-length batches are not supported";
-  if (p.has_score_mods()) return "softcap and ALiBi are not supported";
   std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
   dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) {
     err = check_head_batch_grid(p, dev, Bwd03Smem<WgmmaBwdConfig<decltype(hd)::value>>::kBytes);
@@ -759,22 +781,27 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
-  const auto go = [&](auto tag, auto hd, auto det) {
+  const auto go = [&](auto tag, auto hd, auto det, auto mods) {
     using T = typename decltype(tag)::type;
     using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
     using Smem = Bwd03Smem<Cfg>;
     if (!make_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
-    err = bwd_launch(bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value>, grid, Smem::kThreads, Smem::kBytes, prm, stream);
+    err = bwd_launch(bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value>, grid, Smem::kThreads,
+                     Smem::kBytes, prm, stream);
     if (err != cudaSuccess) return;
     const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
     bwd_03_wgmma_convert_dq_kernel<T, Cfg>
         <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
     err = cudaGetLastError();
   };
+  // Deterministic mode and the score modifiers (softcap, ALiBi) are each a
+  // template flag of the dkv kernel.
   const auto go_mode = [&](auto tag, auto hd) {
-    if (p.deterministic) go(tag, hd, std::true_type{});
-    else go(tag, hd, std::false_type{});
+    dispatch_score_mods(p, [&](auto mods) {
+      if (p.deterministic) go(tag, hd, std::true_type{}, mods);
+      else go(tag, hd, std::false_type{}, mods);
+    });
   };
   if (p.dtype == DType::f16) dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
   else dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__nv_bfloat16>{}, hd); });
@@ -783,14 +810,15 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
 
 }  // namespace
 
-// sm_90a only; causal, windows, GQA/MQA, unequal lengths, sinks and
-// deterministic mode (no softcap, ALiBi or variable-length batches: bwd_02).
+// sm_90a only; causal, windows, GQA/MQA, unequal lengths, softcap, ALiBi,
+// sinks and deterministic mode (no variable-length batches or hdim 256:
+// bwd_02).
 const BwdVariant* variant_bwd_wgmma() {
   static const BwdVariant v = [] {
     BwdVariant r = bwd_variant<Bwd03HeadDims>(check, workspace_bytes, run);
     r.min_compute_capability = 90;
     r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
-    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kFeatureSinks |
+    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures |
                  kFeatureDeterministic;
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
     return r;

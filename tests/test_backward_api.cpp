@@ -24,9 +24,8 @@ constexpr std::uint16_t kPattern = 0x7e57;
 constexpr float kDsinksPattern = 321.0f;
 
 // The variant the tests name: the last built one that takes every score
-// modifier and deterministic mode (mma in a full build; wgmma takes no
-// score modifier), so that a build of a subset of variants (FLASH_VARIANTS)
-// passes too.
+// modifier and deterministic mode (wgmma in a build with sm_90a, else mma),
+// so that a build of a subset of variants (FLASH_VARIANTS) passes too.
 std::string last_built_variant() {
   constexpr unsigned kEvery = flash::kScoreFeatures | flash::kFeatureDeterministic;
   std::string name = "mma";

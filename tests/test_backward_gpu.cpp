@@ -264,6 +264,28 @@ TEST(BackwardScoresChecker, FailsWithoutTheSoftcapOrTheSlopes) {
   }
 }
 
+// The Hopper rung's tiles (see BackwardTiles) under a softcap and ALiBi,
+// whose gradient recovers tanh from P and the LSE: a key block with one key,
+// query steps of one row or mostly padding (LSE +inf, P = 0), rows that see
+// no key (causal, seqlen_q > seqlen_k), GQA 8; full, causal and a window.
+// Every variant that takes the modifiers, in both modes.
+TEST(BackwardScoresEdges, RaggedTilesWithModifiers) {
+  SKIP_WITHOUT_GPU();
+  const std::pair<int, int> lengths[] = {{1, 17}, {17, 1}, {200, 333}, {300, 40}};
+  for (int d : {64, 128})
+    for (int i = 0; i < 4; ++i) {
+      const auto [sq, sk] = lengths[i];
+      const int mask = (i + d / 64) % 3;  // 0 full, 1 causal, 2 window (100, 30)
+      const Shape s{.batch = 1, .seqlen_q = sq, .seqlen_k = sk, .heads_q = 8, .heads_kv = 1, .head_dim = d,
+                    .window_left = mask == 2 ? 100 : -1, .window_right = mask == 2 ? 30 : -1, .softcap = 30.0f,
+                    .alibi = flash::testing::Alibi::per_head, .qk_gain = 4.0};
+      const DType dtype = (sq + d) % 2 ? DType::f16 : DType::bf16;
+      auto prob = flash::testing::make_bwd_problem(s, dtype, mask == 1, Layout::bshd, base_seed() + sq * 7 + sk + d);
+      SCOPED_TRACE(flash::gpu_test::score_trace(base_seed() + sq * 7 + sk + d, s, dtype, mask == 1, prob.scores));
+      check_scores_all_variants(prob);
+    }
+}
+
 // BHSD memory through strided views, and several key blocks per CTA walk.
 TEST(BackwardLayouts, StridedBhsdViews) {
   SKIP_WITHOUT_GPU();

@@ -9,8 +9,11 @@
 //   softcap c:    u = tanh(scale q.k / c)       exp2_scale = c log2(e)
 //   ALiBi:        u -= slope / lse_scale * |row + diag - key|
 // apply() runs before the mask (which writes -inf), so a new score rule is an
-// edit here; the sink joins each row's denominator once, in the epilogue
-// (add_sink in common/online_softmax.cuh), and needs nothing per element.
+// edit here (apply_transposed() and apply_grad_transposed() are the same
+// rules on fragments with keys as rows, bwd_03's S^T, through the same
+// private code); the sink joins each row's denominator once, in the
+// epilogue (add_sink in common/online_softmax.cuh), and needs nothing per
+// element.
 // Without a softcap or ALiBi apply() is one uniform branch per tile.
 #pragma once
 
@@ -100,30 +103,7 @@ struct ScoreMod {
   template <int kMTiles, int kNTiles, class RowOf, class SlopeOf>
   FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of,
                                SlopeOf&& slope_of) const {
-    if (capped()) {
-      const float in = p.softcap_in;
-FLASH_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt)
-FLASH_UNROLL
-        for (int nt = 0; nt < kNTiles; ++nt)
-FLASH_UNROLL
-          for (int e = 0; e < 4; ++e) s[mt][nt][e] = softcap_tanh(s[mt][nt][e] * in);
-    }
-    if (p.scores.alibi != nullptr) {
-      const int base = n0 + 2 * (lane % 4);
-FLASH_UNROLL
-      for (int mt = 0; mt < kMTiles; ++mt)
-FLASH_UNROLL
-        for (int half = 0; half < 2; ++half) {
-          // distance = |d0 - (8 nt + e)|, d0 = row + diag - base
-          const float d0 = static_cast<float>(row_of(mt, half) - base + diag), sl = slope_of(mt, half);
-FLASH_UNROLL
-          for (int nt = 0; nt < kNTiles; ++nt)
-FLASH_UNROLL
-            for (int e = 0; e < 2; ++e)
-              s[mt][nt][2 * half + e] -= sl * fabsf(d0 - static_cast<float>(nt * 8 + e));
-        }
-    }
+    cap_and_bias(s, n0, lane, [&](int mt, int half) { return row_of(mt, half) + diag; }, slope_of);
   }
   template <int kMTiles, int kNTiles, class RowOf>
   FLASH_HOST_DEVICE void apply(float (&s)[kMTiles][kNTiles][4], int n0, int lane, RowOf&& row_of) const {
@@ -137,6 +117,22 @@ FLASH_UNROLL
     apply(s, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; });
   }
 
+  // The same on a transposed fragment, S^T = K Q^T (the backward with keys
+  // on wgmma's M axis, bwd_03; see Mask::apply_transposed): fragment rows are
+  // keys, columns queries. Element e of n-tile nt in m-tile mt holds key
+  // key_of(mt, e / 2) and query m0 + 8 nt + 2 (lane % 4) + e % 2; the tile is
+  // one query head's (one slope).
+  template <int kMTiles, int kNTiles, class KeyOf>
+  FLASH_HOST_DEVICE void apply_transposed(float (&s)[kMTiles][kNTiles][4], int m0, int lane, KeyOf&& key_of) const {
+    cap_and_bias(s, m0, lane, [&](int mt, int half) { return key_of(mt, half) - diag; }, [&](int, int) { return slope; });
+  }
+  // A warp's keys start at key0, 16 per m-tile (lane: keys g and g + 8).
+  template <int kMTiles, int kNTiles>
+  FLASH_HOST_DEVICE void apply_transposed(float (&s)[kMTiles][kNTiles][4], int key0, int m0, int lane) const {
+    const int g = lane / 4;
+    apply_transposed(s, m0, lane, [&](int mt, int half) { return key0 + mt * 16 + g + 8 * half; });
+  }
+
   // The backward: dS (from P (dP - rowsum(dO O))) times the softcap's
   // derivative 1 - t^2, t = tanh(scale q.k / c), for a fragment of dS and
   // its P. t is recovered from P rather than kept from the forward pass of
@@ -147,32 +143,98 @@ FLASH_UNROLL
   template <int kMTiles, int kNTiles, class RowOf, class Lse2Of>
   FLASH_HOST_DEVICE void apply_grad(float (&ds)[kMTiles][kNTiles][4], const float (&prob)[kMTiles][kNTiles][4],
                                     int n0, int lane, RowOf&& row_of, Lse2Of&& lse2_of) const {
-    if (!capped()) return;
-    const float inv_e2 = 1.0f / p.score_exp2;
-    const int base = n0 + 2 * (lane % 4);
-FLASH_UNROLL
-    for (int mt = 0; mt < kMTiles; ++mt)
-FLASH_UNROLL
-      for (int half = 0; half < 2; ++half) {
-        const float lse2 = lse2_of(mt, half);
-        const float d0 = static_cast<float>(row_of(mt, half) - base + diag);
-FLASH_UNROLL
-        for (int nt = 0; nt < kNTiles; ++nt)
-FLASH_UNROLL
-          for (int e = 0; e < 2; ++e) {
-            const int i = 2 * half + e;
-            float t = (fast_log2(prob[mt][nt][i]) + lse2) * inv_e2;
-            if (slope != 0.0f) t += slope * fabsf(d0 - static_cast<float>(nt * 8 + e));
-            t = fminf(fmaxf(t, -1.0f), 1.0f);
-            ds[mt][nt][i] *= 1.0f - t * t;
-          }
-      }
+    times_cap_derivative(ds, prob, n0, lane, [&](int mt, int half) { return row_of(mt, half) + diag; },
+                         [&](int mt, int half) {
+                           const float lse2 = lse2_of(mt, half);  // one per fragment row
+                           return [lse2](int, int) { return lse2; };
+                         });
   }
   template <int kMTiles, int kNTiles, class Lse2Of>
   FLASH_HOST_DEVICE void apply_grad(float (&ds)[kMTiles][kNTiles][4], const float (&prob)[kMTiles][kNTiles][4],
                                     int row0, int n0, int lane, Lse2Of&& lse2_of) const {
     const int g = lane / 4;
     apply_grad(ds, prob, n0, lane, [&](int mt, int half) { return row0 + mt * 16 + g + 8 * half; }, lse2_of);
+  }
+
+  // The same on transposed fragments of dS^T and P^T (keys as rows, as in
+  // apply_transposed): the LSE now varies along the columns, and
+  // lse2_of(nt, e) is the LSE * log2(e) of query m0 + 8 nt + 2 (lane % 4) + e.
+  template <int kMTiles, int kNTiles, class KeyOf, class Lse2Of>
+  FLASH_HOST_DEVICE void apply_grad_transposed(float (&ds)[kMTiles][kNTiles][4],
+                                               const float (&prob)[kMTiles][kNTiles][4], int m0, int lane,
+                                               KeyOf&& key_of, Lse2Of&& lse2_of) const {
+    times_cap_derivative(ds, prob, m0, lane, [&](int mt, int half) { return key_of(mt, half) - diag; },
+                         [&](int, int) { return [&](int nt, int e) { return lse2_of(nt, e); }; });
+  }
+  // A warp's keys start at key0, 16 per m-tile (lane: keys g and g + 8).
+  template <int kMTiles, int kNTiles, class Lse2Of>
+  FLASH_HOST_DEVICE void apply_grad_transposed(float (&ds)[kMTiles][kNTiles][4],
+                                               const float (&prob)[kMTiles][kNTiles][4], int key0, int m0, int lane,
+                                               Lse2Of&& lse2_of) const {
+    const int g = lane / 4;
+    apply_grad_transposed(ds, prob, m0, lane, [&](int mt, int half) { return key0 + mt * 16 + g + 8 * half; }, lse2_of);
+  }
+
+ private:
+  // The rules of apply() and apply_grad(), for either layout. Columns are
+  // col0 + 8 nt + 2 (lane % 4) + e (keys, or queries when transposed), and
+  // ALiBi's distance |query + diag - key| is measured along a fragment row
+  // from its diagonal column diag_col_of(mt, half), the column at distance 0:
+  // key row + diag for query row `row`, or query key - diag for key `key`.
+  template <int kMTiles, int kNTiles, class DiagColOf, class SlopeOf>
+  FLASH_HOST_DEVICE void cap_and_bias(float (&s)[kMTiles][kNTiles][4], int col0, int lane, DiagColOf&& diag_col_of,
+                                      SlopeOf&& slope_of) const {
+    if (capped()) {
+      const float in = p.softcap_in;
+FLASH_UNROLL
+      for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 4; ++e) s[mt][nt][e] = softcap_tanh(s[mt][nt][e] * in);
+    }
+    if (p.scores.alibi != nullptr) {
+      const int base = col0 + 2 * (lane % 4);
+FLASH_UNROLL
+      for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+        for (int half = 0; half < 2; ++half) {
+          // distance = |d0 - (8 nt + e)|, d0 = diagonal column - base
+          const float d0 = static_cast<float>(diag_col_of(mt, half) - base), sl = slope_of(mt, half);
+FLASH_UNROLL
+          for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+            for (int e = 0; e < 2; ++e)
+              s[mt][nt][2 * half + e] -= sl * fabsf(d0 - static_cast<float>(nt * 8 + e));
+        }
+    }
+  }
+  // lse2_of(mt, half) gives fragment row (mt, half)'s LSE lookup, a callable
+  // of (nt, e): one value per row, or one per column when transposed.
+  template <int kMTiles, int kNTiles, class DiagColOf, class Lse2Of>
+  FLASH_HOST_DEVICE void times_cap_derivative(float (&ds)[kMTiles][kNTiles][4],
+                                              const float (&prob)[kMTiles][kNTiles][4], int col0, int lane,
+                                              DiagColOf&& diag_col_of, Lse2Of&& lse2_of) const {
+    if (!capped()) return;
+    const float inv_e2 = 1.0f / p.score_exp2;
+    const int base = col0 + 2 * (lane % 4);
+FLASH_UNROLL
+    for (int mt = 0; mt < kMTiles; ++mt)
+FLASH_UNROLL
+      for (int half = 0; half < 2; ++half) {
+        const auto lse2 = lse2_of(mt, half);
+        const float d0 = static_cast<float>(diag_col_of(mt, half) - base);
+FLASH_UNROLL
+        for (int nt = 0; nt < kNTiles; ++nt)
+FLASH_UNROLL
+          for (int e = 0; e < 2; ++e) {
+            const int i = 2 * half + e;
+            float t = (fast_log2(prob[mt][nt][i]) + lse2(nt, e)) * inv_e2;
+            if (slope != 0.0f) t += slope * fabsf(d0 - static_cast<float>(nt * 8 + e));
+            t = fminf(fmaxf(t, -1.0f), 1.0f);
+            ds[mt][nt][i] *= 1.0f - t * t;
+          }
+      }
   }
 };
 
