@@ -61,12 +61,9 @@
 // thread of the producer warpgroup's second warp: the consumers stage their
 // dQ blocks as before and hand them over through two mbarriers per
 // warpgroup (Bwd03DqHandoff) instead of issuing the reduction themselves,
-// so they stall only when the writer is a whole step behind. Expected cost:
-// not yet measured; the writer serialises one tile's additions across key
-// blocks (a bulk reduction's completion latency, plus the counter's round
-// trip, per key block and tile), so the CTAs of one KV head start their
-// walks staggered by about that latency. Issue 18's target: >= 0.9x of the
-// non-deterministic speed at every 8k cell.
+// so they stall only when the writer is a whole step behind. Measured
+// (2026-11-24): 0.94-1.00x of the non-deterministic speed at seq 8k and
+// 16k, hdim 64 and 128 (issue 18's target: >= 0.9x).
 // Score modifiers (2026-11-24): softcap and ALiBi in their own kernels
 // (kMods, by dispatch_score_mods: calls without them run the kernels they
 // ran before, SASS identical), in bwd_02's order on the transposed tiles:
@@ -75,7 +72,13 @@
 // recovered from P^T and each query's (column's) LSE, reread from the
 // stage rather than kept live. The rules are scores.h's; the kernel states
 // none. Sinks are free (the preprocess's LSE holds the sink, and it
-// computes dsinks). Not yet measured on the H200.
+// computes dsinks). On the H200 (2026-11-24): BackwardScores* pass,
+// memcheck and racecheck clean; cost against the same call without them
+// (causal, d64 8k / d128 16k): softcap 30 -39% / -26%, ALiBi -6% / -3.5%,
+// sinks -0.5% / 0% (FlashAttention-4 with softcap 30: 194 / 404 TFLOPS;
+// this rung 265 / 386). Softcap pays four MUFU ops per score instead of
+// one (tanh's exp2 and reciprocal, the softmax exp2, and the log2 that
+// recovers tanh from P for its derivative): the next thing to cut.
 // Not in this rung (check() and the feature bits send these calls to
 // bwd_02, which auto then picks): variable-length batches, head dim 256.
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
@@ -91,17 +94,28 @@
 // hdim 64 only with dV issued after the dS^T stores: ptxas serialized every
 // wgmma (C7512) with dV issued before dS^T is computed, or just before its
 // stores).
-// Measured on the H200 (2026-11-24, bf16, seq 8k, heads = 2048 / dhead,
-// TFLOPS = 2.5 x the forward's FLOPs / time; `./bench --bwd --seq 8192
-// --dhead D [--causal]`, bwd_02 from the same call):
-//   hdim  64: 376 full (bwd_02 286, 1.31x), 355 causal (268, 1.32x)
-//             (64-row steps; 128-row steps: not yet measured)
-//   hdim 128: 515 full (326, 1.58x), 473 causal (301, 1.57x)
-// FlashAttention-4 on these shapes (issue 18's table, 2026-11-23, not the
-// same call): 523 / 518 at hdim 64, 632 / 594 at hdim 128: this rung is at
-// about 0.7x / 0.8x of it. Every consumer thread arrives on a stage's empty
-// barrier (racecheck needs each reader of the LSE / dpsum rows to release
-// them; one arrival per warp or per warpgroup ran at the same speed).
+// Measured on the H200 (2026-11-24, bf16, heads = 2048 / dhead, TFLOPS =
+// 2.5 x the forward's FLOPs / time; `./bench --bwd --seq S --dhead D
+// [--causal]`; FlashAttention-4 and cuDNN from the same call, README):
+//   first shape (64-row steps at both head dims, dK before dQ), seq 8k:
+//     hdim 64: 376 full (bwd_02 286, 1.31x), 355 causal (268, 1.32x)
+//     hdim 128: 515 full (326, 1.58x), 473 causal (301, 1.57x)
+//   128-row steps at hdim 64 (same call as the 64-row build): 377 -> 457
+//     full, 347 -> 418 causal (+21%); hdim 128 unchanged (507.6 / 506.6).
+//   dQ's product issued before dK's (two rounds, same call): +1.6% / +0.9%
+//     at hdim 128 full / causal, +1.9% at hdim 64 full.
+//   Now, seq 8k / 16k: hdim 64 467 / 483 full, 431 / 469 causal; hdim 128
+//     510 / 522 full, 469 / 509 causal: 0.77-0.94x of FlashAttention-4
+//     (575 / 516, 541 / 517, 664 / 602, 610 / 646), ahead of cuDNN at hdim
+//     64 (433 / 443, 427 / 423). Deterministic mode: 0.94-1.00x of these.
+// ncu (hdim 128 full 8k, before dQ moved ahead of dK): 19% of the stall samples wait on
+// wgmma groups (10% at the wait for dQ's product), 12% on the LSE reads
+// from shared memory right after S^T's wait, 11% at barriers; issue slots
+// 33% busy. What is left to FlashAttention-4 is latency inside a step, not
+// throughput (docs/NOTES.md, session 11).
+// Every consumer thread arrives on a stage's empty barrier (racecheck needs
+// each reader of the LSE / dpsum rows to release them; one arrival per warp
+// or per warpgroup ran at the same speed).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
