@@ -369,6 +369,27 @@ TEST(BackwardEdges, EmptyCallsWriteZeros) {
   }
 }
 
+// The number of runs among `runs` calls of `a` (deterministic) whose dq, dk
+// and dv differ in any bit from the first run's; the outputs are poisoned
+// before each run, so an element left unwritten counts as a difference.
+int runs_differing_from_the_first(const flash::BackwardArgs& a, int runs) {
+  const std::size_t nq = flash::testing::view_bytes(a.dq), nk = flash::testing::view_bytes(a.dk);
+  std::vector<unsigned char> first(nq + 2 * nk), again(nq + 2 * nk);
+  int differing = 0;
+  for (int run = 0; run < runs; ++run) {
+    flash::testing::poison(a.dq);
+    flash::testing::poison(a.dk);
+    flash::testing::poison(a.dv);
+    flash::attention_backward(a);
+    auto& dst = run == 0 ? first : again;
+    EXPECT_EQ(cudaMemcpy(dst.data(), a.dq.data, nq, cudaMemcpyDeviceToHost), cudaSuccess) << a.kernel;
+    EXPECT_EQ(cudaMemcpy(dst.data() + nq, a.dk.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(dst.data() + nq + nk, a.dv.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
+    if (run > 0) differing += std::memcmp(first.data(), again.data(), first.size()) != 0;
+  }
+  return differing;
+}
+
 // deterministic = true: bit-identical gradients over 50 runs of a shape
 // whose grid fills the GPU many times over (where atomics would reorder).
 TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
@@ -380,21 +401,7 @@ TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
     flash::BackwardArgs a = prob.args;
     a.kernel = v.name;
     a.deterministic = true;
-    const std::size_t nq = flash::testing::view_bytes(a.dq), nk = flash::testing::view_bytes(a.dk);
-    std::vector<unsigned char> first(nq + 2 * nk), again(nq + 2 * nk);
-    int differing_runs = 0;
-    for (int run = 0; run < 50; ++run) {
-      flash::testing::poison(a.dq);
-      flash::testing::poison(a.dk);
-      flash::testing::poison(a.dv);
-      flash::attention_backward(a);
-      auto& dst = run == 0 ? first : again;
-      ASSERT_EQ(cudaMemcpy(dst.data(), a.dq.data, nq, cudaMemcpyDeviceToHost), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(dst.data() + nq, a.dk.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(dst.data() + nq + nk, a.dv.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
-      if (run > 0) differing_runs += std::memcmp(first.data(), again.data(), first.size()) != 0;
-    }
-    EXPECT_EQ(differing_runs, 0) << v.name << ": deterministic runs differ from the first";
+    EXPECT_EQ(runs_differing_from_the_first(a, 50), 0) << v.name << ": deterministic runs differ from the first";
     // And the deterministic result is the right one.
     const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
     EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
@@ -423,21 +430,7 @@ TEST(BackwardDeterminism, OrderedDqUnderGqaAndMasks) {
         flash::BackwardArgs a = prob.args;
         a.kernel = v.name;
         a.deterministic = true;
-        const std::size_t nq = flash::testing::view_bytes(a.dq), nk = flash::testing::view_bytes(a.dk);
-        std::vector<unsigned char> first(nq + 2 * nk), again(nq + 2 * nk);
-        int differing_runs = 0;
-        for (int run = 0; run < kRuns; ++run) {
-          flash::testing::poison(a.dq);
-          flash::testing::poison(a.dk);
-          flash::testing::poison(a.dv);
-          flash::attention_backward(a);
-          auto& dst = run == 0 ? first : again;
-          ASSERT_EQ(cudaMemcpy(dst.data(), a.dq.data, nq, cudaMemcpyDeviceToHost), cudaSuccess) << v.name;
-          ASSERT_EQ(cudaMemcpy(dst.data() + nq, a.dk.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
-          ASSERT_EQ(cudaMemcpy(dst.data() + nq + nk, a.dv.data, nk, cudaMemcpyDeviceToHost), cudaSuccess);
-          if (run > 0) differing_runs += std::memcmp(first.data(), again.data(), first.size()) != 0;
-        }
-        EXPECT_EQ(differing_runs, 0) << v.name << ": deterministic runs differ from the first";
+        EXPECT_EQ(runs_differing_from_the_first(a, kRuns), 0) << v.name << ": deterministic runs differ from the first";
         const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
         EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
       }
