@@ -58,13 +58,14 @@
 // 327.5 -> 326.5 full, 304.2 -> 300.0 causal; d256 270.1 -> 268.6, 268.1 ->
 // 267.4 (a Mask derived in the kernel had cost d256 5%; docs/NOTES.md).
 // Variable-length batches (kVarlen, 2026-11-24): each CTA takes its
-// sequence's offsets, lengths and Mask from seq_span(b) (SeqRows) and exits
-// past its sequence's keys (dkv) or rows (dq); the row arrays and the dQ
-// accumulator hold each sequence's rows from a whole tile on (ws_row0), so
-// the fragment-order blocks, the bulk reductions and the padding rows are
-// those of a dense call, and a per-tile convert kernel stores each
-// sequence's rows. As a template flag: dense calls run the kernels they ran
-// before. Not yet measured on a GPU.
+// sequence's offsets, lengths and Mask from seq_span(b) (SeqRows,
+// common/bwd_seq.cuh) and exits past its sequence's keys (dkv) or rows
+// (dq); the row arrays and the dQ accumulator hold each sequence's rows
+// from a whole tile on (ws_row0), so the fragment-order blocks, the bulk
+// reductions and the padding rows are those of a dense call, and a
+// per-tile convert kernel (bwd_convert_dq_varlen_kernel, shared with
+// bwd_03) stores each sequence's rows. As a template flag: dense calls run
+// the kernels they ran before. Not yet measured on a GPU.
 // Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
 #include <algorithm>
 #include <cmath>
@@ -73,6 +74,7 @@
 
 #include "common/backward.h"
 #include "common/bwd_params.h"
+#include "common/bwd_seq.cuh"
 #include "common/copy.cuh"
 #include "common/head_dims.h"
 #include "common/hopper/sync.cuh"
@@ -193,60 +195,6 @@ __device__ __forceinline__ void dq_stage_drain(int lane) {
   __trap();
 #endif
 }
-
-// Where sequence b of the call lives, for the kernels below: its lengths
-// and Mask, the element offsets of its row 0 in q, k, v, dO and the
-// gradients, and where its rows start in the row arrays (ws_row0). Dense
-// calls compute each of these where it is used, from the batch strides, the
-// call's lengths and its Mask in the constant bank, exactly as before
-// variable-length batches; those (kVarlen) take them from seq_span(b) and
-// grad_span(b) once, after the metadata check's verdict (p.status).
-template <bool kVarlen> struct SeqRows;
-
-template <> struct SeqRows<false> {
-  const BwdParams& p;
-  int b;
-  __device__ __forceinline__ SeqRows(const BwdParams& params, int b_) : p(params), b(b_) {}
-  __device__ __forceinline__ int seqlen_q() const { return p.seqlen_q; }
-  __device__ __forceinline__ int seqlen_k() const { return p.seqlen_k; }
-  __device__ __forceinline__ const Mask& mask() const { return p.mask_for(); }
-  __device__ __forceinline__ std::int64_t q() const { return b * p.q_batch_stride; }
-  __device__ __forceinline__ std::int64_t k() const { return b * p.k_batch_stride; }
-  __device__ __forceinline__ std::int64_t v() const { return b * p.v_batch_stride; }
-  __device__ __forceinline__ std::int64_t dout() const { return b * p.do_batch_stride; }
-  __device__ __forceinline__ std::int64_t dq() const { return b * p.dq_batch_stride; }
-  __device__ __forceinline__ std::int64_t dk() const { return b * p.dk_batch_stride; }
-  __device__ __forceinline__ std::int64_t dv() const { return b * p.dv_batch_stride; }
-  __device__ __forceinline__ std::int64_t ws_row0(int h) const {
-    return (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q_pad;
-  }
-};
-
-template <> struct SeqRows<true> {
-  const BwdParams& p;
-  int b, q0, seqlen_q_, seqlen_k_;
-  Mask mask_;
-  std::int64_t q_, k_, v_, dout_, dq_, dk_, dv_;
-  __device__ __forceinline__ SeqRows(const BwdParams& params, int b_) : p(params), b(b_) {
-    const auto seq = p.seq_span(b);
-    const auto grad = p.grad_span(b);
-    q0 = seq.lse_row0, seqlen_q_ = seq.seqlen_q, seqlen_k_ = seq.seqlen_k;
-    mask_ = p.mask_for(seqlen_q_, seqlen_k_);
-    q_ = seq.q, k_ = seq.k, v_ = seq.v;
-    dout_ = grad.dout, dq_ = grad.dq, dk_ = grad.dk, dv_ = grad.dv;
-  }
-  __device__ __forceinline__ int seqlen_q() const { return seqlen_q_; }
-  __device__ __forceinline__ int seqlen_k() const { return seqlen_k_; }
-  __device__ __forceinline__ const Mask& mask() const { return mask_; }
-  __device__ __forceinline__ std::int64_t q() const { return q_; }
-  __device__ __forceinline__ std::int64_t k() const { return k_; }
-  __device__ __forceinline__ std::int64_t v() const { return v_; }
-  __device__ __forceinline__ std::int64_t dout() const { return dout_; }
-  __device__ __forceinline__ std::int64_t dq() const { return dq_; }
-  __device__ __forceinline__ std::int64_t dk() const { return dk_; }
-  __device__ __forceinline__ std::int64_t dv() const { return dv_; }
-  __device__ __forceinline__ std::int64_t ws_row0(int h) const { return p.ws_row0(b, h, q0); }
-};
 
 // kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen: a
 // variable-length batch (cu_seqlens_q; SeqRows), as a template flag so that
@@ -637,30 +585,14 @@ __global__ void __launch_bounds__(256) bwd_02_mma_convert_dq_kernel(const __grid
   }
 }
 
-// The same for a variable-length call: a (query tiles, heads_q, batch) grid
-// over the max_seqlen_q bound, one CTA per query tile of its sequence (whose
-// block starts at ws_row0 + m0 rows of the accumulator), which stores the
-// sequence's rows.
-template <class T, class Cfg>
-__global__ void __launch_bounds__(256) bwd_02_mma_convert_dq_varlen_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
-  if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
-  const int m0 = blockIdx.x * Cfg::kBlockM, h = blockIdx.y, b = blockIdx.z;
-  const SeqRows<true> seq(p, b);
-  if (m0 >= seq.seqlen_q()) return;
-  const float4* acc = reinterpret_cast<const float4*>(p.dq_accum + (seq.ws_row0(h) + m0) * Cfg::kHeadDim);
-  T* gdQ = static_cast<T*>(p.dq) + seq.dq() + h * p.dq_head_stride;
-  for (int i4 = threadIdx.x; i4 < kTileFloats / 4; i4 += 256) {
-    int row, col;
-    dq_float4_position<Cfg>(4 * i4, row, col);  // within the tile's block
-    row += m0;
-    if (row >= seq.seqlen_q()) continue;
-    const float4 v = acc[i4];
-    T* dq = gdQ + row * p.dq_row_stride + col;
-    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
-    if (row + 8 < seq.seqlen_q()) *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
+// The dkv kernel's accumulator order within one query tile, for the shared
+// variable-length convert (common/bwd_seq.cuh).
+template <class Cfg> struct MmaDqOrder {
+  static constexpr int kTileRows = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
+  __device__ __forceinline__ static void position(int in_tile, int& row, int& col) {
+    dq_float4_position<Cfg>(in_tile, row, col);
   }
-}
+};
 
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
   std::size_t smem = 0;
@@ -706,7 +638,7 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
       if (err != cudaSuccess) return;
       if constexpr (kVarlen) {
         const dim3 tiles((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
-        if (tiles.x > 0) bwd_02_mma_convert_dq_varlen_kernel<T, Cfg><<<tiles, 256, 0, stream>>>(p);
+        if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, MmaDqOrder<Cfg>><<<tiles, 256, 0, stream>>>(p);
       } else {
         const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
         bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);

@@ -79,8 +79,36 @@
 // this rung 265 / 386). Softcap pays four MUFU ops per score instead of
 // one (tanh's exp2 and reciprocal, the softmax exp2, and the log2 that
 // recovers tanh from P for its derivative): the next thing to cut.
+// Variable-length batches (kVarlen, 2026-11-25; cu_seqlens_q / _k,
+// seqused_k): the grid covers max_seqlen_k; a CTA takes its sequence's
+// lengths, offsets and Mask from SeqRows (common/bwd_seq.cuh, shared with
+// bwd_02) and exits when its key block is past the sequence's keys
+// (seqused_k[b] when given; the preprocess writes dK = dV = 0 on the keys
+// past it). TMA reads the packed tensors through ragged tensor maps
+// (make_ragged_tensor_map): a 4-D map (dim, x, head, y) whose element
+// (x, y) is packed row y + x - max_seqlen, addressed with y = the
+// sequence's end row and x = max_seqlen - seqlen + row, so a row at or
+// past the sequence's end is out of bounds and reads as zero, exactly as
+// a dense map's rows past seqlen do. The alternative (FlashAttention-3's
+// and the forward rungs': the packed tensor as one long sequence, the
+// coordinates offset by the sequence's start) reads the next sequence's
+// rows, or anything past seqused_k or past the last sequence (NaN in the
+// tests): masked keys and padding queries would give P = 0 but 0 x NaN in
+// dP^T = V dO^T, dV += P^T dO and dQ = dS K, so every such tile would need
+// its rows zeroed in shared memory (a fix the ring would have to order).
+// With the ragged maps the steps are a dense call's: query rows past the
+// sequence are zeros with LSE +inf and dpsum 0 in the padded row arrays
+// (ws_row0 pads each sequence to kBwdRowPad rows; a step's kBlockM rows
+// stay inside them, so the LSE/dpsum copies and the dQ reductions, exact
+// zeros on the padding rows, never touch another sequence's rows), keys
+// past it zeros that the Mask hides. Deterministic mode: the counters are
+// per 64-row tile of the padded rows (row0 / kBwdDqTileRows) and turn()
+// counts the key blocks of the sequence's Mask, which all exist and do not
+// exit early. A per-tile convert (bwd_convert_dq_varlen_kernel) stores each
+// sequence's dQ rows. As a template flag: dense calls run the kernels they
+// ran before (SASS identical). Not yet run on the H200.
 // Not in this rung (check() and the feature bits send these calls to
-// bwd_02, which auto then picks): variable-length batches, head dim 256.
+// bwd_02, which auto then picks): head dim 256.
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
 // 130): K, V; two stages of Q, dO, LSE and dpsum; dS^T double-buffered (so
 // one barrier per step guards it); two 16 KB dQ staging blocks. A third
@@ -127,6 +155,7 @@
 
 #include "common/backward.h"
 #include "common/bwd_params.h"
+#include "common/bwd_seq.cuh"
 #include "common/head_dims.h"
 #include "common/hopper/sync.cuh"
 #include "common/hopper/tma_host.h"
@@ -374,19 +403,45 @@ template <class Cfg> struct Bwd03DqOrder {
   }
 };
 
-template <class Cfg> struct Bwd03Producer {
+// Where the rows of (sequence b, query head h) start in the row arrays
+// (ws_row0). Dense calls keep the params' expression (kernels unchanged).
+template <bool kVarlen>
+__device__ __forceinline__ std::int64_t bwd03_ws_row0(const BwdParams& p, const SeqRows<kVarlen>& seq, int b, int h) {
+  if constexpr (kVarlen) return seq.ws_row0(h);
+  else return p.ws_row0(b, h, 0);
+}
+
+// The TMA coordinates of a sequence's rows: row r of Q or dO is (x, y) =
+// (q_x0 + r, q_y), key r of K or V (k_x0 + r, k_y). Dense maps: x the row,
+// y the batch. Variable-length (make_ragged_tensor_map): x from max_seqlen
+// - n, y the sequence's end row, so rows past its n read as zeros.
+struct Bwd03TmaRows {
+  int q_x0, q_y, k_x0, k_y;
+  template <bool kVarlen>
+  __device__ __forceinline__ static Bwd03TmaRows of(const BwdParams& p, const SeqRows<kVarlen>& seq, int b) {
+    if constexpr (kVarlen)
+      return {p.seqlen_q - seq.seqlen_q(), seq.q_row0() + seq.seqlen_q(), p.seqlen_k - seq.seqlen_k(),
+              seq.k_row0() + seq.seqlen_k()};
+    else return {0, b, 0, b};
+  }
+};
+
+template <class Cfg, bool kVarlen> struct Bwd03Producer {
   using Smem = Bwd03Smem<Cfg>;
   static constexpr int kColBlocks = Cfg::kHeadDim / 64;
 
   // One thread: K and V, then Q, dO, LSE and dpsum of every step.
   __device__ static void run(const Bwd03Params& prm, std::uint8_t* smem, const Bwd03Ring<Cfg>& ring, int n0, int h_kv,
-                             int b, const TileRange& tiles, int steps) {
+                             int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
     const BwdParams& p = prm.p;
+    const Bwd03TmaRows rows = Bwd03TmaRows::of(p, seq, b);
     mbar_arrive_expect_tx(ring.kv_full(), 2 * Smem::kKVBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb) {
-      tma_load_4d(smem + Smem::kK + cb * Cfg::kBlockN * 128, &prm.k, cb * 64, n0, h_kv, b, ring.kv_full());
-      tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, n0, h_kv, b, ring.kv_full());
+      tma_load_4d(smem + Smem::kK + cb * Cfg::kBlockN * 128, &prm.k, cb * 64, rows.k_x0 + n0, h_kv, rows.k_y,
+                  ring.kv_full());
+      tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, rows.k_x0 + n0, h_kv, rows.k_y,
+                  ring.kv_full());
     }
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
@@ -394,12 +449,15 @@ template <class Cfg> struct Bwd03Producer {
       const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * Cfg::kBlockM;
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb) {
-        tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, m0, step.h, b, bar);
-        tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64, m0, step.h, b,
-                    bar);
+        tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, rows.q_x0 + m0,
+                    step.h, rows.q_y, bar);
+        tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64,
+                    rows.q_x0 + m0, step.h, rows.q_y, bar);
       }
-      // The row arrays are padded to whole kBwdRowPad tiles: no bounds check.
-      const std::int64_t row0 = p.ws_row0(b, step.h, 0) + m0;
+      // The row arrays are padded to whole kBwdRowPad tiles (per sequence,
+      // and m0 < its seqlen_q): no bounds check, and never another
+      // sequence's rows.
+      const std::int64_t row0 = bwd03_ws_row0(p, seq, b, step.h) + m0;
       bulk_load(smem + Smem::kLse + s * Smem::kRowBytes, p.lse_log2 + row0, Smem::kRowBytes, bar);
       bulk_load(smem + Smem::kDpsum + s * Smem::kRowBytes, p.dpsum + row0, Smem::kRowBytes, bar);
       step.advance(tiles);
@@ -410,16 +468,16 @@ template <class Cfg> struct Bwd03Producer {
 // Deterministic mode's dQ writer (one thread): per step, its turn on the
 // tile's counter, then each warpgroup's staged block added by one bulk
 // reduction, then, once the additions completed, the counter incremented.
-template <class Cfg> struct Bwd03DqWriter {
+template <class Cfg, bool kVarlen> struct Bwd03DqWriter {
   using Smem = Bwd03Smem<Cfg>;
 
   __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd03DqHandoff<Cfg>& handoff, int n_block,
-                             int h_kv, int b, const TileRange& tiles, int steps) {
-    const Mask& mask = p.mask_for();
+                             int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
+    const Mask& mask = seq.mask();  // variable-length: the sequence's (its key blocks are the ones turn() counts)
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
-      const std::int64_t row0 = p.ws_row0(b, step.h, 0) + m0;
+      const std::int64_t row0 = bwd03_ws_row0(p, seq, b, step.h) + m0;
       int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
       const int turn = Bwd03DqOrder<Cfg>::turn(mask, m0, n_block);
       while (ld_acquire_gpu(counter) != turn) {
@@ -452,9 +510,10 @@ template <class Cfg> struct Bwd03DqWriter {
   }
 };
 
-// kMods: the call has a softcap or ALiBi (dispatch_score_mods), so that
-// calls without them keep their code.
-template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consumer {
+// kMods: the call has a softcap or ALiBi (dispatch_score_mods); kVarlen: a
+// variable-length batch (SeqRows<true>); template flags, so that calls
+// without them keep their code.
+template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> struct Bwd03Consumer {
   using Smem = Bwd03Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kNTilesS = kBlockM / 8;  // n-tiles of S^T and dP^T (queries)
@@ -519,9 +578,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consu
   // Deterministic mode hands each dQ block to the writer (handoff) instead
   // of adding it here.
   __device__ void run(const Bwd03Ring<Cfg>& ring, const Bwd03DqHandoff<Cfg>& handoff, int b, int h_kv,
-                      const TileRange& tiles, int steps, float (&dk)[kHeadDim / 2], float (&dv)[kHeadDim / 2]) const {
+                      const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps, float (&dk)[kHeadDim / 2],
+                      float (&dv)[kHeadDim / 2]) const {
     if (steps == 0) return;
-    const Mask& mask = p.mask_for();
+    const Mask& mask = seq.mask();
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int t = lane % 4;
@@ -545,7 +605,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consu
       // P^T: the softcap and ALiBi (kMods: common/scores.h, in the order
       // bwd_02 and the forward take), the Mask (-inf) on tiles that need
       // it, then exp2 against each query's LSE. Query rows past seqlen_q
-      // have LSE +inf (P = 0) and zero Q and dO rows.
+      // (the sequence's, variable-length) have LSE +inf (P = 0) and zero Q
+      // and dO rows; keys past seqlen_k zero K and V rows (masked).
       auto& st_frag = *reinterpret_cast<float(*)[1][kNTilesS][4]>(&st);
       const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
       if constexpr (kMods) scores.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
@@ -635,7 +696,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consu
       } else {
         named_barrier_sync(kBwd03DqStaged + c, kWarpgroupThreads);
         if (tid == 0) {
-          float* gdq = p.dq_accum + (p.ws_row0(b, step.h, 0) + m0 + Cfg::dq_row(c)) * kHeadDim +
+          float* gdq = p.dq_accum + (bwd03_ws_row0(p, seq, b, step.h) + m0 + Cfg::dq_row(c)) * kHeadDim +
                        Cfg::dq_dims_block(c) * kDqBlockFloats;
           bulk_reduce_add_f32(gdq, sdq, Smem::kDqBytes);
           tma_store_commit();
@@ -651,15 +712,16 @@ template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consu
   }
 
   // dK = scale * dS^T Q and dV, rounded, from registers; keys past seqlen_k
-  // are not stored.
-  __device__ void store(int b, int h_kv, const float (&dk)[kHeadDim / 2], const float (&dv)[kHeadDim / 2]) const {
+  // (the sequence's attended keys, variable-length) are not stored.
+  __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kHeadDim / 2],
+                        const float (&dv)[kHeadDim / 2]) const {
     const int g = lane / 4, t = lane % 4;
-    T* gdk = static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride;
-    T* gdv = static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride;
+    T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride;
+    T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride;
 #pragma unroll
     for (int half = 0; half < 2; ++half) {
       const int key = key0 + 16 * warp + g + 8 * half;
-      if (key >= p.seqlen_k) continue;
+      if (key >= seq.seqlen_k()) continue;
 #pragma unroll
       for (int j = 0; j < kHeadDim / 8; ++j) {
         const int col = 8 * j + 2 * t;
@@ -674,7 +736,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods> struct Bwd03Consu
 
 // One CTA per (key block, KV head, batch); deterministic mode takes the key
 // blocks in descending order of blockIdx.x and adds dQ through the writer.
-template <class T, class Cfg, bool kDeterministic, bool kMods>
+// kVarlen: the grid covers max_seqlen_k, and a CTA past its sequence's keys
+// exits (its keys past seqused_k got their zeros from the preprocess).
+template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     bwd_03_wgmma_dkv_kernel(const __grid_constant__ Bwd03Params prm) {
 #if FLASH_SM90A_DEVICE
@@ -688,9 +752,14 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const BwdParams& p = prm.p;
   const int n_block = Bwd03DqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
   const int n0 = n_block * Cfg::kBlockN;
+  if constexpr (kVarlen)
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  const SeqRows<kVarlen> seq(p, b);
+  if constexpr (kVarlen)
+    if (n0 >= seq.seqlen_k()) return;  // past this sequence's keys (the whole CTA, before any barrier)
   // The query tiles that see some key of this block (common/mask.h); the
   // steps walk them for each query head of the group.
-  const TileRange tiles = p.mask_for().query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
+  const TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
   const int steps = tiles.count() * p.group_size;
 
   if (threadIdx.x == 0) {
@@ -702,30 +771,44 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg>::run(prm, smem, ring, n0, h_kv, b, tiles, steps);
+    if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
     // Deterministic mode: the dQ writer is the first thread of the second
     // warp (its own warp, so the producer's loop never waits on its spins).
     constexpr int kWriterThread = 32;
     if (kDeterministic && threadIdx.x == kWriterThread && steps > 0)
-      Bwd03DqWriter<Cfg>::run(p, smem, handoff, n_block, h_kv, b, tiles, steps);
+      Bwd03DqWriter<Cfg, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
-  const Bwd03Consumer<T, Cfg, kDeterministic, kMods> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
+  const Bwd03Consumer<T, Cfg, kDeterministic, kMods, kVarlen> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32, n0 + 64 * c};
   float dk[Cfg::kHeadDim / 2], dv[Cfg::kHeadDim / 2];
 #pragma unroll
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
-  consumer.run(ring, handoff, b, h_kv, tiles, steps, dk, dv);
-  consumer.store(b, h_kv, dk, dv);
+  consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
+  consumer.store(seq, h_kv, dk, dv);
 #endif
 }
 
-// dQ = scale * accumulator, rounded to the dtype. The accumulator holds, per
-// (batch, head) and query tile of 64 rows, head_dim / 64 blocks of 64 x 64
-// floats (the dims 64 cb..), each in the dkv kernel's fragment order: the
-// float4 at ((w * 8 + j) * 32 + l) * 4 holds rows 16 w + l / 4 and + 8, dims
-// 8 j + 2 (l % 4) and + 1. One thread per float4.
+// The accumulator's order: per (sequence, head) and query tile of 64 rows,
+// head_dim / 64 blocks of 64 x 64 floats (the dims 64 cb..), each in the dkv
+// kernel's fragment order: the float4 at ((w * 8 + j) * 32 + l) * 4 holds
+// rows 16 w + l / 4 and + 8, dims 8 j + 2 (l % 4) and + 1. position(f, row,
+// col): the float4 at float f of a tile's head_dim * 64 floats holds
+// dQ[row][col, col + 1] and dQ[row + 8][...] (as the variable-length
+// convert, common/bwd_seq.cuh, asks).
+template <int kHeadDim_> struct Bwd03DqLayout {
+  static constexpr int kTileRows = kDqBlock, kHeadDim = kHeadDim_;
+  __device__ __forceinline__ static void position(int in_tile, int& row, int& col) {
+    const int in_block = in_tile % kDqBlockFloats;
+    const int frag = in_block / 128, lane = in_block % 128 / 4;
+    row = 16 * (frag / 8) + lane / 4;
+    col = in_tile / kDqBlockFloats * kDqBlock + 8 * (frag % 8) + 2 * (lane % 4);
+  }
+};
+
+// dQ = scale * accumulator, rounded to the dtype (dense calls; variable-
+// length ones: bwd_convert_dq_varlen_kernel). One thread per float4.
 template <class T, class Cfg>
 __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kTileFloats = kDqBlock * Cfg::kHeadDim;
@@ -734,10 +817,9 @@ __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __gr
   for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
     const std::int64_t bh = 4 * i4 / head_floats;
     const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
-    const int in_tile = in_head % kTileFloats, in_block = in_tile % kDqBlockFloats;
-    const int frag = in_block / 128, lane = in_block % 128 / 4;
-    const int row = in_head / kTileFloats * kDqBlock + 16 * (frag / 8) + lane / 4;
-    const int col = in_tile / kDqBlockFloats * kDqBlock + 8 * (frag % 8) + 2 * (lane % 4);
+    int row, col;
+    Bwd03DqLayout<Cfg::kHeadDim>::position(in_head % kTileFloats, row, col);
+    row += in_head / kTileFloats * kDqBlock;
     if (row >= p.seqlen_q) continue;
     const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
     const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
@@ -748,13 +830,12 @@ __global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __gr
   }
 }
 
-// What the feature bits cannot say: per-sequence metadata (also refused by
-// the dispatcher through the features; restated here so that the variant
-// never runs a call it would get wrong). Then the launch limits and the
-// driver's tensor maps.
+// The launch limits and the driver's tensor maps. (Per-sequence metadata
+// comes only with cu_seqlens_q in a backward call, src/backward.cpp;
+// restated here, since kVarlen follows cu_seqlens_q alone.)
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
-  if (p.cu_seqlens_q != nullptr || p.cu_seqlens_k != nullptr || p.seqused_k != nullptr)
-    return "variable-length batches are not supported";
+  if (p.cu_seqlens_q == nullptr && (p.cu_seqlens_k != nullptr || p.seqused_k != nullptr))
+    return "cu_seqlens_k or seqused_k without cu_seqlens_q";
   std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
   dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) {
     err = check_head_batch_grid(p, dev, Bwd03Smem<WgmmaBwdConfig<decltype(hd)::value>>::kBytes);
@@ -770,9 +851,25 @@ std::size_t workspace_bytes(const BwdParams& p) {
 }
 
 // Q and dO as boxes of kBlockM rows, K and V of kBlockN; each map's rows end
-// at its sequence length, so rows past it read as zeros.
+// at its sequence length, so rows past it read as zeros. Variable-length
+// calls: the packed tensors as ragged maps (make_ragged_tensor_map), in
+// which each sequence ends at its own length (seqused_k for the keys).
 std::string make_maps(Bwd03Params& prm, int block_m, int block_n) {
   const BwdParams& p = prm.p;
+  if (p.cu_seqlens_q != nullptr) {
+    std::string err = make_ragged_tensor_map(&prm.q, p.q, p.dtype, p.total_q, p.seqlen_q, p.heads_q, p.head_dim,
+                                             p.q_row_stride, p.q_head_stride, block_m);
+    if (err.empty())
+      err = make_ragged_tensor_map(&prm.dout, p.dout, p.dtype, p.total_q, p.seqlen_q, p.heads_q, p.head_dim,
+                                   p.do_row_stride, p.do_head_stride, block_m);
+    if (err.empty())
+      err = make_ragged_tensor_map(&prm.k, p.k, p.dtype, p.total_k, p.seqlen_k, p.heads_kv, p.head_dim,
+                                   p.k_row_stride, p.k_head_stride, block_n);
+    if (err.empty())
+      err = make_ragged_tensor_map(&prm.v, p.v, p.dtype, p.total_k, p.seqlen_k, p.heads_kv, p.head_dim,
+                                   p.v_row_stride, p.v_head_stride, block_n);
+    return err;
+  }
   std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
                                          p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
   if (err.empty())
@@ -795,26 +892,42 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
-  const auto go = [&](auto tag, auto hd, auto det, auto mods) {
+  const auto go = [&](auto tag, auto hd, auto det, auto mods, auto varlen) {
     using T = typename decltype(tag)::type;
     using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
     using Smem = Bwd03Smem<Cfg>;
+    constexpr bool kVarlen = decltype(varlen)::value;
     if (!make_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
+    // Variable-length: the grids cover max_seqlen_k and max_seqlen_q, either
+    // of which may be 0 (every sequence empty on that side): a grid without
+    // CTAs is not launched.
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
-    err = bwd_launch(bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value>, grid, Smem::kThreads,
-                     Smem::kBytes, prm, stream);
+    err = cudaSuccess;
+    if (!kVarlen || grid.x > 0)
+      err = bwd_launch(bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value, kVarlen>, grid,
+                       Smem::kThreads, Smem::kBytes, prm, stream);
     if (err != cudaSuccess) return;
-    const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-    bwd_03_wgmma_convert_dq_kernel<T, Cfg>
-        <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+    if constexpr (kVarlen) {
+      using Layout = Bwd03DqLayout<Cfg::kHeadDim>;
+      const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
+      if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, Layout><<<tiles, 256, 0, stream>>>(p);
+    } else {
+      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
+      bwd_03_wgmma_convert_dq_kernel<T, Cfg>
+          <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+    }
     err = cudaGetLastError();
   };
-  // Deterministic mode and the score modifiers (softcap, ALiBi) are each a
-  // template flag of the dkv kernel.
+  // Deterministic mode, the score modifiers (softcap, ALiBi) and
+  // variable-length batches are each a template flag of the dkv kernel.
   const auto go_mode = [&](auto tag, auto hd) {
     dispatch_score_mods(p, [&](auto mods) {
-      if (p.deterministic) go(tag, hd, std::true_type{}, mods);
-      else go(tag, hd, std::false_type{}, mods);
+      const auto by_det = [&](auto varlen) {
+        if (p.deterministic) go(tag, hd, std::true_type{}, mods, varlen);
+        else go(tag, hd, std::false_type{}, mods, varlen);
+      };
+      if (p.cu_seqlens_q != nullptr) by_det(std::true_type{});
+      else by_det(std::false_type{});
     });
   };
   if (p.dtype == DType::f16) dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
@@ -825,7 +938,7 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
 }  // namespace
 
 // sm_90a only; causal, windows, GQA/MQA, unequal lengths, softcap, ALiBi,
-// sinks and deterministic mode (no variable-length batches or hdim 256:
+// sinks, variable-length batches and deterministic mode (no hdim 256:
 // bwd_02).
 const BwdVariant* variant_bwd_wgmma() {
   static const BwdVariant v = [] {
@@ -833,7 +946,7 @@ const BwdVariant* variant_bwd_wgmma() {
     r.min_compute_capability = 90;
     r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
     r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures |
-                 kFeatureDeterministic;
+                 kFeatureVarlen | kFeatureDeterministic;
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
     return r;
   }();

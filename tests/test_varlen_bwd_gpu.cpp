@@ -478,6 +478,16 @@ const std::vector<VarlenBwdCase>& varlen_bwd_cases() {
       {"many_short_causal_gqa4_d64_seqused",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = std::vector<int>(48, R),
         .k_lens = std::vector<int>(48, R), .seqused = true, .tail_q = 1}},
+      // Tile edges of the Hopper rung (bwd_03: 128-row steps at d64, 64 at d128, 128-key blocks, 64-row dQ
+      // tiles and deterministic counters): lengths at, one below and one above the multiples, next to 0 and 1.
+      {"tile_edges_causal_l100_gqa2_d64_seqused",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .causal = true, .window_left = 100,
+        .q_lens = {1, 0, 127, 128, 129, 255, 64, 65}, .k_lens = {R, 1, 128, 127, 129, 300, 0, 257}, .seqused = true,
+        .tail_q = 3, .tail_k = 2}},
+      {"tile_edges_l70_r9_gqa4_d128_seqused",
+       {.heads_q = 8, .heads_kv = 2, .head_dim = 128, .window_left = 70, .window_right = 9,
+        .q_lens = {63, 1, 0, 129, 64, 200, 257}, .k_lens = {130, 1, 5, 127, 64, 0, 300}, .seqused = true,
+        .tail_k = 9}},
       {"no_queries_d64",  // every sequence without queries: dk = dv = 0 on every key row, dq not written
        {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .sinks = true, .q_lens = {0, 0, 0}, .k_lens = {5, 0, 130},
         .tail_q = 16}},

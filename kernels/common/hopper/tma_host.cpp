@@ -33,22 +33,13 @@ std::string tensor_map_driver_reason() {
   return err.empty() ? err : "TMA tensor map: " + err;
 }
 
-std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype, int batch, int seqlen, int heads,
-                                 int head_dim, std::int64_t batch_stride, std::int64_t row_stride,
-                                 std::int64_t head_stride, int box_rows) {
+namespace {
+
+std::string encode_4d(CUtensorMap* map, const void* data, DType dtype, const cuuint64_t (&dims)[4],
+                      const cuuint64_t (&strides)[3], int box_rows) {
   std::string err;
   const auto fn = encode_fn(&err);
   if (fn == nullptr) return err;
-  const std::uint64_t esize = 2;
-  // A dimension of extent 1 is never stepped along: give it a stride TMA
-  // accepts whatever the view holds there (0, say).
-  auto stride_bytes = [&](std::int64_t stride, int extent) -> cuuint64_t {
-    return extent > 1 ? static_cast<cuuint64_t>(stride) * esize : 16;
-  };
-  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seqlen),
-                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
-  const cuuint64_t strides[3] = {stride_bytes(row_stride, seqlen), stride_bytes(head_stride, heads),
-                                 stride_bytes(batch_stride, batch)};
   const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
   const CUtensorMapDataType type =
@@ -58,6 +49,40 @@ std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ")";
   return {};
+}
+
+constexpr std::uint64_t kElemBytes = 2;  // f16 and bf16
+
+}  // namespace
+
+std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype, int batch, int seqlen, int heads,
+                                 int head_dim, std::int64_t batch_stride, std::int64_t row_stride,
+                                 std::int64_t head_stride, int box_rows) {
+  // A dimension of extent 1 is never stepped along: give it a stride TMA
+  // accepts whatever the view holds there (0, say).
+  auto stride_bytes = [&](std::int64_t stride, int extent) -> cuuint64_t {
+    return extent > 1 ? static_cast<cuuint64_t>(stride) * kElemBytes : 16;
+  };
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(seqlen),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(batch)};
+  const cuuint64_t strides[3] = {stride_bytes(row_stride, seqlen), stride_bytes(head_stride, heads),
+                                 stride_bytes(batch_stride, batch)};
+  return encode_4d(map, data, dtype, dims, strides, box_rows);
+}
+
+std::string make_ragged_tensor_map(CUtensorMap* map, const void* data, DType dtype, int total, int max_rows, int heads,
+                                   int head_dim, std::int64_t row_stride, std::int64_t head_stride, int box_rows) {
+  const int x_rows = max_rows > 0 ? max_rows : 1;
+  const cuuint64_t row_bytes = static_cast<cuuint64_t>(row_stride) * kElemBytes;
+  // The base, x_rows rows before the data: only its in-bounds elements are
+  // ever read, and those are rows of the data (y + x - x_rows >= 0 for the
+  // coordinates the kernel gives).
+  const auto base = reinterpret_cast<const void*>(reinterpret_cast<std::uintptr_t>(data) - x_rows * row_bytes);
+  const cuuint64_t dims[4] = {static_cast<cuuint64_t>(head_dim), static_cast<cuuint64_t>(x_rows),
+                              static_cast<cuuint64_t>(heads), static_cast<cuuint64_t>(total) + 1};
+  const cuuint64_t strides[3] = {row_bytes, heads > 1 ? static_cast<cuuint64_t>(head_stride) * kElemBytes : 16,
+                                 row_bytes};
+  return encode_4d(map, base, dtype, dims, strides, box_rows);
 }
 
 }  // namespace flash::detail

@@ -25,4 +25,18 @@ std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype
                                  int head_dim, std::int64_t batch_stride, std::int64_t row_stride,
                                  std::int64_t head_stride, int box_rows);
 
+// A packed [total, heads, head_dim] tensor of variable-length sequences (row
+// strides in elements) as a 4-D tensor map (head_dim, x, heads, y) in which
+// every sequence ends in zeros: rows at or past a sequence's end read as
+// zero, as a dense map's rows past seqlen do, and never as the next
+// sequence's rows (or NaN). Element (c, x, h, y) is packed row y + x -
+// max_rows: the map's base is max_rows rows before the data, and x and y
+// both step one row. Row r of a sequence of n rows that ends at packed row
+// e (= its first row + n) is at x = max_rows - n + r, y = e (ragged_x /
+// the kernel): in bounds exactly when r < n (x < max_rows), and y <= total
+// (extent total + 1). max_rows bounds every sequence's n (max_seqlen; at
+// least 1); the box is 64 elements of head_dim by box_rows rows.
+std::string make_ragged_tensor_map(CUtensorMap* map, const void* data, DType dtype, int total, int max_rows, int heads,
+                                   int head_dim, std::int64_t row_stride, std::int64_t head_stride, int box_rows);
+
 }  // namespace flash::detail
