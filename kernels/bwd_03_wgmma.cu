@@ -106,7 +106,12 @@
 // counts the key blocks of the sequence's Mask, which all exist and do not
 // exit early. A per-tile convert (bwd_convert_dq_varlen_kernel) stores each
 // sequence's dQ rows. As a template flag: dense calls run the kernels they
-// ran before (SASS identical). Not yet run on the H200.
+// ran before (SASS identical). On the H200 (2026-11-24): VarlenBwd* (41
+// cases, wgmma in both modes, tile-edge lengths 0/1/63-65/127-129 with
+// seqused_k) pass, memcheck and racecheck clean on the tile-edge cases;
+// issue 17's 7 sequences (16384 tokens, hdim 128, 16 heads): 437 / 369
+// TFLOPS full / causal (mma 286 / 246), 1.03x / 1.02x of the same tokens
+// as a dense call, deterministic 409 / 377.
 // Not in this rung (check() and the feature bits send these calls to
 // bwd_02, which auto then picks): head dim 256.
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
