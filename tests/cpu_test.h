@@ -8,6 +8,7 @@
 #include <string>
 
 #include "flash/error.h"
+#include "flash/variants.h"
 #include "testing/testing.h"
 
 namespace flash::cpu_test {
@@ -24,6 +25,14 @@ inline void expect_valid(const std::function<void()>& call) {
     if (flash::testing::gpu_available(&why)) ADD_FAILURE() << e.what();
     else EXPECT_NE(std::string(e.what()).find("no usable CUDA device"), std::string::npos) << e.what();
   }
+}
+
+// Whether the decode variant `name` is in this build (FLASH_VARIANTS may
+// leave it out; tests that name it skip then, saying why).
+inline bool decode_variant_built(const std::string& name) {
+  for (const auto& v : flash::decode_variants())
+    if (v.name == name) return v.built;
+  return false;
 }
 
 // True when `name` occurs in msg as a whole argument name, not inside a

@@ -417,6 +417,7 @@ struct DecodeBuffers {
 class DecodeApiErrors : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!flash::cpu_test::decode_variant_built("splitkv")) GTEST_SKIP() << "splitkv is not built (FLASH_VARIANTS)";
     args_ = {};
     std::memset(&buf_, 0, sizeof(buf_));
     for (auto& x : buf_.o) x = kPattern;

@@ -53,6 +53,7 @@ struct Buffers {
 class DecodeVarlenApiErrors : public ::testing::Test {
  protected:
   void SetUp() override {
+    if (!flash::cpu_test::decode_variant_built("splitkv")) GTEST_SKIP() << "splitkv is not built (FLASH_VARIANTS)";
     args_ = {};
     std::memset(&buf_, 0, sizeof(buf_));
     for (auto& x : buf_.o) x = kPattern;
@@ -292,6 +293,7 @@ TEST(DecodeVarlenStatus, DescribesCuSeqlensFaults) {
 
 // The decode variant takes variable-length calls (kFeatureVarlen).
 TEST(DecodeVarlenRegistry, SplitKvHasTheFeature) {
+  if (!flash::cpu_test::decode_variant_built("splitkv")) GTEST_SKIP() << "splitkv is not built (FLASH_VARIANTS)";
   for (const auto& v : flash::decode_variants())
     if (v.name == "splitkv") EXPECT_TRUE(v.features & flash::kFeatureVarlen);
 }
