@@ -75,7 +75,7 @@
 // computes dsinks). On the H200 (2026-11-24): BackwardScores* pass,
 // memcheck and racecheck clean; cost against the same call without them
 // (causal, d64 8k / d128 16k): softcap 30 -39% / -26%, ALiBi -6% / -3.5%,
-// sinks -0.5% / 0% (FlashAttention-4 with softcap 30: 194 / 404 TFLOPS;
+// sinks -0.5% / 0% (FlashAttention-4 with softcap 30 in another call, issue 16: 194 / 404;
 // this rung 265 / 386). Softcap pays four MUFU ops per score instead of
 // one (tanh's exp2 and reciprocal, the softmax exp2, and the log2 that
 // recovers tanh from P for its derivative): the next thing to cut.
