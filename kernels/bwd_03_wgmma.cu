@@ -12,6 +12,8 @@
 //       each head at its seqlen) and its kBlockM LSE * log2(e) and dpsum
 //       values (a bulk copy each), into a two-stage ring of full/empty
 //       mbarriers (Bwd03Ring).
+//   dQ writer (warpgroup 0, thread 32: its own warp, same 24 registers):
+//       the bulk reductions of the consumers' staged dQ blocks (below).
 //   consumers (warpgroups 1 and 2, 240 registers): warpgroup c owns keys
 //       n0 + 64 c .. + 63 of the kBlockN = 128-key block. Keys sit on
 //       wgmma's M axis ("swapped" S and dP, as FlashAttention-3 does for dK
@@ -39,10 +41,19 @@
 //       With kBlockM = 64 at hdim 64, the rung's first shape: the whole head
 //       dim over its own 64 keys, no cross-warpgroup barrier, the two
 //       partial blocks add in the accumulator), stages it in shared memory
-//       in fragment order and adds it to the fp32 accumulator with one bulk
-//       reduction (cp.reduce.async.bulk), as bwd_02 does on sm_90; a
-//       convert kernel scales and rounds it. The accumulator's unit is a
-//       64-row tile whatever kBlockM is (a 128-row step adds two).
+//       in fragment order and hands it to the dQ writer through two
+//       mbarriers per warpgroup (Bwd03DqHandoff: the consumers wait for
+//       "freed", store, fence and only arrive on "staged"); the writer adds
+//       it to the fp32 accumulator with one bulk reduction
+//       (cp.reduce.async.bulk), as bwd_02 does on sm_90, and frees the
+//       block once the copy engine has read it. So a consumer blocks on a
+//       reduction only when the writer is a whole step behind (before
+//       2026-11-25 thread 0 of each warpgroup issued the reduction after a
+//       128-thread barrier and waited for its reads before the next
+//       step's dS^T barrier: FlashAttention-3's writer-warp scheme, in
+//       both modes now). A convert kernel scales and rounds the
+//       accumulator. Its unit is a 64-row tile whatever kBlockM is (a
+//       128-row step adds two).
 // Why it should be faster: wgmma reads K, V, Q and dO straight from shared
 // memory (bwd_02 spends ldmatrix issue slots and registers on every
 // fragment); P and dS never touch shared memory on the way to dV and dK;
@@ -57,11 +68,11 @@
 // counter says every key block above n that sees the tile has added, and
 // incrementing it once its own additions completed (Bwd03DqOrder says why
 // descending, and why the CTAs' launch order, key block = gridDim.x - 1 -
-// blockIdx.x, cannot deadlock). The waiting is done by a dQ writer, one
-// thread of the producer warpgroup's second warp: the consumers stage their
-// dQ blocks as before and hand them over through two mbarriers per
-// warpgroup (Bwd03DqHandoff) instead of issuing the reduction themselves,
-// so they stall only when the writer is a whole step behind. Measured
+// blockIdx.x, cannot deadlock). The waiting is done by the dQ writer (the
+// same hand-off as the non-deterministic mode; the writer adds the counter
+// wait and increment, and frees the blocks only once the additions
+// completed), so the consumers stall only when the writer is a whole step
+// behind. Measured
 // (2026-11-24): 0.94-1.00x of the non-deterministic speed at seq 8k and
 // 16k, hdim 64 and 128 (issue 18's target: >= 0.9x).
 // Score modifiers (2026-11-24): softcap and ALiBi in their own kernels
@@ -118,11 +129,13 @@
 // 130): K, V; two stages of Q, dO, LSE and dpsum; dS^T double-buffered (so
 // one barrier per step guards it); two 16 KB dQ staging blocks. A third
 // stage does not fit at hdim 64 (228 KB of 227). Registers (setmaxnreg):
-// producer 24, consumers 240 (the highest register SASS names: hdim 128
-// R233, hdim 64 R235; the deterministic instantiations R235 / R237; hdim 64
-// with 64-row steps R177 / R179; with a softcap or ALiBi, kMods, R237 at
-// both head dims and in both modes), and the deterministic dQ writer fits
-// the producer's 24: R0-R21 in SASS), no spills, no local memory; ptxas
+// producer 24, consumers 240 (the highest register SASS names, 2026-11-25:
+// hdim 128 R234, hdim 64 R237, in both modes; variable-length hdim 64
+// without kMods R231; hdim 64 with 64-row steps R177 / R179 (2026-11-24);
+// with a softcap or ALiBi, kMods, R237 at both head dims and in both
+// modes), and the dQ writer fits the producer's 24 (the code after
+// setmaxnreg.dec names at most R21 in SASS, both modes); no spills, no
+// local memory; ptxas
 // keeps the wgmmas unserialized (4 fences, 3 waits per step, kMods too; at
 // hdim 64 only with dV issued after the dS^T stores: ptxas serialized every
 // wgmma (C7512) with dV issued before dS^T is computed, or just before its
@@ -245,7 +258,7 @@ template <class Cfg> struct Bwd03Smem {
   static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
   // kv_full, then per stage full, empty (Bwd03Ring); then per consumer
-  // warpgroup staged, then freed (Bwd03DqHandoff, deterministic mode).
+  // warpgroup staged, then freed (Bwd03DqHandoff).
   static constexpr int kRingBars = 1 + 2 * Cfg::kStages;
   static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs;
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
@@ -270,9 +283,8 @@ struct Bwd03Params {
 
 // Named barriers (bar.sync ids; 0 is __syncthreads).
 enum Bwd03Barrier : int {
-  kBwd03DsReady = 1,   // hdim 128: both warpgroups' dS^T are in shared memory (256 threads);
-                       // hdim 64: + 1 + warpgroup, its own dS^T (128 threads)
-  kBwd03DqStaged = 4,  // + warpgroup: its dQ block is staged (128 threads)
+  kBwd03DsReady = 1,  // hdim 128: both warpgroups' dS^T are in shared memory (256 threads);
+                      // hdim 64: + 1 + warpgroup, its own dS^T (128 threads)
 };
 
 // The Q/dO ring and the K/V barrier. Step i uses stage i % kStages for the
@@ -331,14 +343,15 @@ template <class Cfg> struct Bwd03Ring {
   __device__ void consumer_release(int i) const { mbar_arrive(empty(stage(i))); }
 };
 
-// Deterministic mode: each consumer warpgroup hands its staged dQ block to
-// the dQ writer (one thread of the producer warpgroup), which adds it to
-// the accumulator in the fixed order (Bwd03DqOrder), so that the consumers
-// never wait for that order themselves. One use per step; the parities come
+// Each consumer warpgroup hands its staged dQ block to the dQ writer (one
+// thread of the producer warpgroup, Bwd03DqWriter), which issues the bulk
+// reduction that adds it to the accumulator (deterministic mode: in the
+// fixed order, Bwd03DqOrder), so that the consumers never wait for a
+// reduction (or that order) themselves. One use per step; the parities come
 // from the step index, as in the ring.
 //   staged(c)  every thread of warpgroup c stored its part of the block;
-//   freed(c)   the writer's addition from block c completed (it may be
-//              overwritten).
+//   freed(c)   the writer's reduction from block c has read it (it may be
+//              overwritten; deterministic mode: the addition completed).
 template <class Cfg> struct Bwd03DqHandoff {
   std::uint64_t* bars;
 
@@ -353,8 +366,8 @@ template <class Cfg> struct Bwd03DqHandoff {
       mbar_init(freed(c), 1);
     }
   }
-  // Consumers, every thread: step i may overwrite the block (the addition of
-  // step i - 1 completed; step 0 passes at once), then announce it staged.
+  // Consumers, every thread: step i may overwrite the block (the reduction of
+  // step i - 1 read it; step 0 passes at once), then announce it staged.
   // Every thread arrives, so that each one's stores are ordered before the
   // writer's bulk reduction reads them.
   __device__ void consumer_acquire(int c, int i) const { mbar_wait(freed(c), parity(i) ^ 1); }
@@ -470,48 +483,68 @@ template <class Cfg, bool kVarlen> struct Bwd03Producer {
   }
 };
 
-// Deterministic mode's dQ writer (one thread): per step, its turn on the
-// tile's counter, then each warpgroup's staged block added by one bulk
-// reduction, then, once the additions completed, the counter incremented.
-template <class Cfg, bool kVarlen> struct Bwd03DqWriter {
+// The dQ writer (one thread): per step, each consumer warpgroup's staged
+// block added to the accumulator by one bulk reduction, in both modes.
+// Non-deterministic: both reductions in flight, each block freed as soon as
+// the copy engine has read it (the consumers then wait for the writer only
+// when it is a whole step behind). Deterministic: first its turn on the
+// tile's counter, then the reductions, then, once the additions completed,
+// the blocks freed and the counter incremented.
+template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
   using Smem = Bwd03Smem<Cfg>;
+  static_assert(Cfg::kConsumerWGs == 2, "the non-deterministic releases below name two bulk groups");
 
   __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd03DqHandoff<Cfg>& handoff, int n_block,
                              int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
-    const Mask& mask = seq.mask();  // variable-length: the sequence's (its key blocks are the ones turn() counts)
+    const Mask& mask = seq.mask();  // deterministic, variable-length: the sequence's (its key blocks are the ones turn() counts)
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd03_ws_row0(p, seq, b, step.h) + m0;
-      int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
-      const int turn = Bwd03DqOrder<Cfg>::turn(mask, m0, n_block);
-      while (ld_acquire_gpu(counter) != turn) {
+      int* counter = nullptr;
+      if constexpr (kDeterministic) {
+        counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
+        const int turn = Bwd03DqOrder<Cfg>::turn(mask, m0, n_block);
+        while (ld_acquire_gpu(counter) != turn) {
+        }
+        // The earlier key blocks' additions (their writers' release, which the
+        // acquire above saw) come before this CTA's bulk reductions.
+        fence_proxy_async_global();
       }
-      // The earlier key blocks' additions (their writers' release, which the
-      // acquire above saw) come before this CTA's bulk reductions.
-      fence_proxy_async_global();
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
         handoff.writer_wait(c, i);
-        // Split keys: both blocks add to the same floats; the first addition
-        // completes before the second is issued (two reductions in flight
-        // would add in either order).
-        if (Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
+        // Deterministic, split keys: both blocks add to the same floats; the
+        // first addition completes before the second is issued (two
+        // reductions in flight would add in either order).
+        if (kDeterministic && Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
         const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
         bulk_reduce_add_f32(gdq + Cfg::dq_row(c) * Cfg::kHeadDim + Cfg::dq_dims_block(c) * kDqBlockFloats, sdq,
                             Smem::kDqBytes);
         tma_store_commit();
       }
-      bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
+      if constexpr (kDeterministic) {
+        bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
 #pragma unroll
-      for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
-      // The completed bulk writes (async proxy), before the release that
-      // hands the tile to the next key block.
-      fence_proxy_async_global();
-      red_release_gpu_add(counter, 1);
+        for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
+        // The completed bulk writes (async proxy), before the release that
+        // hands the tile to the next key block.
+        fence_proxy_async_global();
+        red_release_gpu_add(counter, 1);
+      } else {
+        // The groups read their sources in commit order: block 0's once at
+        // most one group is left, block 1's once none is.
+        bulk_wait_read<1>();
+        handoff.writer_release(0);
+        bulk_wait_read<0>();
+        handoff.writer_release(1);
+      }
       step.advance(tiles);
     }
+    // Shared memory outlives the last reductions' reads (waited for above),
+    // and every addition is complete before the writer exits.
+    if constexpr (!kDeterministic) bulk_wait_all();
   }
 };
 
@@ -579,9 +612,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       }
   }
 
-  // Every step's products; dK and dV come back unscaled.
-  // Deterministic mode hands each dQ block to the writer (handoff) instead
-  // of adding it here.
+  // Every step's products; dK and dV come back unscaled. Each step's dQ
+  // block goes to the writer (handoff), which adds it.
   __device__ void run(const Bwd03Ring<Cfg>& ring, const Bwd03DqHandoff<Cfg>& handoff, int b, int h_kv,
                       const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps, float (&dk)[kHeadDim / 2],
                       float (&dv)[kHeadDim / 2]) const {
@@ -666,10 +698,6 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       store_ds(smem + ds_off, dsa);
       if constexpr (Cfg::kDvAfterDs) issue_dv();
       fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
-      // This warpgroup's previous dQ reduction has read its staging block,
-      // which the barrier below then releases to every thread of it
-      // (deterministic mode: Bwd03DqHandoff, below).
-      if (!kDeterministic && tid == 0) tma_store_wait_read();
       if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
       else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
 
@@ -683,37 +711,27 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       wgmma_commit();
       gemm_kv(dsa, q_tile, dk);
       wgmma_commit();
-      if constexpr (kDeterministic) handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
+      handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
       wgmma_wait<1>();  // dQ (dK may still run)
       fence_registers(dq);
 
       // The dQ block to the accumulator: staged in fragment order (lane l's
       // float4 of n-tile j of warp w at ((w * 8 + j) * 32 + l) * 4, 512
-      // contiguous bytes per warp and n-tile), then one bulk reduction.
+      // contiguous bytes per warp and n-tile), then handed to the writer,
+      // which adds it with one bulk reduction.
       float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
 #pragma unroll
       for (int j = 0; j < kDqBlock / 8; ++j)
         *reinterpret_cast<float4*>(sdq + ((warp * (kDqBlock / 8) + j) * 32 + lane) * 4) =
             make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
       fence_async_shared();  // the staging stores, before the copy engine reads them
-      if constexpr (kDeterministic) {
-        handoff.consumer_commit(c);
-      } else {
-        named_barrier_sync(kBwd03DqStaged + c, kWarpgroupThreads);
-        if (tid == 0) {
-          float* gdq = p.dq_accum + (bwd03_ws_row0(p, seq, b, step.h) + m0 + Cfg::dq_row(c)) * kHeadDim +
-                       Cfg::dq_dims_block(c) * kDqBlockFloats;
-          bulk_reduce_add_f32(gdq, sdq, Smem::kDqBytes);
-          tma_store_commit();
-        }
-      }
+      handoff.consumer_commit(c);  // an arrival: no wait
       wgmma_wait<0>();  // dK (and dV)
       fence_registers(dk);
       fence_registers(dv);
       ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
       step.advance(tiles);
     }
-    if (!kDeterministic && tid == 0) bulk_wait_all();  // shared memory must outlive the last reduction's reads
   }
 
   // dK = scale * dS^T Q and dV, rounded, from registers; keys past seqlen_k
@@ -768,7 +786,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const int steps = tiles.count() * p.group_size;
 
   if (threadIdx.x == 0) {
-    if constexpr (kDeterministic) handoff.init();
+    handoff.init();
     ring.init();
   }
   __syncthreads();  // the barriers are initialised before any role uses them
@@ -777,11 +795,11 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
-    // Deterministic mode: the dQ writer is the first thread of the second
-    // warp (its own warp, so the producer's loop never waits on its spins).
+    // The dQ writer is the first thread of the second warp (its own warp,
+    // so the producer's loop never waits on its spins).
     constexpr int kWriterThread = 32;
-    if (kDeterministic && threadIdx.x == kWriterThread && steps > 0)
-      Bwd03DqWriter<Cfg, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
+    if (threadIdx.x == kWriterThread && steps > 0)
+      Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();

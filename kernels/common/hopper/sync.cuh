@@ -75,6 +75,12 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* gmem, const float* sm
                "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(smem))), "r"(bytes)
                : "memory");
 }
+// Waits until every committed bulk group but the kPending most recent ones
+// has read its shared memory: bulk_wait_read<1>() after committing two
+// groups waits for the first one's source reads only.
+template <int kPending> __device__ __forceinline__ void bulk_wait_read() {
+  cuda::ptx::cp_async_bulk_wait_group_read(cuda::ptx::n32_t<kPending>{});
+}
 // Waits until the committed bulk operations are complete (their global
 // writes done, not only their shared-memory reads).
 __device__ __forceinline__ void bulk_wait_all() { cuda::ptx::cp_async_bulk_wait_group(cuda::ptx::n32_t<0>{}); }
