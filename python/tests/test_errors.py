@@ -113,6 +113,7 @@ def cache(pages=None, page_size=16, dtype=BF16):
     return torch.zeros(shape, dtype=dtype), torch.zeros(shape, dtype=dtype)
 
 
+@pytest.mark.decode
 def test_kvcache_valid_arguments_reach_the_device_check():
     q = torch.randn(B, 1, HQ, D, dtype=BF16)
     k_cache, v_cache = cache()
@@ -188,13 +189,22 @@ def test_bad_window_sizes(window_size, causal, message):
         flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=causal, window_size=window_size)
 
 
+# causal with (w, w) is FlashAttention's (w, 0): Hugging Face passes it so for Mistral.
+ACCEPTED_WINDOWS = [(True, (8, 8)), (True, (0, -1)), (True, (-1, 100)), (False, (0, 0)), (False, (-1, 3)),
+                    (False, (1000, -1))]
+
+
 def test_window_sizes_that_are_accepted():
     q, k, v = qkv()
-    for causal, window_size in [(True, (8, 8)), (True, (0, -1)), (True, (-1, 100)), (False, (0, 0)),
-                                (False, (-1, 3)), (False, (1000, -1))]:
-        # causal with (w, w) is FlashAttention's (w, 0): Hugging Face passes it so for Mistral.
+    for causal, window_size in ACCEPTED_WINDOWS:
         with raises(NOT_ON_GPU):
             flash_attn_func(q, k, v, causal=causal, window_size=window_size)
+
+
+@pytest.mark.decode
+def test_kvcache_window_sizes_that_are_accepted():
+    q = qkv()[0]
+    for causal, window_size in ACCEPTED_WINDOWS:
         with raises(NOT_ON_GPU):
             flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=causal, window_size=window_size)
 
@@ -253,16 +263,26 @@ def test_bad_alibi_slopes_and_sinks(scores, message):
     _every_path(*qkv(), message, **scores)
 
 
+def accepted_scores():
+    return [{"softcap": 0.0}, {"softcap": None}, {"softcap": 50.0}, {"alibi_slopes": torch.rand(HQ)},
+            {"alibi_slopes": torch.rand(B, HQ)}, {"learnable_sink": torch.randn(HQ)},
+            {"learnable_sink": torch.randn(HQ, dtype=BF16)},  # FlashAttention-4's dtype: cast to float32
+            {"softcap": 30.0, "alibi_slopes": torch.rand(HQ), "learnable_sink": torch.randn(HQ)}]
+
+
 def test_score_modifiers_that_are_accepted():
     q, k, v = qkv()
-    for scores in [{"softcap": 0.0}, {"softcap": None}, {"softcap": 50.0}, {"alibi_slopes": torch.rand(HQ)},
-                   {"alibi_slopes": torch.rand(B, HQ)}, {"learnable_sink": torch.randn(HQ)},
-                   {"learnable_sink": torch.randn(HQ, dtype=BF16)},  # FlashAttention-4's dtype: cast to float32
-                   {"softcap": 30.0, "alibi_slopes": torch.rand(HQ), "learnable_sink": torch.randn(HQ)}]:
+    for scores in accepted_scores():
         with raises(NOT_ON_GPU):
             flash_attn_func(q, k, v, causal=True, **scores)
         with raises(NOT_ON_GPU):
             flash_attn_func(q.clone().requires_grad_(), k, v, **scores)
+
+
+@pytest.mark.decode
+def test_kvcache_score_modifiers_that_are_accepted():
+    q = qkv()[0]
+    for scores in accepted_scores():
         with raises(NOT_ON_GPU):
             flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=True, **scores)
 
