@@ -568,8 +568,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   __device__ void gemm_sdp(std::uint32_t kv_tile, std::uint32_t q_tile, float (&acc)[kBlockM / 2]) const {
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-      const std::uint64_t da = wgmma_desc_sw128(kv_tile + (ks / 4) * kBlockN * 128 + 64 * c * 128 + (ks % 4) * 32, 16, 1024);
-      const std::uint64_t db = wgmma_desc_sw128(q_tile + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+      const std::uint64_t da = wgmma_desc_sw128(kv_tile + 64 * c * 128, (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
+      const std::uint64_t db = wgmma_desc_sw128(q_tile, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
       WgmmaOp<kBlockM>::template ss<T>(acc, da, db, ks > 0);
     }
   }
@@ -579,7 +579,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
                                  float (&acc)[kHeadDim / 2]) {
 #pragma unroll
     for (int kk = 0; kk < kBlockM / 16; ++kk)
-      WgmmaOp<kHeadDim>::template rs<T>(acc, a[kk], wgmma_desc_sw128(q_tile + kk * 16 * 128, kBlockM * 128, 1024), 1);
+      WgmmaOp<kHeadDim>::template rs<T>(acc, a[kk], wgmma_desc_sw128(q_tile, kk * 16 * 128, kBlockM * 128, 1024), 1);
   }
   // This warpgroup's dQ block: dS (A, M-major: dS^T [key][query] in shared
   // memory; the block's 64 queries are one column block of it) times K (B,
@@ -589,9 +589,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const std::uint32_t k_cols = base + Smem::kK + Cfg::dq_dims_block(c) * kBlockN * 128;
 #pragma unroll
     for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
-      const int key = Cfg::dq_key(c) + 16 * kk;
-      const std::uint64_t da = wgmma_desc_sw128(ds_cols + key * 128, kBlockN * 128, 1024);
-      const std::uint64_t db = wgmma_desc_sw128(k_cols + key * 128, kBlockN * 128, 1024);
+      const std::uint64_t da = wgmma_desc_sw128(ds_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
+      const std::uint64_t db = wgmma_desc_sw128(k_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
       WgmmaOp<kDqBlock>::template ss_mn<T>(acc, da, db, kk > 0);
     }
   }
@@ -792,7 +791,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   }
   __syncthreads();  // the barriers are initialised before any role uses them
 
-  const int wg = threadIdx.x / kWarpgroupThreads;
+  const int wg = warpgroup_index();
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);

@@ -474,11 +474,11 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-        const std::uint64_t db = wgmma_desc_sw128(k_stage + (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
+        const std::uint64_t db = wgmma_desc_sw128(k_stage, (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
         if constexpr (Cfg::kQInRegisters) {
           WgmmaOp<kBlockN>::template rs_kmajor<T>(d, q[ks], db, ks > 0);
         } else {
-          const std::uint64_t da = wgmma_desc_sw128(q_addr + (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+          const std::uint64_t da = wgmma_desc_sw128(q_addr, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
           WgmmaOp<kBlockN>::template ss<T>(d, da, db, ks > 0);
         }
       }
@@ -491,7 +491,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
-        const std::uint64_t db = wgmma_desc_sw128(v_stage + kk * 16 * 128, kBlockN * 128, 1024);
+        const std::uint64_t db = wgmma_desc_sw128(v_stage, kk * 16 * 128, kBlockN * 128, 1024);
         WgmmaOp<kHeadDim>::template rs<T>(d, pr[kk], db, 1);
       }
       wgmma_commit();

@@ -38,6 +38,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "common/constants.h"
 #include "common/mma.cuh"
 
 // The sm_90a kernels exist only in the sm_90a pass; other passes compile
@@ -51,11 +52,26 @@
 
 namespace flash::detail {
 
-__device__ __forceinline__ std::uint64_t wgmma_desc_sw128(std::uint32_t smem_addr, std::uint32_t lbo_bytes,
-                                                          std::uint32_t sbo_bytes) {
-  return static_cast<std::uint64_t>((smem_addr & 0x3FFFF) >> 4) | static_cast<std::uint64_t>(lbo_bytes >> 4) << 16 |
-         static_cast<std::uint64_t>(sbo_bytes >> 4) << 32 | 1ull << 62;
+// The descriptor of the tile at shared address base + offset. Only base is
+// masked and shifted: offset (a k-step's or a column block's constant) is
+// added to the start-address field as offset >> 4, so once base's part is
+// hoisted out of a k-loop each wgmma's descriptor costs one integer add (the
+// address stays below 256 KB, so the field never carries into LBO's bits).
+// Everything here should be warp-uniform (see warpgroup_index): the
+// compiler then builds descriptors in uniform registers, next to the wgmma
+// that reads them, instead of in vector registers copied over by R2UR.
+__device__ __forceinline__ std::uint64_t wgmma_desc_sw128(std::uint32_t base, std::uint32_t offset,
+                                                          std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
+  const std::uint32_t lo = (((base & 0x3FFFF) >> 4) | (lbo_bytes >> 4) << 16) + (offset >> 4);
+  const std::uint32_t hi = (sbo_bytes >> 4) | 1u << 30;
+  return static_cast<std::uint64_t>(hi) << 32 | lo;
 }
+
+// This thread's warpgroup, as a value the compiler knows is the same in
+// every lane (threadIdx.x / kWarpgroupThreads is, but the compiler cannot prove it): a
+// shuffle from lane 0. Shared addresses derived from it stay in uniform
+// registers, so the descriptors built from them do too.
+__device__ __forceinline__ int warpgroup_index() { return __shfl_sync(0xffffffffu, threadIdx.x / kWarpgroupThreads, 0); }
 
 // Orders this thread's register writes before the next wgmma reads them
 // (and is required before the first wgmma of a batch).
