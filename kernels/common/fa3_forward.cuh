@@ -723,7 +723,13 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     }
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegs>();
-    const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
+    // With Q in shared memory (hdim 64, 256) the warpgroup picks Q's wgmma
+    // descriptor: a lane-0 shuffle tells the compiler the value is
+    // warp-uniform, so the descriptors stay in uniform registers (hdim 256
+    // +2-3% on the H200, 2026-11-24). With Q in registers the shuffle only
+    // cost (hdim 128 -1-2%), so those kernels keep the plain quotient.
+    const int c = (Cfg::kQInRegisters ? wg : __shfl_sync(0xffffffffu, wg, 0)) - 1;
+    const int tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
     for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
       const Fa3Tile tile = sched.tile(p);
