@@ -124,6 +124,16 @@
 // issue 17's 7 sequences (16384 tokens, hdim 128, 16 heads): 437 / 369
 // TFLOPS full / causal (mma 286 / 246), 1.03x / 1.02x of the same tokens
 // as a dense call, deterministic 409 / 377.
+// Descriptors (session 12, 2026-11-24): an ncu comparison with
+// FlashAttention-4's sm90 backward (hdim 128 full 8k) found 1475M executed
+// instructions against its 802M for the same floating-point work: every
+// wgmma's descriptors were rebuilt from the address, the A operand's (whose
+// base depends on the warpgroup) in vector registers moved over by R2UR.
+// Now wgmma_desc_sw128 masks only a tile's base and adds each k-step's
+// constant offset to the start-address field, and the warpgroup index comes
+// from warpgroup_index() (a lane-0 shuffle the compiler knows is uniform):
+// one uniform add per wgmma, 987M instructions, tensor pipe 64% -> 68%;
+// +7% at hdim 128 (549.9 / 515.3 TFLOPS full / causal 8k), +3% at hdim 64.
 // Not in this rung (check() and the feature bits send these calls to
 // bwd_02, which auto then picks): head dim 256.
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
