@@ -82,6 +82,7 @@
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/reduce.cuh"
 #include "common/scores.h"
 #include "common/smem_layout.cuh"
 #include "common/warp_mma.cuh"
@@ -153,17 +154,6 @@ template <int kHeadDim_> struct MmaBwdDqConfig {
 //            memory-instruction pipe (ncu: 22% of stall samples on that queue
 //            against FlashAttention-2's 7%).
 enum class DqMode { kNone, kAtomic, kBulk };
-
-__device__ __forceinline__ void atomic_add4(float* dst, float4 v) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  atomicAdd(reinterpret_cast<float4*>(dst), v);
-#else
-  atomicAdd(dst, v.x);
-  atomicAdd(dst + 1, v.y);
-  atomicAdd(dst + 2, v.z);
-  atomicAdd(dst + 3, v.w);
-#endif
-}
 
 // kBulk's steps, sm_90 only (the host picks kBulk only there). Before the
 // warp rewrites its staging block: the previous reduction has read it.

@@ -186,6 +186,7 @@
 #include "common/bwd_params.h"
 #include "common/bwd_seq.cuh"
 #include "common/head_dims.h"
+#include "common/hopper/bwd_tma.cuh"
 #include "common/hopper/sync.cuh"
 #include "common/hopper/tma_host.h"
 #include "common/hopper/wgmma.cuh"
@@ -244,11 +245,6 @@ template <class F> bool dispatch_bwd03_head_dim(int d, F&& f) {
 }
 using Bwd03HeadDims = BuiltHeadDims<64, 128>;
 
-// dQ blocks: 64 query rows x 64 dims of fp32, in the accumulator's fragment
-// order (see bwd_03_wgmma_convert_dq_kernel).
-constexpr int kDqBlock = 64;
-constexpr int kDqBlockFloats = kDqBlock * kDqBlock;
-
 // Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
 // swizzle repeats every 1024 bytes; TMA and wgmma both assume tiles start
 // there). Tiles of 16-bit values are rows of 64-column (128-byte) blocks,
@@ -285,73 +281,15 @@ template <class Cfg> struct Bwd03Smem {
                 "setmaxnreg: more registers than the CTA was launched with");
 };
 
-// The kernel's parameters: the call and its TMA tensor maps (64-byte
-// aligned; one __grid_constant__ parameter).
-struct Bwd03Params {
-  BwdParams p;
-  CUtensorMap q, k, v, dout;
-};
+// The shared Hopper backward parts (common/hopper/bwd_tma.cuh) with this
+// rung's tiles.
+template <class Cfg> using Bwd03Ring = BwdRing<Cfg, Bwd03Smem<Cfg>>;
+template <class Cfg, bool kVarlen> using Bwd03Producer = BwdProducer<Cfg, Bwd03Smem<Cfg>, kVarlen>;
 
 // Named barriers (bar.sync ids; 0 is __syncthreads).
 enum Bwd03Barrier : int {
   kBwd03DsReady = 1,  // hdim 128: both warpgroups' dS^T are in shared memory (256 threads);
                       // hdim 64: + 1 + warpgroup, its own dS^T (128 threads)
-};
-
-// The Q/dO ring and the K/V barrier. Step i uses stage i % kStages for the
-// (i / kStages)-th time; the parities come from i, so no role keeps phase
-// bits of its own.
-//   kv_full  K and V landed (one use);
-//   full     the producer announced a stage's bytes and TMA delivered them;
-//   empty    every consumer thread is done reading the stage.
-template <class Cfg> struct Bwd03Ring {
-  std::uint64_t* bars;
-
-  __device__ std::uint64_t* kv_full() const { return bars; }
-  __device__ std::uint64_t* full(int stage) const { return bars + 1 + 2 * stage; }
-  __device__ std::uint64_t* empty(int stage) const { return bars + 2 + 2 * stage; }
-  // What a step loads: query tile m_block of query head h. The steps walk
-  // the query tiles `tiles` of each query head of the GQA group in turn;
-  // producer and consumers each keep one.
-  struct Step {
-    int h, m_block;
-    __device__ void advance(const TileRange& tiles) {
-      if (++m_block == tiles.end) m_block = tiles.begin, ++h;
-    }
-  };
-  __device__ static int stage(int i) { return i % Cfg::kStages; }
-  __device__ static std::uint32_t parity(int i) { return (i / Cfg::kStages) & 1; }
-
-  // One thread, before anyone uses the barriers.
-  __device__ void init() const {
-    mbar_init(kv_full(), 1);
-    for (int s = 0; s < Cfg::kStages; ++s) {
-      mbar_init(full(s), 1);
-      mbar_init(empty(s), kWarpgroupThreads * Cfg::kConsumerWGs);
-    }
-    mbar_init_fence();
-  }
-  // Producer: step i's stage is free (its previous use released; a first use
-  // passes at once, waiting on the phase before a fresh barrier's first),
-  // then its bytes are announced; the loads complete on the barrier returned.
-  __device__ std::uint64_t* producer_acquire(int i) const {
-    using Smem = Bwd03Smem<Cfg>;
-    constexpr std::uint32_t kStageTx = 2 * Smem::kQBytes + 2 * Smem::kRowBytes;  // Q, dO, LSE and dpsum
-    mbar_wait(empty(stage(i)), parity(i) ^ 1);
-    mbar_arrive_expect_tx(full(stage(i)), kStageTx);
-    return full(stage(i));
-  }
-  __device__ void consumer_wait(int i) const { mbar_wait(full(stage(i)), parity(i)); }
-  // Every consumer thread arrives once it is done with the stage, so that
-  // its own reads of the LSE and dpsum rows are ordered before the
-  // producer's next bulk copy into them (an arrive releases the arriving
-  // thread's accesses). Fewer arrivals were reported by racecheck as racing
-  // with that copy: one lane per warp after __syncwarp, and one thread per
-  // warpgroup after the step's dS bar.sync (2026-11-24); neither was faster
-  // than this in a call of the same kind at 8k. Reading the rows from global
-  // memory instead would let one thread per warpgroup arrive again
-  // (docs/NOTES.md).
-  __device__ void consumer_release(int i) const { mbar_arrive(empty(stage(i))); }
 };
 
 // Each consumer warpgroup hands its staged dQ block to the dQ writer (one
@@ -432,68 +370,6 @@ template <class Cfg> struct Bwd03DqOrder {
   }
 };
 
-// Where the rows of (sequence b, query head h) start in the row arrays
-// (ws_row0). Dense calls keep the params' expression (kernels unchanged).
-template <bool kVarlen>
-__device__ __forceinline__ std::int64_t bwd03_ws_row0(const BwdParams& p, const SeqRows<kVarlen>& seq, int b, int h) {
-  if constexpr (kVarlen) return seq.ws_row0(h);
-  else return p.ws_row0(b, h, 0);
-}
-
-// The TMA coordinates of a sequence's rows: row r of Q or dO is (x, y) =
-// (q_x0 + r, q_y), key r of K or V (k_x0 + r, k_y). Dense maps: x the row,
-// y the batch. Variable-length (make_ragged_tensor_map): x from max_seqlen
-// - n, y the sequence's end row, so rows past its n read as zeros.
-struct Bwd03TmaRows {
-  int q_x0, q_y, k_x0, k_y;
-  template <bool kVarlen>
-  __device__ __forceinline__ static Bwd03TmaRows of(const BwdParams& p, const SeqRows<kVarlen>& seq, int b) {
-    if constexpr (kVarlen)
-      return {p.seqlen_q - seq.seqlen_q(), seq.q_row0() + seq.seqlen_q(), p.seqlen_k - seq.seqlen_k(),
-              seq.k_row0() + seq.seqlen_k()};
-    else return {0, b, 0, b};
-  }
-};
-
-template <class Cfg, bool kVarlen> struct Bwd03Producer {
-  using Smem = Bwd03Smem<Cfg>;
-  static constexpr int kColBlocks = Cfg::kHeadDim / 64;
-
-  // One thread: K and V, then Q, dO, LSE and dpsum of every step.
-  __device__ static void run(const Bwd03Params& prm, std::uint8_t* smem, const Bwd03Ring<Cfg>& ring, int n0, int h_kv,
-                             int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
-    const BwdParams& p = prm.p;
-    const Bwd03TmaRows rows = Bwd03TmaRows::of(p, seq, b);
-    mbar_arrive_expect_tx(ring.kv_full(), 2 * Smem::kKVBytes);
-#pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb) {
-      tma_load_4d(smem + Smem::kK + cb * Cfg::kBlockN * 128, &prm.k, cb * 64, rows.k_x0 + n0, h_kv, rows.k_y,
-                  ring.kv_full());
-      tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, rows.k_x0 + n0, h_kv, rows.k_y,
-                  ring.kv_full());
-    }
-    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
-    for (int i = 0; i < steps; ++i) {
-      std::uint64_t* bar = ring.producer_acquire(i);
-      const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * Cfg::kBlockM;
-#pragma unroll
-      for (int cb = 0; cb < kColBlocks; ++cb) {
-        tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, rows.q_x0 + m0,
-                    step.h, rows.q_y, bar);
-        tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64,
-                    rows.q_x0 + m0, step.h, rows.q_y, bar);
-      }
-      // The row arrays are padded to whole kBwdRowPad tiles (per sequence,
-      // and m0 < its seqlen_q): no bounds check, and never another
-      // sequence's rows.
-      const std::int64_t row0 = bwd03_ws_row0(p, seq, b, step.h) + m0;
-      bulk_load(smem + Smem::kLse + s * Smem::kRowBytes, p.lse_log2 + row0, Smem::kRowBytes, bar);
-      bulk_load(smem + Smem::kDpsum + s * Smem::kRowBytes, p.dpsum + row0, Smem::kRowBytes, bar);
-      step.advance(tiles);
-    }
-  }
-};
-
 // The dQ writer (one thread): per step, each consumer warpgroup's staged
 // block added to the accumulator by one bulk reduction, in both modes.
 // Non-deterministic: both reductions in flight, each block freed as soon as
@@ -511,7 +387,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
-      const std::int64_t row0 = bwd03_ws_row0(p, seq, b, step.h) + m0;
+      const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       int* counter = nullptr;
       if constexpr (kDeterministic) {
         counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
@@ -773,7 +649,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 // exits (its keys past seqused_k got their zeros from the preprocess).
 template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
-    bwd_03_wgmma_dkv_kernel(const __grid_constant__ Bwd03Params prm) {
+    bwd_03_wgmma_dkv_kernel(const __grid_constant__ BwdTmaParams prm) {
 #if FLASH_SM90A_DEVICE
   using Smem = Bwd03Smem<Cfg>;
   extern __shared__ std::uint8_t smem_raw[];
@@ -823,46 +699,6 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 #endif
 }
 
-// The accumulator's order: per (sequence, head) and query tile of 64 rows,
-// head_dim / 64 blocks of 64 x 64 floats (the dims 64 cb..), each in the dkv
-// kernel's fragment order: the float4 at ((w * 8 + j) * 32 + l) * 4 holds
-// rows 16 w + l / 4 and + 8, dims 8 j + 2 (l % 4) and + 1. position(f, row,
-// col): the float4 at float f of a tile's head_dim * 64 floats holds
-// dQ[row][col, col + 1] and dQ[row + 8][...] (as the variable-length
-// convert, common/bwd_seq.cuh, asks).
-template <int kHeadDim_> struct Bwd03DqLayout {
-  static constexpr int kTileRows = kDqBlock, kHeadDim = kHeadDim_;
-  __device__ __forceinline__ static void position(int in_tile, int& row, int& col) {
-    const int in_block = in_tile % kDqBlockFloats;
-    const int frag = in_block / 128, lane = in_block % 128 / 4;
-    row = 16 * (frag / 8) + lane / 4;
-    col = in_tile / kDqBlockFloats * kDqBlock + 8 * (frag % 8) + 2 * (lane % 4);
-  }
-};
-
-// dQ = scale * accumulator, rounded to the dtype (dense calls; variable-
-// length ones: bwd_convert_dq_varlen_kernel). One thread per float4.
-template <class T, class Cfg>
-__global__ void __launch_bounds__(256) bwd_03_wgmma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kTileFloats = kDqBlock * Cfg::kHeadDim;
-  const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
-  const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
-  for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
-    const std::int64_t bh = 4 * i4 / head_floats;
-    const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
-    int row, col;
-    Bwd03DqLayout<Cfg::kHeadDim>::position(in_head % kTileFloats, row, col);
-    row += in_head / kTileFloats * kDqBlock;
-    if (row >= p.seqlen_q) continue;
-    const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
-    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
-    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
-    if (row + 8 < p.seqlen_q)
-      *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
-  }
-}
-
 // The launch limits and the driver's tensor maps. (Per-sequence metadata
 // comes only with cu_seqlens_q in a backward call, src/backward.cpp;
 // restated here, since kVarlen follows cu_seqlens_q alone.)
@@ -883,42 +719,8 @@ std::size_t workspace_bytes(const BwdParams& p) {
   return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
 }
 
-// Q and dO as boxes of kBlockM rows, K and V of kBlockN; each map's rows end
-// at its sequence length, so rows past it read as zeros. Variable-length
-// calls: the packed tensors as ragged maps (make_ragged_tensor_map), in
-// which each sequence ends at its own length (seqused_k for the keys).
-std::string make_maps(Bwd03Params& prm, int block_m, int block_n) {
-  const BwdParams& p = prm.p;
-  if (p.cu_seqlens_q != nullptr) {
-    std::string err = make_ragged_tensor_map(&prm.q, p.q, p.dtype, p.total_q, p.seqlen_q, p.heads_q, p.head_dim,
-                                             p.q_row_stride, p.q_head_stride, block_m);
-    if (err.empty())
-      err = make_ragged_tensor_map(&prm.dout, p.dout, p.dtype, p.total_q, p.seqlen_q, p.heads_q, p.head_dim,
-                                   p.do_row_stride, p.do_head_stride, block_m);
-    if (err.empty())
-      err = make_ragged_tensor_map(&prm.k, p.k, p.dtype, p.total_k, p.seqlen_k, p.heads_kv, p.head_dim,
-                                   p.k_row_stride, p.k_head_stride, block_n);
-    if (err.empty())
-      err = make_ragged_tensor_map(&prm.v, p.v, p.dtype, p.total_k, p.seqlen_k, p.heads_kv, p.head_dim,
-                                   p.v_row_stride, p.v_head_stride, block_n);
-    return err;
-  }
-  std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
-                                         p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
-  if (err.empty())
-    err = make_bshd_tensor_map(&prm.dout, p.dout, p.dtype, p.batch, p.seqlen_q, p.heads_q, p.head_dim,
-                               p.do_batch_stride, p.do_row_stride, p.do_head_stride, block_m);
-  if (err.empty())
-    err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.k_batch_stride,
-                               p.k_row_stride, p.k_head_stride, block_n);
-  if (err.empty())
-    err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.v_batch_stride,
-                               p.v_row_stride, p.v_head_stride, block_n);
-  return err;
-}
-
 cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
-  Bwd03Params prm;
+  BwdTmaParams prm;
   prm.p = params;
   BwdParams& p = prm.p;
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
@@ -930,7 +732,7 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
     using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
     using Smem = Bwd03Smem<Cfg>;
     constexpr bool kVarlen = decltype(varlen)::value;
-    if (!make_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
+    if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
     // Variable-length: the grids cover max_seqlen_k and max_seqlen_q, either
     // of which may be 0 (every sequence empty on that side): a grid without
     // CTAs is not launched.
@@ -941,12 +743,12 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
                        Smem::kThreads, Smem::kBytes, prm, stream);
     if (err != cudaSuccess) return;
     if constexpr (kVarlen) {
-      using Layout = Bwd03DqLayout<Cfg::kHeadDim>;
+      using Layout = BwdDqLayout<Cfg::kHeadDim>;
       const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
       if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, Layout><<<tiles, 256, 0, stream>>>(p);
     } else {
       const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-      bwd_03_wgmma_convert_dq_kernel<T, Cfg>
+      bwd_convert_dq_blocks_kernel<T, Cfg::kHeadDim>
           <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
     }
     err = cudaGetLastError();

@@ -290,10 +290,11 @@ TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
 
 TEST(BackwardRegistry, ListsTheLadder) {
   const auto vs = flash::backward_variants();
-  ASSERT_EQ(vs.size(), 3u);
+  ASSERT_EQ(vs.size(), 4u);
   EXPECT_EQ(vs[0].name, "tiled");
   EXPECT_EQ(vs[1].name, "mma");
   EXPECT_EQ(vs[2].name, "wgmma");
+  EXPECT_EQ(vs[3].name, "wgmma_wide");
   for (const auto& v : vs) {
     if (!v.built || v.head_dims.empty()) continue;
     const int head_dim = v.head_dims.front();  // one this build instantiated

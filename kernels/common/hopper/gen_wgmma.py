@@ -12,12 +12,14 @@ writing by hand. Run from this directory: python3 gen_wgmma.py > wgmma_ops.inc
   ss_mn<N>: D(64 x N, fp32) (+)= A(64 x 16, shared, M-major) * B(16 x N, shared, N-major)
          (the backward's dQ = dS K: dS stored as dS^T, queries contiguous, and
          K stores head_dim, the N of this product, contiguously)
+  ss_b_nmajor<N>: D(64 x N, fp32) (+)= A(64 x 16, shared, K-major) * B(16 x N, shared, N-major)
+         (bwd_04's dQ = dS K: dS stored [query][key], keys contiguous)
 """
 import sys
 
 # The N (tile widths) the Configs use: S is 64 x kBlockN, O is 64 x head_dim.
 # Add a width here to try a new tile shape.
-NS = [64, 80, 128, 256]
+NS = [32, 64, 80, 128, 256]
 
 
 def body(n, src_a, trans_b=1, trans_a=0):
@@ -71,6 +73,10 @@ def main():
         out.append("  template <class T>")
         out.append(f"  static __device__ __forceinline__ void ss_mn(float (&d)[{n // 2}], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {{")
         out.append(body(n, "ss", 1, 1))
+        out.append("  }")
+        out.append("  template <class T>")
+        out.append(f"  static __device__ __forceinline__ void ss_b_nmajor(float (&d)[{n // 2}], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {{")
+        out.append(body(n, "ss", 1, 0))
         out.append("  }")
         out.append("};")
     out.append("// NOLINTEND")

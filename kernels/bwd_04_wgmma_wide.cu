@@ -1,0 +1,443 @@
+// bwd_04_wgmma_wide: the Hopper backward for head dims too wide for
+// bwd_03's register-resident tiles (hdim 256): P and dS go through shared
+// memory, and dK and dV are computed transposed, the head dim on wgmma's M
+// axis, split between the two consumer warpgroups.
+//
+// What changed from bwd_03_wgmma, and why. bwd_03 keeps each warpgroup's
+// 64 keys on wgmma's M axis so that P^T and dS^T, as accumulators, are the
+// register A operand of dV += P^T dO and dK += dS^T Q. At hdim 256 that
+// needs dK and dV of 64 keys x 256 dims per warpgroup, 128 + 128 fp32
+// registers per thread: more than the 240 a consumer has. Here (the shape
+// FlashAttention-3 and -4 take at hdim 256, NOTES "hdim 256 on Hopper"):
+//   a CTA owns kBlockN = 64 keys; a step is kBlockM = 64 query rows;
+//   S = Q K^T and dP = dO V^T are computed unswapped (queries on M), split
+//     by key columns: warpgroup c takes keys n0 + 32 c .. + 31 (m64n32,
+//     both operands K-major from shared memory, 16 k-steps of the head dim).
+//     The LSE and dpsum are per fragment row: two of each per thread.
+//   P and dS (64 x 64, [query][key], the 128-byte swizzle) go to shared
+//     memory, double-buffered (one 256-thread barrier per step guards them:
+//     a warpgroup past step i's barrier has finished step i - 1's reads);
+//   dV^T += dO^T P and dK^T += Q^T dS: warpgroup c owns dims 128 c .. + 127
+//     as two m64n64 accumulators each (M = dims, N = the 64 keys, k = the
+//     step's queries): A is the stage's dO (Q) tile read M-major, B is P
+//     (dS) read N-major. dK^T and dV^T (128 registers) stay in registers
+//     over every query tile of every query head of the GQA group;
+//   dQ = dS K (m64n128: the step's queries x warpgroup c's 128 dims, k = the
+//     64 keys; dS K-major, K N-major) is added to the fp32 accumulator from
+//     registers, one float4 reduction (RED.128) per n-tile, in the
+//     accumulator order bwd_03 uses (common/hopper/bwd_tma.cuh: 64 x 64
+//     blocks in fragment order, 512 contiguous bytes per warp and n-tile),
+//     so the convert kernels are shared. bwd_03's staging blocks and writer
+//     do not fit: K, V, two stages of Q and dO, and two buffers of P and dS
+//     take 225 KB of the 227.
+// The producer warpgroup, the ring, the tensor maps and variable-length
+// batches are bwd_03's (common/hopper/bwd_tma.cuh). No deterministic mode
+// (the reductions add in any order; auto sends deterministic calls to
+// bwd_02, as FlashAttention-3 has none at hdim 256 either).
+// Predicted (before the first run, docs/NOTES.md): ~350 TFLOPS at hdim 256
+// full 8k (bwd_02 267, FlashAttention-4 379): per step both warpgroups
+// read ~384 KB of shared memory for 5.2 M multiply-adds, ~150 bytes per
+// tensor-core clock against the 128 the SM delivers, so the shared-memory
+// port, not the tensor pipe, bounds this shape near 75% of the wgmma peak.
+// Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
+//   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
+#include <cuda.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "common/backward.h"
+#include "common/bwd_params.h"
+#include "common/bwd_seq.cuh"
+#include "common/head_dims.h"
+#include "common/hopper/bwd_tma.cuh"
+#include "common/hopper/sync.cuh"
+#include "common/hopper/tma_host.h"
+#include "common/hopper/wgmma.cuh"
+#include "common/launch_limits.h"
+#include "common/mask.h"
+#include "common/mma.cuh"
+#include "common/numeric.cuh"
+#include "common/online_softmax.cuh"
+#include "common/reduce.cuh"
+#include "common/scores.h"
+
+namespace flash::detail {
+
+#if FLASH_HAS_SM90A
+namespace {
+
+template <int kHeadDim_> struct WideBwdConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kBlockM = 64;  // query rows per step
+  static constexpr int kBlockN = 64;  // keys per CTA
+  static constexpr int kConsumerWGs = 2;
+  static constexpr int kStages = 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
+  static constexpr int kKeys = kBlockN / kConsumerWGs;   // S and dP columns per warpgroup
+  static constexpr int kDims = kHeadDim / kConsumerWGs;  // dK^T / dV^T rows, dQ columns per warpgroup
+  static_assert(kHeadDim == 256, "the wide rung is hdim 256's");
+  static_assert(kBlockN == 64 && kBlockM == 64, "P and dS are one 128-byte swizzle row per query");
+  static_assert(kDims % kDqBlock == 0, "dQ adds whole 64-dim blocks of the accumulator");
+};
+
+template <class F> bool dispatch_bwd04_head_dim(int d, F&& f) {
+  return dispatch_head_dim_of<256>(d, static_cast<F&&>(f));
+}
+using Bwd04HeadDims = BuiltHeadDims<256>;
+
+// Shared memory, byte offsets from a 1024-byte-aligned base; tiles of 16-bit
+// values are rows of 64-column (128-byte) swizzled blocks, as TMA writes
+// them (see Bwd03Smem). P and dS: [query][key], one 128-byte row per query.
+template <class Cfg> struct Bwd04Smem {
+  static constexpr int kKVBytes = Cfg::kBlockN * Cfg::kHeadDim * 2;  // K or V
+  static constexpr int kQBytes = Cfg::kBlockM * Cfg::kHeadDim * 2;   // one stage of Q or dO
+  static constexpr int kPBytes = Cfg::kBlockM * Cfg::kBlockN * 2;    // one buffer of P or dS
+  static constexpr int kRowBytes = Cfg::kBlockM * 4;                  // one stage of LSE or dpsum
+  static constexpr int kK = 0;
+  static constexpr int kV = kK + kKVBytes;
+  static constexpr int kQ = kV + kKVBytes;
+  static constexpr int kDo = kQ + Cfg::kStages * kQBytes;
+  static constexpr int kP = kDo + Cfg::kStages * kQBytes;
+  static constexpr int kDs = kP + 2 * kPBytes;
+  static constexpr int kLse = kDs + 2 * kPBytes;
+  static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
+  static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
+  static constexpr int kNumBars = 1 + 2 * Cfg::kStages;  // BwdRing: kv_full, then per stage full, empty
+  static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
+  static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kPBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
+  static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
+  static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
+  static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
+  static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
+                "setmaxnreg: more registers than the CTA was launched with");
+};
+
+template <class Cfg> using Bwd04Ring = BwdRing<Cfg, Bwd04Smem<Cfg>>;
+
+// Named barrier (bar.sync ids; 0 is __syncthreads): both warpgroups' P and
+// dS columns are in shared memory (256 threads).
+constexpr int kBwd04PdsReady = 1;
+
+template <class T, class Cfg, bool kMods, bool kVarlen> struct Bwd04Consumer {
+  using Smem = Bwd04Smem<Cfg>;
+  static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
+  static constexpr int kKeys = Cfg::kKeys, kDims = Cfg::kDims;
+  static constexpr int kDimBlocks = kDims / 64;  // 64-dim blocks per warpgroup (M of dK^T / dV^T)
+
+  const BwdParams& p;
+  std::uint32_t base;  // shared address of the tiles
+  std::uint8_t* smem;  // the same, generic
+  int c, warp, lane;
+  int n0;              // the CTA's first key
+  int key0;            // this warpgroup's first S / dP column: n0 + kKeys c
+
+  // S = Q K^T (dP = dO V^T): A = the stage's Q (dO) tile, B = this
+  // warpgroup's kKeys rows of K (V), both K-major.
+  __device__ void gemm_sdp(std::uint32_t q_tile, std::uint32_t kv_tile, float (&acc)[kKeys / 2]) const {
+#pragma unroll
+    for (int ks = 0; ks < kHeadDim / 16; ++ks) {
+      const std::uint64_t da = wgmma_desc_sw128(q_tile, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+      const std::uint64_t db =
+          wgmma_desc_sw128(kv_tile + kKeys * c * 128, (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
+      WgmmaOp<kKeys>::template ss<T>(acc, da, db, ks > 0);
+    }
+  }
+  // dV^T += dO^T P (dK^T += Q^T dS): M = this warpgroup's dims, one 64-dim
+  // block per accumulator (A: that column block of the stage's dO (Q) tile,
+  // read M-major); N = the block's keys (B: P (dS), [query][key], read
+  // N-major); k = the step's queries.
+  __device__ void gemm_kv_t(std::uint32_t q_tile, std::uint32_t p_tile, float (&acc)[kDimBlocks][kBlockN / 2]) const {
+#pragma unroll
+    for (int mb = 0; mb < kDimBlocks; ++mb) {
+      const std::uint32_t a_cols = q_tile + (kDimBlocks * c + mb) * kBlockM * 128;
+#pragma unroll
+      for (int kk = 0; kk < kBlockM / 16; ++kk) {
+        const std::uint64_t da = wgmma_desc_sw128(a_cols, kk * 16 * 128, kBlockM * 128, 1024);
+        const std::uint64_t db = wgmma_desc_sw128(p_tile, kk * 16 * 128, kBlockM * 128, 1024);
+        WgmmaOp<kBlockN>::template ss_mn<T>(acc[mb], da, db, 1);
+      }
+    }
+  }
+  // dQ = dS K for this warpgroup's dims: A = dS ([query][key], K-major), B =
+  // K's column blocks of those dims (N-major), k = the block's keys.
+  __device__ void gemm_dq(std::uint32_t ds_tile, float (&acc)[kDims / 2]) const {
+    const std::uint32_t k_cols = base + Smem::kK + kDimBlocks * c * kBlockN * 128;
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      const std::uint64_t da = wgmma_desc_sw128(ds_tile, kk * 32, 16, 1024);
+      const std::uint64_t db = wgmma_desc_sw128(k_cols, kk * 16 * 128, kBlockN * 128, 1024);
+      WgmmaOp<kDims>::template ss_b_nmajor<T>(acc, da, db, kk > 0);
+    }
+  }
+
+  // This warpgroup's columns of P or dS, rounded, into a [query][key] tile:
+  // the lane's pair (row r, keys key0 - n0 + 8 j + 2 t, + 1) lands in the
+  // row's 16-byte chunk (key / 8) ^ (r % 8) (the 128-byte swizzle),
+  // conflict-free.
+  __device__ void store_tile(std::uint8_t* tile, const float (&x)[kKeys / 2]) const {
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int j = 0; j < kKeys / 8; ++j)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = 16 * warp + g + 8 * half;  // r % 8 == g
+        const int chunk = (kKeys * c / 8 + j) ^ g;
+        *reinterpret_cast<std::uint32_t*>(tile + r * 128 + chunk * 16 + 4 * t) =
+            pack2<T>(x[4 * j + 2 * half], x[4 * j + 2 * half + 1]);
+      }
+  }
+
+  __device__ void run(const Bwd04Ring<Cfg>& ring, int b, int h_kv, const SeqRows<kVarlen>& seq, const TileRange& tiles,
+                      int steps, float (&dk)[kDimBlocks][kBlockN / 2], float (&dv)[kDimBlocks][kBlockN / 2]) const {
+    if (steps == 0) return;
+    const Mask& mask = seq.mask();
+    const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
+    const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
+    const int g = lane / 4;
+    mbar_wait(ring.kv_full(), 0);
+    typename Bwd04Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      const int s = Bwd04Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
+      const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
+      ring.consumer_wait(i);
+
+      // S and dP in flight together.
+      float sc[kKeys / 2], dp[kKeys / 2];
+      wgmma_fence();
+      gemm_sdp(q_tile, base + Smem::kK, sc);
+      wgmma_commit();
+      gemm_sdp(do_tile, base + Smem::kV, dp);
+      wgmma_commit();
+      wgmma_wait<1>();
+      fence_registers(sc);
+
+      // P: the softcap and ALiBi (kMods), the Mask on tiles that need it,
+      // then exp2 against the row's LSE (query rows past seqlen_q: LSE +inf,
+      // P = 0; keys past seqlen_k: zero K and V rows, masked).
+      auto& s_frag = *reinterpret_cast<float(*)[1][kKeys / 8][4]>(&sc);
+      const int row0 = m0 + 16 * warp;
+      const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
+      if constexpr (kMods) scores.apply(s_frag, row0, key0, lane);
+      if (mask.row_block(m0, kBlockM).needs_mask(key0, kKeys)) mask.apply(s_frag, row0, key0, lane);
+      const float* lse = s_lse + s * kBlockM + 16 * warp + g;
+      const float l0 = lse[0], l1 = lse[8];
+      const float scale2 = ScoreMod(p).exp2_scale();
+#pragma unroll
+      for (int j = 0; j < kKeys / 8; ++j) {
+        sc[4 * j + 0] = fast_exp2(sc[4 * j + 0] * scale2 - l0);
+        sc[4 * j + 1] = fast_exp2(sc[4 * j + 1] * scale2 - l0);
+        sc[4 * j + 2] = fast_exp2(sc[4 * j + 2] * scale2 - l1);
+        sc[4 * j + 3] = fast_exp2(sc[4 * j + 3] * scale2 - l1);
+      }
+      wgmma_wait<0>();
+      fence_registers(dp);
+
+      // dS = P (dP - dpsum), times the softcap's derivative (kMods).
+      const float* dpsum = s_dpsum + s * kBlockM + 16 * warp + g;
+      const float d0 = dpsum[0], d1 = dpsum[8];
+#pragma unroll
+      for (int j = 0; j < kKeys / 8; ++j) {
+        dp[4 * j + 0] = sc[4 * j + 0] * (dp[4 * j + 0] - d0);
+        dp[4 * j + 1] = sc[4 * j + 1] * (dp[4 * j + 1] - d0);
+        dp[4 * j + 2] = sc[4 * j + 2] * (dp[4 * j + 2] - d1);
+        dp[4 * j + 3] = sc[4 * j + 3] * (dp[4 * j + 3] - d1);
+      }
+      if constexpr (kMods)
+        scores.apply_grad(*reinterpret_cast<float(*)[1][kKeys / 8][4]>(&dp), s_frag, row0, key0, lane,
+                          [&](int, int half) { return half == 0 ? l0 : l1; });
+
+      // P and dS to buffer i % 2 (the other warpgroup finished reading it
+      // in step i - 2 before it arrived at step i - 1's barrier).
+      const int buf = (i % 2) * Smem::kPBytes;
+      store_tile(smem + Smem::kP + buf, sc);
+      store_tile(smem + Smem::kDs + buf, dp);
+      fence_async_shared();  // the stores, before wgmma (the async proxy) reads them
+      named_barrier_sync(kBwd04PdsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+
+      // dQ first (waited for alone and added while dV and dK run).
+      const std::uint32_t p_tile = base + Smem::kP + buf, ds_tile = base + Smem::kDs + buf;
+      float dq[kDims / 2];
+      wgmma_fence();
+      gemm_dq(ds_tile, dq);
+      wgmma_commit();
+      gemm_kv_t(do_tile, p_tile, dv);
+      wgmma_commit();
+      gemm_kv_t(q_tile, ds_tile, dk);
+      wgmma_commit();
+      wgmma_wait<2>();
+      fence_registers(dq);
+      // n-tile j of dq is (rows 16 w + g, + 8; dims kDims c + 8 j + 2 t, + 1):
+      // the float4 at ((w * 8 + j % 8) * 32 + lane) * 4 of 64-dim block
+      // kDimBlocks c + j / 8 of the step's accumulator tile.
+      float* gdq = p.dq_accum + (bwd_ws_row0(p, seq, b, step.h) + m0) * kHeadDim;
+#pragma unroll
+      for (int j = 0; j < kDims / 8; ++j)
+        atomic_add4(gdq + (kDimBlocks * c + j / 8) * kDqBlockFloats + ((warp * 8 + j % 8) * 32 + lane) * 4,
+                    make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
+      wgmma_wait<0>();  // dV and dK
+#pragma unroll
+      for (int mb = 0; mb < kDimBlocks; ++mb) {
+        fence_registers(dk[mb]);
+        fence_registers(dv[mb]);
+      }
+      ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
+      step.advance(tiles);
+    }
+  }
+
+  // dK = scale * (dK^T)^T and dV, rounded; element (dim, key) of block mb's
+  // accumulator at [4 j + 2 half + e]: dim kDims c + 64 mb + 16 w + g + 8
+  // half, key n0 + 8 j + 2 t + e. Keys past seqlen_k are not stored.
+  __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kDimBlocks][kBlockN / 2],
+                        const float (&dv)[kDimBlocks][kBlockN / 2]) const {
+    const int g = lane / 4, t = lane % 4;
+    T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride;
+    T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride;
+#pragma unroll
+    for (int j = 0; j < kBlockN / 8; ++j)
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const int key = n0 + 8 * j + 2 * t + e;
+        if (key >= seq.seqlen_k()) continue;
+#pragma unroll
+        for (int mb = 0; mb < kDimBlocks; ++mb)
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            const int dim = kDims * c + 64 * mb + 16 * warp + g + 8 * half;
+            gdk[key * p.dk_row_stride + dim] = T(dk[mb][4 * j + 2 * half + e] * p.scale);
+            gdv[key * p.dv_row_stride + dim] = T(dv[mb][4 * j + 2 * half + e]);
+          }
+      }
+  }
+};
+
+// One CTA per (key block, KV head, batch). kVarlen: the grid covers
+// max_seqlen_k, and a CTA past its sequence's keys exits.
+template <class T, class Cfg, bool kMods, bool kVarlen>
+__global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
+    bwd_04_wgmma_wide_dkv_kernel(const __grid_constant__ BwdTmaParams prm) {
+#if FLASH_SM90A_DEVICE
+  using Smem = Bwd04Smem<Cfg>;
+  extern __shared__ std::uint8_t smem_raw[];
+  const std::uint32_t raw_addr = smem_addr(smem_raw);
+  std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+  const Bwd04Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  const BwdParams& p = prm.p;
+  const int n_block = blockIdx.x, h_kv = blockIdx.y, b = blockIdx.z;
+  const int n0 = n_block * Cfg::kBlockN;
+  if constexpr (kVarlen)
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  const SeqRows<kVarlen> seq(p, b);
+  if constexpr (kVarlen)
+    if (n0 >= seq.seqlen_k()) return;  // past this sequence's keys (the whole CTA, before any barrier)
+  const TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
+  const int steps = tiles.count() * p.group_size;
+
+  if (threadIdx.x == 0) ring.init();
+  __syncthreads();  // the barriers are initialised before any role uses them
+
+  const int wg = warpgroup_index();
+  if (wg == 0) {
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    if (threadIdx.x == 0 && steps > 0)
+      BwdProducer<Cfg, Smem, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
+    return;
+  }
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
+  const Bwd04Consumer<T, Cfg, kMods, kVarlen> consumer{p, smem_addr(smem), smem, c, tid / 32, tid % 32, n0,
+                                                       n0 + Cfg::kKeys * c};
+  constexpr int kDimBlocks = Bwd04Consumer<T, Cfg, kMods, kVarlen>::kDimBlocks;
+  float dk[kDimBlocks][Cfg::kBlockN / 2], dv[kDimBlocks][Cfg::kBlockN / 2];
+#pragma unroll
+  for (int mb = 0; mb < kDimBlocks; ++mb)
+#pragma unroll
+    for (int e = 0; e < Cfg::kBlockN / 2; ++e) dk[mb][e] = dv[mb][e] = 0.0f;
+  consumer.run(ring, b, h_kv, seq, tiles, steps, dk, dv);
+  consumer.store(seq, h_kv, dk, dv);
+#endif
+}
+
+std::string check(const BwdParams& p, const DeviceInfo& dev) {
+  if (p.cu_seqlens_q == nullptr && (p.cu_seqlens_k != nullptr || p.seqused_k != nullptr))
+    return "cu_seqlens_k or seqused_k without cu_seqlens_q";
+  if (p.deterministic) return "deterministic mode is not supported (the dQ reductions add in any order)";
+  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
+  dispatch_bwd04_head_dim(p.head_dim, [&](auto hd) {
+    err = check_head_batch_grid(p, dev, Bwd04Smem<WideBwdConfig<decltype(hd)::value>>::kBytes);
+  });
+  if (err.empty()) err = grid_yz_reason("heads_kv", p.heads_kv);
+  if (err.empty()) err = tensor_map_driver_reason();
+  return err;
+}
+
+std::size_t workspace_bytes(const BwdParams& p) {
+  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/false);
+}
+
+cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
+  BwdTmaParams prm;
+  prm.p = params;
+  BwdParams& p = prm.p;
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/false);
+  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dsinks
+  if (err != cudaSuccess) return err;
+  err = cudaErrorInvalidValue;
+  const auto go = [&](auto tag, auto hd, auto mods, auto varlen) {
+    using T = typename decltype(tag)::type;
+    using Cfg = WideBwdConfig<decltype(hd)::value>;
+    using Smem = Bwd04Smem<Cfg>;
+    constexpr bool kVarlen = decltype(varlen)::value;
+    if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
+    const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
+    err = cudaSuccess;
+    if (!kVarlen || grid.x > 0)
+      err = bwd_launch(bwd_04_wgmma_wide_dkv_kernel<T, Cfg, decltype(mods)::value, kVarlen>, grid, Smem::kThreads,
+                       Smem::kBytes, prm, stream);
+    if (err != cudaSuccess) return;
+    if constexpr (kVarlen) {
+      using Layout = BwdDqLayout<Cfg::kHeadDim>;
+      const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
+      if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, Layout><<<tiles, 256, 0, stream>>>(p);
+    } else {
+      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
+      bwd_convert_dq_blocks_kernel<T, Cfg::kHeadDim>
+          <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+    }
+    err = cudaGetLastError();
+  };
+  const auto go_mode = [&](auto tag, auto hd) {
+    dispatch_score_mods(p, [&](auto mods) {
+      if (p.cu_seqlens_q != nullptr) go(tag, hd, mods, std::true_type{});
+      else go(tag, hd, mods, std::false_type{});
+    });
+  };
+  if (p.dtype == DType::f16) dispatch_bwd04_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
+  else dispatch_bwd04_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__nv_bfloat16>{}, hd); });
+  return err;
+}
+
+}  // namespace
+
+// sm_90a only, hdim 256; causal, windows, GQA/MQA, unequal lengths,
+// softcap, ALiBi, sinks and variable-length batches; no deterministic mode.
+const BwdVariant* variant_bwd_wgmma_wide() {
+  static const BwdVariant v = [] {
+    BwdVariant r = bwd_variant<Bwd04HeadDims>(check, workspace_bytes, run);
+    r.min_compute_capability = 90;
+    r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
+    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures |
+                 kFeatureVarlen;
+    r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
+    return r;
+  }();
+  return &v;
+}
+#else
+const BwdVariant* variant_bwd_wgmma_wide() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
+#endif
+
+}  // namespace flash::detail
