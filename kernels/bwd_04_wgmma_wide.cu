@@ -31,9 +31,11 @@
 //     do not fit: K, V, two stages of Q and dO, and two buffers of P and dS
 //     take 225 KB of the 227.
 // The producer warpgroup, the ring, the tensor maps and variable-length
-// batches are bwd_03's (common/hopper/bwd_tma.cuh). No deterministic mode
-// (the reductions add in any order; auto sends deterministic calls to
-// bwd_02, as FlashAttention-3 has none at hdim 256 either).
+// batches are bwd_03's (common/hopper/bwd_tma.cuh). Deterministic mode
+// (FlashAttention-3 has none at hdim 256): bwd_03's order (BwdDqOrder:
+// descending key blocks, a counter per dQ tile), kept by each consumer
+// warp for the floats it adds: lane 0 waits for the eight warps of every
+// key block above, the warp adds, fences, and counts.
 // Predicted (before the first run, docs/NOTES.md): ~350 TFLOPS at hdim 256
 // full 8k (bwd_02 267, FlashAttention-4 379): per step both warpgroups
 // read ~384 KB of shared memory for 5.2 M multiply-adds, ~150 bytes per
@@ -121,7 +123,7 @@ template <class Cfg> using Bwd04Ring = BwdRing<Cfg, Bwd04Smem<Cfg>>;
 // dS columns are in shared memory (256 threads).
 constexpr int kBwd04PdsReady = 1;
 
-template <class T, class Cfg, bool kMods, bool kVarlen> struct Bwd04Consumer {
+template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> struct Bwd04Consumer {
   using Smem = Bwd04Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kKeys = Cfg::kKeys, kDims = Cfg::kDims;
@@ -131,7 +133,7 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Bwd04Consumer {
   std::uint32_t base;  // shared address of the tiles
   std::uint8_t* smem;  // the same, generic
   int c, warp, lane;
-  int n0;              // the CTA's first key
+  int n_block, n0;     // the CTA's key block and first key
   int key0;            // this warpgroup's first S / dP column: n0 + kKeys c
 
   // S = Q K^T (dP = dO V^T): A = the stage's Q (dO) tile, B = this
@@ -272,11 +274,32 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Bwd04Consumer {
       // n-tile j of dq is (rows 16 w + g, + 8; dims kDims c + 8 j + 2 t, + 1):
       // the float4 at ((w * 8 + j % 8) * 32 + lane) * 4 of 64-dim block
       // kDimBlocks c + j / 8 of the step's accumulator tile.
-      float* gdq = p.dq_accum + (bwd_ws_row0(p, seq, b, step.h) + m0) * kHeadDim;
+      const std::int64_t ws_row = bwd_ws_row0(p, seq, b, step.h) + m0;
+      float* gdq = p.dq_accum + ws_row * kHeadDim;
+      // Deterministic mode: the key blocks add to the tile in BwdDqOrder's
+      // order, each warp on its own (the floats it adds are its alone in
+      // this CTA): lane 0 waits until the eight warps of every key block
+      // above this one have counted, then the warp adds, and once its
+      // reductions are performed (each lane's fence) counts.
+      int* counter = nullptr;
+      if constexpr (kDeterministic) {
+        counter = p.dq_semaphore + ws_row / kBwdDqTileRows;
+        constexpr int kAdders = Cfg::kConsumerWGs * kWarpgroupThreads / 32;  // warps per key block
+        const int before = kAdders * BwdDqOrder<Cfg>::turn(mask, m0, n_block);
+        if (lane == 0)
+          while (ld_acquire_gpu(counter) < before) {
+          }
+        __syncwarp();
+      }
 #pragma unroll
       for (int j = 0; j < kDims / 8; ++j)
         atomic_add4(gdq + (kDimBlocks * c + j / 8) * kDqBlockFloats + ((warp * 8 + j % 8) * 32 + lane) * 4,
                     make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
+      if constexpr (kDeterministic) {
+        __threadfence();
+        __syncwarp();
+        if (lane == 0) red_release_gpu_add(counter, 1);
+      }
       wgmma_wait<0>();  // dV and dK
 #pragma unroll
       for (int mb = 0; mb < kDimBlocks; ++mb) {
@@ -314,9 +337,10 @@ template <class T, class Cfg, bool kMods, bool kVarlen> struct Bwd04Consumer {
   }
 };
 
-// One CTA per (key block, KV head, batch). kVarlen: the grid covers
-// max_seqlen_k, and a CTA past its sequence's keys exits.
-template <class T, class Cfg, bool kMods, bool kVarlen>
+// One CTA per (key block, KV head, batch); deterministic mode takes the key
+// blocks in descending order of blockIdx.x (BwdDqOrder). kVarlen: the grid
+// covers max_seqlen_k, and a CTA past its sequence's keys exits.
+template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     bwd_04_wgmma_wide_dkv_kernel(const __grid_constant__ BwdTmaParams prm) {
 #if FLASH_SM90A_DEVICE
@@ -326,7 +350,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
   const Bwd04Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const BwdParams& p = prm.p;
-  const int n_block = blockIdx.x, h_kv = blockIdx.y, b = blockIdx.z;
+  const int n_block = BwdDqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
@@ -348,9 +372,9 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
-  const Bwd04Consumer<T, Cfg, kMods, kVarlen> consumer{p, smem_addr(smem), smem, c, tid / 32, tid % 32, n0,
-                                                       n0 + Cfg::kKeys * c};
-  constexpr int kDimBlocks = Bwd04Consumer<T, Cfg, kMods, kVarlen>::kDimBlocks;
+  using Consumer = Bwd04Consumer<T, Cfg, kDeterministic, kMods, kVarlen>;
+  const Consumer consumer{p, smem_addr(smem), smem, c, tid / 32, tid % 32, n_block, n0, n0 + Cfg::kKeys * c};
+  constexpr int kDimBlocks = Consumer::kDimBlocks;
   float dk[kDimBlocks][Cfg::kBlockN / 2], dv[kDimBlocks][Cfg::kBlockN / 2];
 #pragma unroll
   for (int mb = 0; mb < kDimBlocks; ++mb)
@@ -364,7 +388,6 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
   if (p.cu_seqlens_q == nullptr && (p.cu_seqlens_k != nullptr || p.seqused_k != nullptr))
     return "cu_seqlens_k or seqused_k without cu_seqlens_q";
-  if (p.deterministic) return "deterministic mode is not supported (the dQ reductions add in any order)";
   std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
   dispatch_bwd04_head_dim(p.head_dim, [&](auto hd) {
     err = check_head_batch_grid(p, dev, Bwd04Smem<WideBwdConfig<decltype(hd)::value>>::kBytes);
@@ -374,19 +397,20 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
   return err;
 }
 
+// Deterministic mode adds the dQ tiles' counters.
 std::size_t workspace_bytes(const BwdParams& p) {
-  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/false);
+  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
 }
 
 cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   BwdTmaParams prm;
   prm.p = params;
   BwdParams& p = prm.p;
-  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/false);
-  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dsinks
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
+  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
-  const auto go = [&](auto tag, auto hd, auto mods, auto varlen) {
+  const auto go = [&](auto tag, auto hd, auto det, auto mods, auto varlen) {
     using T = typename decltype(tag)::type;
     using Cfg = WideBwdConfig<decltype(hd)::value>;
     using Smem = Bwd04Smem<Cfg>;
@@ -395,7 +419,7 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
     err = cudaSuccess;
     if (!kVarlen || grid.x > 0)
-      err = bwd_launch(bwd_04_wgmma_wide_dkv_kernel<T, Cfg, decltype(mods)::value, kVarlen>, grid, Smem::kThreads,
+      err = bwd_launch(bwd_04_wgmma_wide_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value, kVarlen>, grid, Smem::kThreads,
                        Smem::kBytes, prm, stream);
     if (err != cudaSuccess) return;
     if constexpr (kVarlen) {
@@ -411,8 +435,12 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   };
   const auto go_mode = [&](auto tag, auto hd) {
     dispatch_score_mods(p, [&](auto mods) {
-      if (p.cu_seqlens_q != nullptr) go(tag, hd, mods, std::true_type{});
-      else go(tag, hd, mods, std::false_type{});
+      const auto by_det = [&](auto varlen) {
+        if (p.deterministic) go(tag, hd, std::true_type{}, mods, varlen);
+        else go(tag, hd, std::false_type{}, mods, varlen);
+      };
+      if (p.cu_seqlens_q != nullptr) by_det(std::true_type{});
+      else by_det(std::false_type{});
     });
   };
   if (p.dtype == DType::f16) dispatch_bwd04_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
@@ -423,14 +451,14 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
 }  // namespace
 
 // sm_90a only, hdim 256; causal, windows, GQA/MQA, unequal lengths,
-// softcap, ALiBi, sinks and variable-length batches; no deterministic mode.
+// softcap, ALiBi, sinks, variable-length batches and deterministic mode.
 const BwdVariant* variant_bwd_wgmma_wide() {
   static const BwdVariant v = [] {
     BwdVariant r = bwd_variant<Bwd04HeadDims>(check, workspace_bytes, run);
     r.min_compute_capability = 90;
     r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
     r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures |
-                 kFeatureVarlen;
+                 kFeatureVarlen | kFeatureDeterministic;
     r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
     return r;
   }();

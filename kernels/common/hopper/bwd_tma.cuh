@@ -146,6 +146,52 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
   }
 };
 
+// Deterministic mode: the fixed order of the additions to one dQ tile (query
+// tile m of query head h of batch b: one step's kBlockM rows): by
+// descending key block, from the last key block that sees the tile down to
+// the first. A counter per tile (BwdParams::dq_semaphore, zeroed by the
+// preprocess; it has one per kBwdDqTileRows = 64 rows, and a 128-row step
+// uses its first tile's) counts the key blocks whose additions to it have
+// completed; key block n adds its dQ blocks when the counter says turn(m,
+// n) key blocks have, the number of key blocks above n that see tile m, and
+// then increments it. bwd_03: the dQ writer adds warpgroup 0's block, then
+// warpgroup 1's (split keys: both to the same floats, the second issued once
+// the first completed; split dims or query rows: two blocks, both in
+// flight), and counts once, so the counter is turn(m, n). bwd_04: each
+// consumer warp adds its own rows and dims and counts for itself, so the
+// counter is 8 turn(m, n) (eight warps per key block).
+//   Which key blocks see tile m: exactly those whose query-tile range
+// (Mask::query_tiles, the tiles a CTA walks) holds m, and they are the key
+// tiles Mask::key_tiles gives for the tile's rows (tests/test_mask.cpp,
+// KeyBlocksOfAQueryTileAreItsKeyTiles), so the ones above n number
+// key_tiles.end - 1 - n.
+//   Why descending: a CTA walks its query tiles upwards from the first one
+// that sees its keys, and that first tile rises with the key block (causal,
+// windows) or is tile 0 for all (no mask). So the key block that adds first
+// to tile m reaches it earliest in its walk, and each later one reaches it
+// at the same step or later: with the CTAs started together, an adder waits
+// about one addition's latency behind the block above it, not for a walk.
+// (Ascending order under a causal mask would make key block n wait until
+// key block 0 walked up to n's first tile.)
+//   Deadlock freedom: the key block of a CTA is gridDim.x - 1 - blockIdx.x,
+// so the key blocks that key block n waits for (same KV head and batch,
+// above n) are CTAs with a smaller linear block index (blockIdx.x + gridDim.x
+// * (blockIdx.y + gridDim.y * blockIdx.z)). A CTA waits for nothing but
+// those, its own producer's TMA loads, and its own warpgroups. CUDA hands
+// out the CTAs of a grid in increasing linear index (FlashAttention-3's
+// deterministic backward relies on the same): so whenever some CTA is not
+// finished, the unfinished CTA of smallest index is resident, and everything
+// it waits for is either finished or inside itself, so it finishes; by
+// induction every CTA does, however many CTAs fit on the GPU at once.
+template <class Cfg> struct BwdDqOrder {
+  __device__ static int key_block(bool deterministic) {
+    return deterministic ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  }
+  __device__ static int turn(const Mask& mask, int m0, int n_block) {
+    return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
+  }
+};
+
 // dQ blocks: 64 query rows x 64 dims of fp32, in the accumulator's fragment
 // order (BwdDqLayout).
 constexpr int kDqBlock = 64;
