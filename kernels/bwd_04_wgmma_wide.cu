@@ -35,7 +35,8 @@
 // (FlashAttention-3 has none at hdim 256): bwd_03's order (BwdDqOrder:
 // descending key blocks, a counter per dQ tile), kept by each consumer
 // warp for the floats it adds: lane 0 waits for the eight warps of every
-// key block above, the warp adds, fences, and counts.
+// key block above, the warp adds, and in the next step, once S and dP are
+// issued, fences and counts.
 // Predicted (before the first run, docs/NOTES.md): ~350 TFLOPS at hdim 256
 // full 8k (bwd_02 267, FlashAttention-4 379): per step both warpgroups
 // read ~384 KB of shared memory for 5.2 M multiply-adds, ~150 bytes per
@@ -192,6 +193,15 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       }
   }
 
+  // Deterministic mode: this warp's reductions to a tile are performed (each
+  // lane's fence waits for its own), then lane 0 counts them on the tile's
+  // counter (a release: the next key block's acquire sees the additions).
+  __device__ void count_addition(int* counter) const {
+    __threadfence();
+    __syncwarp();
+    if (lane == 0) red_release_gpu_add(counter, 1);
+  }
+
   __device__ void run(const Bwd04Ring<Cfg>& ring, int b, int h_kv, const SeqRows<kVarlen>& seq, const TileRange& tiles,
                       int steps, float (&dk)[kDimBlocks][kBlockN / 2], float (&dv)[kDimBlocks][kBlockN / 2]) const {
     if (steps == 0) return;
@@ -201,6 +211,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const int g = lane / 4;
     mbar_wait(ring.kv_full(), 0);
     typename Bwd04Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
+    int* uncounted = nullptr;  // deterministic mode: the counter of the tile this warp added to last
     for (int i = 0; i < steps; ++i) {
       const int s = Bwd04Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
       const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
@@ -213,6 +224,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       wgmma_commit();
       gemm_sdp(do_tile, base + Smem::kV, dp);
       wgmma_commit();
+      if constexpr (kDeterministic)
+        if (uncounted != nullptr) count_addition(uncounted);  // the previous step's, with S and dP running
       wgmma_wait<1>();
       fence_registers(sc);
 
@@ -279,8 +292,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       // Deterministic mode: the key blocks add to the tile in BwdDqOrder's
       // order, each warp on its own (the floats it adds are its alone in
       // this CTA): lane 0 waits until the eight warps of every key block
-      // above this one have counted, then the warp adds, and once its
-      // reductions are performed (each lane's fence) counts.
+      // above this one have counted, then the warp adds, and counts once its
+      // reductions are performed: in the next step (count_addition), so that
+      // the fence rarely waits.
       int* counter = nullptr;
       if constexpr (kDeterministic) {
         counter = p.dq_semaphore + ws_row / kBwdDqTileRows;
@@ -295,11 +309,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       for (int j = 0; j < kDims / 8; ++j)
         atomic_add4(gdq + (kDimBlocks * c + j / 8) * kDqBlockFloats + ((warp * 8 + j % 8) * 32 + lane) * 4,
                     make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
-      if constexpr (kDeterministic) {
-        __threadfence();
-        __syncwarp();
-        if (lane == 0) red_release_gpu_add(counter, 1);
-      }
+      if constexpr (kDeterministic) uncounted = counter;
       wgmma_wait<0>();  // dV and dK
 #pragma unroll
       for (int mb = 0; mb < kDimBlocks; ++mb) {
@@ -309,6 +319,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
       step.advance(tiles);
     }
+    if constexpr (kDeterministic) count_addition(uncounted);
   }
 
   // dK = scale * (dK^T)^T and dV, rounded; element (dim, key) of block mb's
