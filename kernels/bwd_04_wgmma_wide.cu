@@ -42,6 +42,22 @@
 // read ~384 KB of shared memory for 5.2 M multiply-adds, ~150 bytes per
 // tensor-core clock against the 128 the SM delivers, so the shared-memory
 // port, not the tensor pipe, bounds this shape near 75% of the wgmma peak.
+// Measured on the H200 (2026-11-24, bf16, heads = 2048 / dhead, TFLOPS =
+// 2.5 x the forward's FLOPs / time; one call with FlashAttention-4 and cuDNN,
+// README): full / causal 8k 392.6 / 372.6, 16k 384.5 / 394.2 TFLOPS: 1.44x
+// bwd_02 (266-274), 1.01-1.07x FlashAttention-4 (380.9 / 366.5, 380.5 /
+// 369.8), cuDNN 373.3 / 403.5, 356.8 / 381.5. Better than predicted: the
+// tensor pipe keeps pace with the shared-memory reads.
+// Deterministic mode: 0.67-0.74x of that (255-285 TFLOPS; FlashAttention-4's
+// own 276-287). Where each warp counts its additions was measured four ways
+// (one call, two rounds, docs/NOTES.md): fencing right after the reductions
+// 0.58-0.65x; after the step's dK / dV wait 0.61-0.68x; in the next step
+// behind its S / dP (the code here) 0.66-0.72x; and, not deterministic, the
+// fence without the wait for the turn 0.55-0.59x: the cost is each lane's
+// fence waiting for its reductions, which contend at L2 when every key block
+// adds to the same tile at once (the ordered ones contend less), not the
+// wait itself. Issue 18's 0.9 needs the additions off the consumers' path
+// (bwd_03's staging and writer thread; no shared memory is left for it here).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
