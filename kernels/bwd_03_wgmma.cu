@@ -677,55 +677,14 @@ std::size_t workspace_bytes(const BwdParams& p) {
   return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
 }
 
+// The shared host side (common/hopper/bwd_tma.cuh) with this rung's kernel.
 cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
-  BwdTmaParams prm;
-  prm.p = params;
-  BwdParams& p = prm.p;
-  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
-  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
-  if (err != cudaSuccess) return err;
-  err = cudaErrorInvalidValue;
-  const auto go = [&](auto tag, auto hd, auto det, auto mods, auto varlen) {
-    using T = typename decltype(tag)::type;
-    using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
-    using Smem = Bwd03Smem<Cfg>;
-    constexpr bool kVarlen = decltype(varlen)::value;
-    if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
-    // Variable-length: the grids cover max_seqlen_k and max_seqlen_q, either
-    // of which may be 0 (every sequence empty on that side): a grid without
-    // CTAs is not launched.
-    const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
-    err = cudaSuccess;
-    if (!kVarlen || grid.x > 0)
-      err = bwd_launch(bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value, kVarlen>, grid,
-                       Smem::kThreads, Smem::kBytes, prm, stream);
-    if (err != cudaSuccess) return;
-    if constexpr (kVarlen) {
-      using Layout = BwdDqLayout<Cfg::kHeadDim>;
-      const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
-      if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, Layout><<<tiles, 256, 0, stream>>>(p);
-    } else {
-      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-      bwd_convert_dq_blocks_kernel<T, Cfg::kHeadDim>
-          <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
-    }
-    err = cudaGetLastError();
+  const auto dispatch = [](int d, auto&& f) { return dispatch_bwd03_head_dim(d, f); };
+  const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
+    return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig<decltype(hd)::value>,
+                                  decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
   };
-  // Deterministic mode, the score modifiers (softcap, ALiBi) and
-  // variable-length batches are each a template flag of the dkv kernel.
-  const auto go_mode = [&](auto tag, auto hd) {
-    dispatch_score_mods(p, [&](auto mods) {
-      const auto by_det = [&](auto varlen) {
-        if (p.deterministic) go(tag, hd, std::true_type{}, mods, varlen);
-        else go(tag, hd, std::false_type{}, mods, varlen);
-      };
-      if (p.cu_seqlens_q != nullptr) by_det(std::true_type{});
-      else by_det(std::false_type{});
-    });
-  };
-  if (p.dtype == DType::f16) dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
-  else dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__nv_bfloat16>{}, hd); });
-  return err;
+  return bwd_tma_run<WgmmaBwdConfig, Bwd03Smem>(params, workspace, stream, dispatch, kernel_of);
 }
 
 }  // namespace

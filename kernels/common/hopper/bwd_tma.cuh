@@ -6,20 +6,26 @@
 // its convert kernel. A rung's Cfg names kHeadDim, kBlockM (query rows per
 // step), kBlockN (keys per CTA), kStages and kConsumerWGs; its Smem the byte
 // offsets kK, kV, kQ, kDo, kLse, kDpsum and the sizes kKVBytes, kQBytes and
-// kRowBytes. Device code (kernel translation units only).
+// kRowBytes; bwd_tma_run is the host side of both rungs' run(). Device code
+// (kernel translation units only).
 #pragma once
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
+#include "common/backward.h"
 #include "common/bwd_params.h"
 #include "common/bwd_seq.cuh"
 #include "common/hopper/sync.cuh"
 #include "common/hopper/tma_host.h"
 #include "common/mask.h"
 #include "common/mma.cuh"
+#include "common/numeric.cuh"
+#include "common/scores.h"
 
 namespace flash::detail {
 
@@ -268,6 +274,65 @@ inline std::string make_bwd_tma_maps(BwdTmaParams& prm, int block_m, int block_n
   if (err.empty())
     err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.v_batch_stride,
                                p.v_row_stride, p.v_head_stride, block_n);
+  return err;
+}
+
+// The host side of a Hopper rung's run(): binds the workspace (with the dQ
+// accumulator, and in deterministic mode its tiles' counters), runs the
+// preprocess, and for the call's dtype and head dim (dispatch_head_dim, the
+// rung's switch) and its flags (deterministic mode, score modifiers,
+// variable-length batch: each a template flag of the dkv kernel, so calls
+// without one run the kernels they ran before) builds the tensor maps,
+// launches kernel_of(tag, head dim, det, mods, varlen) over (key blocks, KV
+// heads, batch) with CfgOf<head dim>'s tiles and SmemOf's threads and bytes,
+// and converts dQ from the accumulator (BwdDqLayout).
+template <template <int> class CfgOf, template <class> class SmemOf, class DispatchHeadDim, class KernelOf>
+cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t stream,
+                        DispatchHeadDim&& dispatch_head_dim, KernelOf&& kernel_of) {
+  BwdTmaParams prm;
+  prm.p = params;
+  BwdParams& p = prm.p;
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
+  cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
+  if (err != cudaSuccess) return err;
+  err = cudaErrorInvalidValue;
+  const auto go = [&](auto tag, auto hd, auto det, auto mods, auto varlen) {
+    using T = typename decltype(tag)::type;
+    using Cfg = CfgOf<decltype(hd)::value>;
+    using Smem = SmemOf<Cfg>;
+    constexpr bool kVarlen = decltype(varlen)::value;
+    if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
+    // Variable-length: the grids cover max_seqlen_k and max_seqlen_q, either
+    // of which may be 0 (every sequence empty on that side): a grid without
+    // CTAs is not launched.
+    const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
+    err = cudaSuccess;
+    if (!kVarlen || grid.x > 0)
+      err = bwd_launch(kernel_of(tag, hd, det, mods, varlen), grid, Smem::kThreads, Smem::kBytes, prm, stream);
+    if (err != cudaSuccess) return;
+    if constexpr (kVarlen) {
+      using Layout = BwdDqLayout<Cfg::kHeadDim>;
+      const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
+      if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, Layout><<<tiles, 256, 0, stream>>>(p);
+    } else {
+      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
+      bwd_convert_dq_blocks_kernel<T, Cfg::kHeadDim>
+          <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
+    }
+    err = cudaGetLastError();
+  };
+  const auto go_mode = [&](auto tag, auto hd) {
+    dispatch_score_mods(p, [&](auto mods) {
+      const auto by_det = [&](auto varlen) {
+        if (p.deterministic) go(tag, hd, std::true_type{}, mods, varlen);
+        else go(tag, hd, std::false_type{}, mods, varlen);
+      };
+      if (p.cu_seqlens_q != nullptr) by_det(std::true_type{});
+      else by_det(std::false_type{});
+    });
+  };
+  if (p.dtype == DType::f16) dispatch_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
+  else dispatch_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__nv_bfloat16>{}, hd); });
   return err;
 }
 
