@@ -134,8 +134,8 @@
 // from warpgroup_index() (a lane-0 shuffle the compiler knows is uniform):
 // one uniform add per wgmma, 987M instructions, tensor pipe 64% -> 68%;
 // +7% at hdim 128 (549.9 / 515.3 TFLOPS full / causal 8k), +3% at hdim 64.
-// Not in this rung (check() and the feature bits send these calls to
-// bwd_02, which auto then picks): head dim 256.
+// Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
+// registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
 // 130): K, V; two stages of Q, dO, LSE and dpsum; dS^T double-buffered (so
 // one barrier per step guards it); two 16 KB dQ staging blocks. A third
@@ -657,41 +657,29 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 #endif
 }
 
-// The launch limits and the driver's tensor maps. (Per-sequence metadata
-// comes only with cu_seqlens_q in a backward call, src/backward.cpp;
-// restated here, since kVarlen follows cu_seqlens_q alone.)
+// The shared host side (common/hopper/bwd_tma.cuh) with this rung's tiles
+// and kernel.
+const auto dispatch_head_dim = [](int d, auto&& f) { return dispatch_bwd03_head_dim(d, f); };
+
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
-  if (p.cu_seqlens_q == nullptr && (p.cu_seqlens_k != nullptr || p.seqused_k != nullptr))
-    return "cu_seqlens_k or seqused_k without cu_seqlens_q";
-  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
-  dispatch_bwd03_head_dim(p.head_dim, [&](auto hd) {
-    err = check_head_batch_grid(p, dev, Bwd03Smem<WgmmaBwdConfig<decltype(hd)::value>>::kBytes);
-  });
-  if (err.empty()) err = grid_yz_reason("heads_kv", p.heads_kv);
-  if (err.empty()) err = tensor_map_driver_reason();
-  return err;
+  return bwd_tma_check<WgmmaBwdConfig, Bwd03Smem>(p, dev, dispatch_head_dim);
 }
 
-// Deterministic mode adds the dQ tiles' counters.
-std::size_t workspace_bytes(const BwdParams& p) {
-  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
-}
+std::size_t workspace_bytes(const BwdParams& p) { return bwd_tma_workspace_bytes(p); }
 
-// The shared host side (common/hopper/bwd_tma.cuh) with this rung's kernel.
 cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
-  const auto dispatch = [](int d, auto&& f) { return dispatch_bwd03_head_dim(d, f); };
   const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
     return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig<decltype(hd)::value>,
                                   decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
   };
-  return bwd_tma_run<WgmmaBwdConfig, Bwd03Smem>(params, workspace, stream, dispatch, kernel_of);
+  return bwd_tma_run<WgmmaBwdConfig, Bwd03Smem>(params, workspace, stream, dispatch_head_dim, kernel_of);
 }
 
 }  // namespace
 
 // sm_90a only; causal, windows, GQA/MQA, unequal lengths, softcap, ALiBi,
-// sinks, variable-length batches and deterministic mode (no hdim 256:
-// bwd_02).
+// sinks, variable-length batches and deterministic mode (hdim 256:
+// bwd_04_wgmma_wide).
 const BwdVariant* variant_bwd_wgmma() {
   static const BwdVariant v = [] {
     BwdVariant r = bwd_variant<Bwd03HeadDims>(check, workspace_bytes, run);

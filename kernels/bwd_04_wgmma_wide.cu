@@ -412,31 +412,22 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
 #endif
 }
 
+// The shared host side (common/hopper/bwd_tma.cuh) with this rung's tiles
+// and kernel.
+const auto dispatch_head_dim = [](int d, auto&& f) { return dispatch_bwd04_head_dim(d, f); };
+
 std::string check(const BwdParams& p, const DeviceInfo& dev) {
-  if (p.cu_seqlens_q == nullptr && (p.cu_seqlens_k != nullptr || p.seqused_k != nullptr))
-    return "cu_seqlens_k or seqused_k without cu_seqlens_q";
-  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
-  dispatch_bwd04_head_dim(p.head_dim, [&](auto hd) {
-    err = check_head_batch_grid(p, dev, Bwd04Smem<WideBwdConfig<decltype(hd)::value>>::kBytes);
-  });
-  if (err.empty()) err = grid_yz_reason("heads_kv", p.heads_kv);
-  if (err.empty()) err = tensor_map_driver_reason();
-  return err;
+  return bwd_tma_check<WideBwdConfig, Bwd04Smem>(p, dev, dispatch_head_dim);
 }
 
-// Deterministic mode adds the dQ tiles' counters.
-std::size_t workspace_bytes(const BwdParams& p) {
-  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
-}
+std::size_t workspace_bytes(const BwdParams& p) { return bwd_tma_workspace_bytes(p); }
 
-// The shared host side (common/hopper/bwd_tma.cuh) with this rung's kernel.
 cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
-  const auto dispatch = [](int d, auto&& f) { return dispatch_bwd04_head_dim(d, f); };
   const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
     return bwd_04_wgmma_wide_dkv_kernel<typename decltype(tag)::type, WideBwdConfig<decltype(hd)::value>,
                                        decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
   };
-  return bwd_tma_run<WideBwdConfig, Bwd04Smem>(params, workspace, stream, dispatch, kernel_of);
+  return bwd_tma_run<WideBwdConfig, Bwd04Smem>(params, workspace, stream, dispatch_head_dim, kernel_of);
 }
 
 }  // namespace

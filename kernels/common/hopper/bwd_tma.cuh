@@ -6,8 +6,9 @@
 // its convert kernel. A rung's Cfg names kHeadDim, kBlockM (query rows per
 // step), kBlockN (keys per CTA), kStages and kConsumerWGs; its Smem the byte
 // offsets kK, kV, kQ, kDo, kLse, kDpsum and the sizes kKVBytes, kQBytes and
-// kRowBytes; bwd_tma_run is the host side of both rungs' run(). Device code
-// (kernel translation units only).
+// kRowBytes; bwd_tma_check, bwd_tma_workspace_bytes and bwd_tma_run are the
+// host side of both rungs' entry points. Device code (kernel translation
+// units only).
 #pragma once
 
 #include <cuda.h>
@@ -22,6 +23,7 @@
 #include "common/bwd_seq.cuh"
 #include "common/hopper/sync.cuh"
 #include "common/hopper/tma_host.h"
+#include "common/launch_limits.h"
 #include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
@@ -275,6 +277,30 @@ inline std::string make_bwd_tma_maps(BwdTmaParams& prm, int block_m, int block_n
     err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, p.batch, p.seqlen_k, p.heads_kv, p.head_dim, p.v_batch_stride,
                                p.v_row_stride, p.v_head_stride, block_n);
   return err;
+}
+
+// A Hopper rung's check(): the launch limits of its head dim's tiles
+// (dispatch_head_dim, the rung's switch; SmemOf<CfgOf<d>>::kBytes of shared
+// memory) and the driver's tensor maps. (Per-sequence metadata comes only
+// with cu_seqlens_q in a backward call, src/backward.cpp; restated here,
+// since kVarlen follows cu_seqlens_q alone.)
+template <template <int> class CfgOf, template <class> class SmemOf, class DispatchHeadDim>
+std::string bwd_tma_check(const BwdParams& p, const DeviceInfo& dev, DispatchHeadDim&& dispatch_head_dim) {
+  if (p.cu_seqlens_q == nullptr && (p.cu_seqlens_k != nullptr || p.seqused_k != nullptr))
+    return "cu_seqlens_k or seqused_k without cu_seqlens_q";
+  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
+  dispatch_head_dim(p.head_dim, [&](auto hd) {
+    err = check_head_batch_grid(p, dev, SmemOf<CfgOf<decltype(hd)::value>>::kBytes);
+  });
+  if (err.empty()) err = grid_yz_reason("heads_kv", p.heads_kv);
+  if (err.empty()) err = tensor_map_driver_reason();
+  return err;
+}
+
+// The rungs' workspace: the dQ accumulator, and in deterministic mode its
+// tiles' counters.
+inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p) {
+  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
 }
 
 // The host side of a Hopper rung's run(): binds the workspace (with the dQ
