@@ -29,7 +29,7 @@
 //     blocks in fragment order, 512 contiguous bytes per warp and n-tile),
 //     so the convert kernels are shared. bwd_03's staging blocks and writer
 //     do not fit: K, V, two stages of Q and dO, and two buffers of P and dS
-//     take 225 KB of the 227.
+//     take 226 KB of the 227.
 // The producer warpgroup, the ring, the tensor maps and variable-length
 // batches are bwd_03's (common/hopper/bwd_tma.cuh). Deterministic mode
 // (FlashAttention-3 has none at hdim 256): bwd_03's order (BwdDqOrder:
