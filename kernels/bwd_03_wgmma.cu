@@ -67,7 +67,7 @@
 // counter per tile in the workspace (zeroed by the preprocess); the key
 // blocks add in descending order, the CTA of key block n waiting until the
 // counter says every key block above n that sees the tile has added, and
-// incrementing it once its own additions completed (Bwd03DqOrder says why
+// incrementing it once its own additions completed (BwdDqOrder says why
 // descending, and why the CTAs' launch order, key block = gridDim.x - 1 -
 // blockIdx.x, cannot deadlock). The waiting is done by the dQ writer (the
 // same hand-off as the non-deterministic mode; the writer adds the counter
@@ -273,7 +273,7 @@ template <class Cfg> struct Bwd03Smem {
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
   // The producer's LSE and dpsum copies read whole steps of the padded row
-  // arrays; a step holds whole dQ counter tiles (Bwd03DqOrder).
+  // arrays; a step holds whole dQ counter tiles (BwdDqOrder).
   static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
   // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
   static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
@@ -284,7 +284,6 @@ template <class Cfg> struct Bwd03Smem {
 // The shared Hopper backward parts (common/hopper/bwd_tma.cuh) with this
 // rung's tiles.
 template <class Cfg> using Bwd03Ring = BwdRing<Cfg, Bwd03Smem<Cfg>>;
-template <class Cfg, bool kVarlen> using Bwd03Producer = BwdProducer<Cfg, Bwd03Smem<Cfg>, kVarlen>;
 
 // Named barriers (bar.sync ids; 0 is __syncthreads).
 enum Bwd03Barrier : int {
@@ -295,7 +294,7 @@ enum Bwd03Barrier : int {
 // Each consumer warpgroup hands its staged dQ block to the dQ writer (one
 // thread of the producer warpgroup, Bwd03DqWriter), which issues the bulk
 // reduction that adds it to the accumulator (deterministic mode: in the
-// fixed order, Bwd03DqOrder), so that the consumers never wait for a
+// fixed order, BwdDqOrder), so that the consumers never wait for a
 // reduction (or that order) themselves. One use per step; the parities come
 // from the step index, as in the ring.
 //   staged(c)  every thread of warpgroup c stored its part of the block;
@@ -326,7 +325,6 @@ template <class Cfg> struct Bwd03DqHandoff {
   __device__ void writer_release(int c) const { mbar_arrive(freed(c)); }
 };
 
-template <class Cfg> using Bwd03DqOrder = BwdDqOrder<Cfg>;
 
 // The dQ writer (one thread): per step, each consumer warpgroup's staged
 // block added to the accumulator by one bulk reduction, in both modes.
@@ -349,7 +347,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
       int* counter = nullptr;
       if constexpr (kDeterministic) {
         counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
-        const int turn = Bwd03DqOrder<Cfg>::turn(mask, m0, n_block);
+        const int turn = BwdDqOrder<Cfg>::turn(mask, m0, n_block);
         while (ld_acquire_gpu(counter) != turn) {
         }
         // The earlier key blocks' additions (their writers' release, which the
@@ -617,7 +615,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const Bwd03Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
   const BwdParams& p = prm.p;
-  const int n_block = Bwd03DqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
+  const int n_block = BwdDqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
@@ -638,7 +636,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const int wg = warpgroup_index();
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0 && steps > 0) Bwd03Producer<Cfg, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
+    if (threadIdx.x == 0 && steps > 0) BwdProducer<Cfg, Smem, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
     // The dQ writer is the first thread of the second warp (its own warp,
     // so the producer's loop never waits on its spins).
     constexpr int kWriterThread = 32;

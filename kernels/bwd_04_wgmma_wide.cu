@@ -357,8 +357,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
             const int dim = kDims * c + 64 * mb + 16 * warp + g + 8 * half;
-            gdk[key * p.dk_row_stride + dim] = T(dk[mb][4 * j + 2 * half + e] * p.scale);
-            gdv[key * p.dv_row_stride + dim] = T(dv[mb][4 * j + 2 * half + e]);
+            gdk[key * p.dk_row_stride + dim] = from_float<T>(dk[mb][4 * j + 2 * half + e] * p.scale);
+            gdv[key * p.dv_row_stride + dim] = from_float<T>(dv[mb][4 * j + 2 * half + e]);
           }
       }
   }
