@@ -92,10 +92,34 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
     for (int d = 0; d < D; ++d) o_out[d] = row_sum > 0.0f ? o[d] / row_sum : 0.0f;
   };
 
+  // With a softcap the kernels take tanh from the hardware's approximation
+  // (tanh.approx.f32, relative error ~2^-11), so the model rounds each score
+  // to the dtype, as FlashAttention's reference does (its scores are in the
+  // input dtype): P and the LSE from those scores. Without a softcap a
+  // kernel's scores are fp32 and the model keeps them exact (a tighter
+  // bound than FlashAttention's). f32 inputs run the scalar rungs (exact
+  // tanhf) and the fp32 row below.
+  const bool capped_lowp = lowp && *lowp != DType::f32 && p.softcap > 0;
+  if (lowp) out.lse_lowp.assign(out.lse.size(), 0.0);
+  // s: one row's exact scores (-inf where hidden) -> that row's P (prob) and
+  // LSE from the scores rounded to the dtype.
+  auto capped_row = [&](const std::vector<double>& s, double sink_h, std::vector<double>& prob, double& lse) {
+    double m = sink_h;
+    for (int j = 0; j < Sk; ++j) m = std::max(m, prob[j] = round_to(*lowp, s[j]));
+    double sum = 0.0;
+    if (m != -std::numeric_limits<double>::infinity()) {
+      for (int j = 0; j < Sk; ++j) sum += (prob[j] = std::exp(prob[j] - m));
+      sum += std::exp(sink_h - m);
+    }
+    for (int j = 0; j < Sk; ++j) prob[j] = sum > 0.0 ? prob[j] / sum : 0.0;
+    lse = sum > 0.0 ? m + std::log(sum) : sink_h;
+  };
+
   auto run_head = [&](int bh) {
     const int b = bh / Hq, h = bh % Hq, hk = h / group;
     const double sink_h = sink(p, h);
-    std::vector<double> s(Sk), o(D), o_lowp(D);
+    std::vector<double> s(Sk), o(D), o_lowp(D), p_capped(capped_lowp ? Sk : 0);
+    double lse_capped = 0.0;
     for (int i : row_list) {
       double row_max = -std::numeric_limits<double>::infinity();
       for (int j = 0; j < Sk; ++j) {
@@ -110,6 +134,9 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
         s[j] = score(p, b, h, i, j, dot);
         row_max = std::max(row_max, s[j]);
       }
+      // With a softcap, the low-precision model's scores are rounded to the
+      // dtype (capped_lowp below) and give their own P and LSE.
+      if (capped_lowp) capped_row(s, sink_h, p_capped, lse_capped);
       // The sink is one more term of the denominator, with no value.
       const double m = std::max(row_max, sink_h);
       double row_sum = 0.0;
@@ -127,7 +154,7 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
         const double* vj = v_at(b, j, hk);
         for (int d = 0; d < D; ++d) o[d] += pj * vj[d];
         if (lowp) {
-          const double pj_lowp = round_to(*lowp, pj);
+          const double pj_lowp = round_to(*lowp, capped_lowp ? p_capped[j] : pj);
           for (int d = 0; d < D; ++d) o_lowp[d] += pj_lowp * vj[d];
         }
       }
@@ -138,7 +165,9 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
         if (lowp) out.o_lowp[o_off + d] = round_to(*lowp, o_lowp[d]);
       }
       // A row that sees no key: the sink alone (-inf without one).
-      out.lse[(static_cast<std::size_t>(b) * Hq + h) * Sq + i] = row_sum > 0.0 ? m + std::log(row_sum) : sink_h;
+      const std::size_t lse_off = (static_cast<std::size_t>(b) * Hq + h) * Sq + i;
+      out.lse[lse_off] = row_sum > 0.0 ? m + std::log(row_sum) : sink_h;
+      if (lowp) out.lse_lowp[lse_off] = capped_lowp ? lse_capped : out.lse[lse_off];
     }
   };
 
@@ -177,6 +206,8 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
   // (b, h) belongs to one task, so the sum is the same for any thread count.
   std::vector<double> dsinks_bh(sinks ? static_cast<std::size_t>(B) * Hq : 0, 0.0), dsinks_bh_lowp(dsinks_bh);
   auto rnd = [&](double x) { return round_to(*lowp, x); };
+  // As forward(): with a softcap (f16/bf16) the model rounds the scores.
+  const bool capped_lowp = lowp && *lowp != DType::f32 && p.softcap > 0;
   auto q_idx = [&](int b, int i, int h) { return ((static_cast<std::size_t>(b) * Sq + i) * Hq + h) * D; };
   auto kv_idx = [&](int b, int j, int h) { return ((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D; };
 
@@ -185,6 +216,7 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
   auto run_kv_head = [&](int task) {
     const int b = task / Hkv, hk = task % Hkv;
     std::vector<double> prob(Sk), dprob(Sk), dcap(Sk), prob_l(lowp ? Sk : 0), dprob_l(lowp ? Sk : 0), o(D);
+    std::vector<double> score_l(capped_lowp ? Sk : 0), dcap_l(capped_lowp ? Sk : 0), o_l(capped_lowp ? D : 0);
     for (int h = hk * group; h < (hk + 1) * group; ++h) {
       const double sink_h = sink(p, h);
       for (int i = 0; i < Sq; ++i) {
@@ -203,7 +235,15 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
           prob[j] = score(p, b, h, i, j, dot);
           dcap[j] = score_grad(p, dot);
           row_max = std::max(row_max, prob[j]);
+          if (capped_lowp) {  // the score rounded; tanh = the rounded capped score / softcap
+            score_l[j] = rnd(prob[j]);
+            const double t = rnd(p.softcap * std::tanh(p.softmax_scale * dot / p.softcap)) / p.softcap;
+            dcap_l[j] = 1.0 - t * t;
+          }
         }
+        if (capped_lowp)
+          for (int j = 0; j < Sk; ++j)
+            if (!visible(p, i, j)) score_l[j] = -std::numeric_limits<double>::infinity();
         // No key: O = 0, no gradient (and rowsum(dO * O) = 0: none for the sink).
         if (row_max == -std::numeric_limits<double>::infinity()) continue;
         const double m = std::max(row_max, sink_h);
@@ -243,25 +283,38 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
           }
         }
         if (!lowp) continue;
-        if (sinks) {  // rowsum(dO * O) from O rounded to the dtype
-          double d_o = 0.0;
-          for (int d = 0; d < D; ++d) d_o += doi[d] * rnd(o[d]);
-          dsinks_bh_lowp[static_cast<std::size_t>(b) * Hq + h] -= p_sink * d_o;
-        }
         // rowsum(dO * O) from O rounded to the dtype, as a kernel reads the
         // forward's output (rowsum(P * dP) from rounded P and dP misses that
         // error: under a saturated softcap it alone put every kernel 1.24x
-        // past the bound).
-        double d_l = 0.0;
-        for (int d = 0; d < D; ++d) d_l += doi[d] * rnd(o[d]);
+        // past the bound). With a softcap: P, O and the sink's probability
+        // from the scores rounded to the dtype.
+        double d_l = 0.0, p_sink_l = p_sink;
+        if (capped_lowp) {
+          double m_l = sink_h;
+          for (int j = 0; j < Sk; ++j) m_l = std::max(m_l, score_l[j]);
+          double sum_l = std::exp(sink_h - m_l);
+          for (int j = 0; j < Sk; ++j) sum_l += (score_l[j] = std::exp(score_l[j] - m_l));
+          p_sink_l = std::exp(sink_h - m_l) / sum_l;
+          std::fill(o_l.begin(), o_l.end(), 0.0);
+          for (int j = 0; j < Sk; ++j) {
+            prob_l[j] = rnd(score_l[j] / sum_l);
+            if (prob_l[j] == 0.0) continue;
+            const double* vj = &v[kv_idx(b, j, hk)];
+            for (int d = 0; d < D; ++d) o_l[d] += prob_l[j] * vj[d];
+          }
+          for (int d = 0; d < D; ++d) d_l += doi[d] * rnd(o_l[d]);
+        } else {
+          for (int d = 0; d < D; ++d) d_l += doi[d] * rnd(o[d]);
+        }
+        if (sinks) dsinks_bh_lowp[static_cast<std::size_t>(b) * Hq + h] -= p_sink_l * d_l;
         for (int j = 0; j < Sk; ++j) {
-          prob_l[j] = rnd(prob[j]);
+          if (!capped_lowp) prob_l[j] = rnd(prob[j]);
           dprob_l[j] = rnd(dprob[j]);
         }
         double* dqi_l = &g.dq_lowp[q_idx(b, i, h)];
         for (int j = 0; j < Sk; ++j) {
           if (prob[j] == 0.0) continue;
-          const double ds = rnd(prob_l[j] * (dprob_l[j] - d_l) * dcap[j]);
+          const double ds = rnd(prob_l[j] * (dprob_l[j] - d_l) * (capped_lowp ? dcap_l[j] : dcap[j]));
           const double* kj = &k[kv_idx(b, j, hk)];
           double* dkj = &g.dk_lowp[kv_idx(b, j, hk)];
           double* dvj = &g.dv_lowp[kv_idx(b, j, hk)];

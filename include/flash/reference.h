@@ -54,8 +54,14 @@ struct Result {
   // The same math done in the low-precision dtype `lowp`: for f16/bf16, P
   // rounded to it before P V and O rounded to it; for f32, the whole row in
   // float arithmetic. The error a kernel in that dtype makes anyway.
+  // With a softcap (f16/bf16) the scores are rounded to the dtype first, as
+  // FlashAttention's reference computes them: the kernels' tanh is the
+  // hardware's approximation (relative error ~2^-11).
   // Filled only when forward() is given a lowp dtype.
   std::vector<double> o_lowp;
+  // The LSE of that math (equal to lse unless the scores are rounded, i.e.
+  // with a softcap), [batch, heads_q, seqlen_q]; filled with o_lowp.
+  std::vector<double> lse_lowp;
 };
 
 // Rounds x to the nearest value representable in dtype (round to nearest even).
@@ -130,6 +136,8 @@ struct Gradients {
   // backward() is given one): P, dP = dO V^T and dS rounded to it, as the
   // tile products of a 16-bit implementation take them, rowsum(P * dP) from
   // those, fp32-like accumulation, and the gradients rounded at the end.
+  // With a softcap, P and the cap's derivative come from the scores rounded
+  // to the dtype (as forward()'s o_lowp) and rowsum(dO * O) from that O.
   std::vector<double> dq_lowp;
   std::vector<double> dk_lowp;
   std::vector<double> dv_lowp;

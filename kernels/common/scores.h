@@ -25,14 +25,18 @@
 
 namespace flash::detail {
 
-// tanh(x) from 2^(2 x log2 e), exact to ~1e-7 in absolute terms (the
-// softcap multiplies the error by c): tanh.approx.f32 is 20x coarser, more
-// than a bf16 softmax tolerates once c is 30 or 50. Saturates to +-1.
+// tanh(x) for the fragment paths: one MUFU.TANH (tanh.approx.f32, relative
+// error ~2^-11; saturates to +-1). Until 2026-11-24 this was 1 - 2 / (1 +
+// 2^(2x log2 e)), ~1e-7 absolute but two MUFU operations and three FMA-pipe
+// ones per score; the softcap's error c * 2^-11 |t| is below the dtype's own
+// rounding of the capped score, which the reference's low-precision model
+// takes under a softcap as FlashAttention's reference does (src/reference.cpp).
+// The scalar rungs (score(), the f32 path) keep tanhf.
 FLASH_HOST_DEVICE float softcap_tanh(float x) {
 #ifdef __CUDA_ARCH__
-  float e;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(x * static_cast<float>(2.0 * kLog2e)));
-  return 1.0f - __fdividef(2.0f, 1.0f + e);
+  float t;
+  asm("tanh.approx.f32 %0, %1;" : "=f"(t) : "f"(x));
+  return t;
 #else
   return std::tanh(x);
 #endif

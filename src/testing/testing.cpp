@@ -280,7 +280,7 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
   std::vector<int> rows = prob.rows;
   if (rows.empty())
     for (int i = 0; i < s.seqlen_q; ++i) rows.push_back(i);
-  double lowp_err = 0, max_ref = 0, max_lse = 1;
+  double lowp_err = 0, max_ref = 0, max_lse = 1, lse_lowp_err = 0;
   bool lse_inf_mismatch = false;
   for (int b = 0; b < s.batch; ++b)
     for (int i : rows)
@@ -301,10 +301,11 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel) {
           const double err = std::fabs(lse[li] - ref_lse);
           r.lse_err = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(r.lse_err, err);
           max_lse = std::max(max_lse, std::fabs(ref_lse));
+          lse_lowp_err = std::max(lse_lowp_err, std::fabs(prob.ref.lse_lowp[li] - ref_lse));
         }
       }
   r.bound = 2 * lowp_err + rounding_floor(prob.dtype) * max_ref;
-  r.lse_bound = std::ldexp(1.0, -16) * max_lse;  // the reference LSE has no low-precision step
+  r.lse_bound = lse_bound(lse_lowp_err, max_lse);
   if (lse_inf_mismatch) r.lse_err = std::numeric_limits<double>::infinity();
   r.ok = r.unwritten == 0 && r.max_err <= r.bound && r.lse_err <= r.lse_bound;
   return r;
@@ -500,6 +501,7 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
   p.ref.o.assign(p.q.size(), 0.0);
   p.ref.o_lowp.assign(p.q.size(), 0.0);
   p.ref.lse.assign(static_cast<std::size_t>(B * Hq * s.seqlen_q), 0.0);
+  p.ref.lse_lowp.assign(p.ref.lse.size(), 0.0);
   for (int b = 0; b < s.batch; ++b) {
     const int L = s.lens[b] + s.seqlen_new;
     reference::Problem rp;
@@ -529,6 +531,8 @@ DecodeProblem make_decode_problem(const DecodeSpec& spec, std::uint64_t seed) {
     std::copy(r.o.begin(), r.o.end(), p.ref.o.begin() + b * q_elems);
     std::copy(r.o_lowp.begin(), r.o_lowp.end(), p.ref.o_lowp.begin() + b * q_elems);
     std::copy(r.lse.begin(), r.lse.end(), p.ref.lse.begin() + static_cast<std::size_t>(b) * Hq * s.seqlen_q);
+    std::copy(r.lse_lowp.begin(), r.lse_lowp.end(),
+              p.ref.lse_lowp.begin() + static_cast<std::size_t>(b) * Hq * s.seqlen_q);
   }
   return p;
 }
@@ -561,7 +565,7 @@ DecodeCheck run_and_check_decode(DecodeProblem& prob, const std::string& kernel)
   const std::vector<double> kc = download(args.k_cache), vc = download(args.v_cache);
   for (std::size_t i = 0; i < kc.size(); ++i)
     r.cache_mismatch += (kc[i] != prob.k_expected[i]) + (vc[i] != prob.v_expected[i]);
-  double lowp_err = 0, max_ref = 0, max_lse = 1;
+  double lowp_err = 0, max_ref = 0, max_lse = 1, lse_lowp_err = 0;
   bool lse_inf_mismatch = false;
   for (std::size_t i = 0; i < o.size(); ++i) {
     r.unwritten += std::isnan(o[i]);
@@ -578,10 +582,11 @@ DecodeCheck run_and_check_decode(DecodeProblem& prob, const std::string& kernel)
       const double err = std::fabs(lse[i] - prob.ref.lse[i]);
       r.lse_err = std::isnan(err) ? std::numeric_limits<double>::infinity() : std::max(r.lse_err, err);
       max_lse = std::max(max_lse, std::fabs(prob.ref.lse[i]));
+      lse_lowp_err = std::max(lse_lowp_err, std::fabs(prob.ref.lse_lowp[i] - prob.ref.lse[i]));
     }
   }
   r.bound = 2 * lowp_err + rounding_floor(prob.spec.dtype) * max_ref;
-  r.lse_bound = std::ldexp(1.0, -16) * max_lse;
+  r.lse_bound = lse_bound(lse_lowp_err, max_lse);
   if (lse_inf_mismatch) r.lse_err = std::numeric_limits<double>::infinity();
   r.ok = r.unwritten == 0 && r.cache_mismatch == 0 && r.max_err <= r.bound && r.lse_err <= r.lse_bound;
   return r;

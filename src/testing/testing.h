@@ -3,6 +3,8 @@
 // and the FlashAttention-style correctness check against the fp64 reference.
 #pragma once
 
+#include <cmath>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -148,6 +150,11 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel);
 
 // Rounding floor of the bound, relative to max|ref|.
 double rounding_floor(DType dtype);
+
+// The LSE's bound by the same rule: 2 * max|lse_lowp - lse| (0 unless the
+// reference rounds the scores, i.e. with a softcap) plus 2^-16 of
+// max(1, max|lse|).
+inline double lse_bound(double lse_lowp_err, double max_lse) { return 2 * lse_lowp_err + std::ldexp(1.0, -16) * max_lse; }
 
 // A backward call: random q, k, v and dO; O (rounded to the dtype) and the
 // LSE from the fp64 forward reference; the fp64 gradients and their
