@@ -87,10 +87,10 @@
 // computes dsinks). On the H200 (2026-11-24): BackwardScores* pass,
 // memcheck and racecheck clean; cost against the same call without them
 // (causal, d64 8k / d128 16k): softcap 30 -39% / -26%, ALiBi -6% / -3.5%,
-// sinks -0.5% / 0% (FlashAttention-4 with softcap 30 in another call, issue 16: 194 / 404;
-// this rung 265 / 386). Softcap pays four MUFU ops per score instead of
-// one (tanh's exp2 and reciprocal, the softmax exp2, and the log2 that
-// recovers tanh from P for its derivative): the next thing to cut.
+// sinks -0.5% / 0%. Softcap's tanh by tanh.approx since 2026-11-24 (three
+// MUFU ops per score instead of four: tanh, the softmax exp2, the log2 that
+// recovers tanh from P for its derivative): 321 / 462 TFLOPS, -29% / -18%
+// (FlashAttention-4 with softcap 30 in the same call: 195 / 421).
 // Variable-length batches (kVarlen, 2026-11-24; cu_seqlens_q / _k,
 // seqused_k): the grid covers max_seqlen_k; a CTA takes its sequence's
 // lengths, offsets and Mask from SeqRows (common/bwd_seq.cuh, shared with

@@ -13,10 +13,11 @@
 //       S = Q K^T   wgmma, Q and K from shared memory
 //       mask        ScoreMod (softcap, ALiBi: kMods kernels only, which take the
 //                   single-tile schedule), then Mask (-inf), only on the tiles
-//                   Mask says need it. Softcap 30 on the H200 (2026-11-23):
-//                   220 / 404 TFLOPS at hdim 64 / 128 against 453 / 608
-//                   causal, FA4 192 / 307 in the same call (MUFU-bound: the
-//                   tanh's EX2 and RCP beside the softmax's EX2)
+//                   Mask says need it. Softcap 30 on the H200 (2026-11-24,
+//                   tanh.approx: one MUFU.TANH beside the softmax's EX2):
+//                   314 / 506 TFLOPS at hdim 64 / 128 against 452 / 619
+//                   causal, FA4 193 / 310 in the same call (2026-11-23,
+//                   tanh from EX2 and RCP: 220 / 404)
 //       softmax     online, fp32 registers, exp2 with the scale folded in
 //       O += P V    wgmma, P from registers (the S accumulators, rounded), V from shared memory
 //   epilogue: O / row_sum into this warpgroup's rows of the Q tile, then a
