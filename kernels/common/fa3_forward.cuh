@@ -874,13 +874,9 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
-            // Dense queries without a causal mask walk persistently as the
-            // contiguous call does (page 256 was 0.93x of it on the
-            // single-tile grid, 2026-11-24).
-            if constexpr (kFa3Persistent<Cfg>) {
-              if (!p.mask.causal && p.cu_seqlens_q == nullptr)
-                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Paged{});
-            }
+            // (The persistent walk for dense-query full paged calls was
+            // measured 12-27% slower than this grid at page 16 and 256,
+            // 2026-11-24: docs/NOTES.md.)
             return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Paged{});
           }
           return;  // the variant does not claim kFeaturePaged
