@@ -39,6 +39,26 @@ double round_to(DType dtype, double x) {
   return r;
 }
 
+namespace {
+
+// The softmax of one row's scores rounded to `dtype` (hidden keys -inf), the
+// sink in its denominator: P into prob, and the LSE returned (the sink's, or
+// -inf, for a row that sees nothing). The low-precision model under a
+// softcap (forward() and backward()).
+double softmax_of_rounded(DType dtype, const std::vector<double>& s, double sink, std::vector<double>& prob) {
+  double m = sink;
+  for (std::size_t j = 0; j < s.size(); ++j) m = std::max(m, prob[j] = round_to(dtype, s[j]));
+  double sum = 0.0;
+  if (m != -std::numeric_limits<double>::infinity()) {
+    for (double& x : prob) sum += (x = std::exp(x - m));
+    sum += std::exp(sink - m);
+  }
+  for (double& x : prob) x = sum > 0.0 ? x / sum : 0.0;
+  return sum > 0.0 ? m + std::log(sum) : sink;
+}
+
+}  // namespace
+
 Result forward(const Problem& p, const std::vector<double>& q, const std::vector<double>& k,
                const std::vector<double>& v, std::optional<DType> lowp, const std::vector<int>& rows, int threads) {
   const int B = p.batch, Sq = p.seqlen_q, Sk = p.seqlen_k, Hq = p.heads_q, Hkv = p.heads_kv, D = p.head_dim;
@@ -101,20 +121,6 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
   // tanhf) and the fp32 row below.
   const bool capped_lowp = lowp && *lowp != DType::f32 && p.softcap > 0;
   if (lowp) out.lse_lowp.assign(out.lse.size(), 0.0);
-  // s: one row's exact scores (-inf where hidden) -> that row's P (prob) and
-  // LSE from the scores rounded to the dtype.
-  auto capped_row = [&](const std::vector<double>& s, double sink_h, std::vector<double>& prob, double& lse) {
-    double m = sink_h;
-    for (int j = 0; j < Sk; ++j) m = std::max(m, prob[j] = round_to(*lowp, s[j]));
-    double sum = 0.0;
-    if (m != -std::numeric_limits<double>::infinity()) {
-      for (int j = 0; j < Sk; ++j) sum += (prob[j] = std::exp(prob[j] - m));
-      sum += std::exp(sink_h - m);
-    }
-    for (int j = 0; j < Sk; ++j) prob[j] = sum > 0.0 ? prob[j] / sum : 0.0;
-    lse = sum > 0.0 ? m + std::log(sum) : sink_h;
-  };
-
   auto run_head = [&](int bh) {
     const int b = bh / Hq, h = bh % Hq, hk = h / group;
     const double sink_h = sink(p, h);
@@ -136,7 +142,7 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
       }
       // With a softcap, the low-precision model's scores are rounded to the
       // dtype (capped_lowp below) and give their own P and LSE.
-      if (capped_lowp) capped_row(s, sink_h, p_capped, lse_capped);
+      if (capped_lowp) lse_capped = softmax_of_rounded(*lowp, s, sink_h, p_capped);
       // The sink is one more term of the denominator, with no value.
       const double m = std::max(row_max, sink_h);
       double row_sum = 0.0;
@@ -235,8 +241,8 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
           prob[j] = score(p, b, h, i, j, dot);
           dcap[j] = score_grad(p, dot);
           row_max = std::max(row_max, prob[j]);
-          if (capped_lowp) {  // the score rounded; tanh = the rounded capped score / softcap
-            score_l[j] = rnd(prob[j]);
+          if (capped_lowp) {  // the exact score (rounded below); tanh = the rounded capped score / softcap
+            score_l[j] = prob[j];
             const double t = rnd(p.softcap * std::tanh(p.softmax_scale * dot / p.softcap)) / p.softcap;
             dcap_l[j] = 1.0 - t * t;
           }
@@ -290,14 +296,10 @@ Gradients backward(const Problem& p, const std::vector<double>& q, const std::ve
         // from the scores rounded to the dtype.
         double d_l = 0.0, p_sink_l = p_sink;
         if (capped_lowp) {
-          double m_l = sink_h;
-          for (int j = 0; j < Sk; ++j) m_l = std::max(m_l, score_l[j]);
-          double sum_l = std::exp(sink_h - m_l);
-          for (int j = 0; j < Sk; ++j) sum_l += (score_l[j] = std::exp(score_l[j] - m_l));
-          p_sink_l = std::exp(sink_h - m_l) / sum_l;
+          p_sink_l = std::exp(sink_h - softmax_of_rounded(*lowp, score_l, sink_h, prob_l));
           std::fill(o_l.begin(), o_l.end(), 0.0);
           for (int j = 0; j < Sk; ++j) {
-            prob_l[j] = rnd(score_l[j] / sum_l);
+            prob_l[j] = rnd(prob_l[j]);
             if (prob_l[j] == 0.0) continue;
             const double* vj = &v[kv_idx(b, j, hk)];
             for (int d = 0; d < D; ++d) o_l[d] += prob_l[j] * vj[d];
