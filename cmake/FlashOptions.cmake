@@ -51,4 +51,8 @@ else()
     endif()
   endforeach()
 endif()
+# wgmma_window runs every call but narrow windows on wgmma_persistent's kernels.
+if("wgmma_window" IN_LIST FLASH_ENABLED_VARIANTS AND NOT "wgmma_persistent" IN_LIST FLASH_ENABLED_VARIANTS)
+  list(APPEND FLASH_ENABLED_VARIANTS wgmma_persistent)
+endif()
 message(STATUS "flash: variants ${FLASH_ENABLED_VARIANTS}; head dims ${FLASH_HEAD_DIMS}; CUDA architectures ${CMAKE_CUDA_ARCHITECTURES}")

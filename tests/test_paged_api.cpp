@@ -345,7 +345,8 @@ TEST(PagedRegistry, WhoClaimsTheFeature) {
   for (const auto& v : flash::forward_variants()) {
     if (!v.built) continue;
     const bool expected = v.name == "tiled" || v.name == "mma" || v.name == "mma_swizzle" || v.name == "mma_pipeline" ||
-                          v.name == "wgmma_persistent";  // the Hopper rung auto picks (kPagedKV)
+                          v.name == "wgmma_persistent" ||  // the Hopper rung with kPagedKV
+                          v.name == "wgmma_window";        // (runs fwd_09's kernels for them)
     EXPECT_EQ((v.features & flash::kFeaturePaged) != 0, expected) << v.name;
     if (v.features & flash::kFeaturePaged) EXPECT_TRUE(v.features & flash::kFeatureVarlen) << v.name;
   }

@@ -46,6 +46,8 @@
 //                     balances their uneven tiles better than a static
 //                     longest-first order did (docs/NOTES.md: -3 to -8%).
 //   kPagedKV          (optional) the Config takes a paged KV cache.
+//   kMinBlocks        (optional, default 1) CTAs per SM the kernel is built
+//                     for: __launch_bounds__ and the registers setmaxnreg splits.
 // Sequences (template flag kSeq, as the fa2 frame): dense; per_sequence
 // (cu_seqlens / seqused_k: tensor maps over the packed tensors, Fa3Seq gives
 // a tile's rows and lengths, V rows past a sequence zeroed by the producer,
@@ -90,6 +92,13 @@ template <class Cfg> struct Fa3IsPersistent<Cfg, std::void_t<decltype(Cfg::kPers
     : std::integral_constant<bool, Cfg::kPersistent> {};
 template <class Cfg> inline constexpr bool kFa3Persistent = Fa3IsPersistent<Cfg>::value;
 
+// The CTAs per SM a Config is built for (kMinBlocks; absent: 1): the second
+// argument of __launch_bounds__, and so the register budget setmaxnreg splits.
+template <class Cfg, class = void> struct Fa3MinBlocks : std::integral_constant<int, 1> {};
+template <class Cfg> struct Fa3MinBlocks<Cfg, std::void_t<decltype(Cfg::kMinBlocks)>>
+    : std::integral_constant<int, Cfg::kMinBlocks> {};
+template <class Cfg> inline constexpr int kFa3MinBlocks = Fa3MinBlocks<Cfg>::value;
+
 // Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
 // swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
 template <class Cfg> struct Fa3Smem {
@@ -110,7 +119,7 @@ template <class Cfg> struct Fa3Smem {
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(!Cfg::kPingpong || Cfg::kConsumerWGs >= 2, "pingpong needs two consumer warpgroups");
-  static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
+  static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs, kFa3MinBlocks<Cfg>),
                 "setmaxnreg: more registers than the CTA was launched with");
   static_assert(!kFa3Persistent<Cfg> || Cfg::kIntraWGOverlap, "the persistent loop is the overlapped one");
 };
@@ -192,7 +201,7 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
 
 // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
 // numbered with the query block fastest, so CTAs running together share a
-// head's K/V in L2. For uniform (non-causal) tiles.
+// head's K/V in L2. For uniform tiles (non-causal, or causal with a short window).
 template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   static dim3 grid(const FwdParams& p) {
     return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3PersistentScheduler::num_tiles(p), p.sm_count)));
@@ -782,7 +791,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 // element type, Config and tile scheduler.
 #define FLASH_FA3_RUNG_KERNEL(name)                                                                  \
   template <class T, class Cfg, class Scheduler, bool kMods, SeqLayout kSeq>                        \
-  __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), 1)                  \
+  __global__ void __launch_bounds__(kWarpgroupThreads * (1 + Cfg::kConsumerWGs), kFa3MinBlocks<Cfg>) \
       name##_kernel(const __grid_constant__ Fa3Params prm) {                                         \
     fa3_forward<T, Cfg, Scheduler, kMods, kSeq>(prm);                                                \
   }                                                                                                  \
@@ -798,67 +807,94 @@ template <class F> bool dispatch_fa3_head_dim(int d, F&& f) {
 }
 using Fa3HeadDims = BuiltHeadDims<64, 128, 256>;
 
+// The kernel parameters of a call: its FwdParams and four tensor maps.
+// Variable-length calls map each packed tensor as one sequence of all its
+// rows (Fa3Seq gives a sequence's first row).
+inline std::string fa3_make_params(const FwdParams& p, Fa3Params& prm, int block_m, int block_n) {
+  prm.p = p;
+  const bool packed_q = p.cu_seqlens_q != nullptr, packed_k = p.cu_seqlens_k != nullptr;
+  const bool paged = p.page_table != nullptr;
+  // (At least one row: a call whose sequences have no keys loads none.)
+  const int batch_q = packed_q ? 1 : p.batch, rows_q = packed_q ? std::max(p.total_q, 1) : p.seqlen_q;
+  int batch_k = packed_k ? 1 : p.batch, rows_k = packed_k ? std::max(p.total_k, 1) : p.seqlen_k;
+  if (paged) {  // the pages: [num_pages, page_size, heads, dim], boxes of fa3_page_box rows
+    batch_k = p.num_pages, rows_k = p.page_size, block_n = fa3_page_box(p.page_size, block_n);
+  }
+  std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim,
+                                         p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
+  if (err.empty())
+    err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.k_batch_stride,
+                               p.k_row_stride, p.k_head_stride, block_n);
+  if (err.empty())
+    err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.v_batch_stride,
+                               p.v_row_stride, p.v_head_stride, block_n);
+  if (err.empty())
+    err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim, p.o_batch_stride,
+                               p.o_row_stride, p.o_head_stride, 64);
+  return err;
+}
+
+// The limits of one Config on this device: grid, shared memory, tile count,
+// and whether the driver can encode tensor maps.
+template <class Cfg> std::string fa3_check(const FwdParams& p, const DeviceInfo& dev) {
+  std::string err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
+  const std::int64_t tiles = Fa3TileCount<Cfg>::num_tiles(p);
+  if (err.empty() && tiles > INT32_MAX) err = "too many query tiles for one launch (" + std::to_string(tiles) + ")";
+  if (err.empty()) err = tensor_map_driver_reason();
+  return err;
+}
+
+// One launch: Rung's kernel for this element type, Config, tile schedule,
+// score-modifier flag and sequence layout. Fa3Launcher::run picks these per
+// call; a rung with its own dispatch (fwd_10) calls it directly.
+template <class Rung, class T, class Cfg, class Scheduler, bool kMods, SeqLayout kSeq>
+cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
+  Fa3Params prm;
+  if (!fa3_make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return cudaErrorInvalidValue;
+  auto kernel = Rung::template kernel<T, Cfg, Scheduler, kMods, kSeq>();
+  constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
+  cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  // Several CTAs per SM: all of the SM's shared memory goes to them (not L1).
+  if (err == cudaSuccess && kFa3MinBlocks<Cfg> > 1)
+    err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
+  if (err != cudaSuccess) return err;
+  kernel<<<Scheduler::grid(p), kWarpgroupThreads * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
+  return cudaGetLastError();
+}
+
+// A causal call whose window keeps fewer than 2048 keys per row: its query
+// tiles are uniform and short (a few K/V tiles each), so the persistent walk,
+// which loads a tile's Q and K/V under the previous tile's epilogue, beats
+// one CTA per tile. Measured on the H200 (2026-11-24, fwd_09, bf16, hdim 128
+// 16k / hdim 64 8k, window (W, 0), TFLOPS single-tile -> persistent): W = 128
+// 137 -> 164, 256 232 -> 256 / 149 -> 169, 512 332 -> 361 / 235 -> 253, 1024
+// 435 -> 450 / 317 -> 330, 2048 513 -> 510 / 389 -> 391, 4096 566 -> 527 /
+// 437 -> 421 (there the longest-first grid wins).
+inline bool fa3_short_window(const FwdParams& p) {
+  return p.mask.window_left >= 0 && p.mask.window_left < 2047;
+}
+
 // Host side: limits, tensor maps and the launch for one Config family;
 // Rung names the kernel. The tensor maps are encoded once per call, in run():
 // what they need (16-byte alignment, strides below 2^40 bytes) the variant's
 // alignment and max_offset already guarantee, and check() asks only whether
 // the driver can encode them at all.
 template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
-  // Variable-length calls map each packed tensor as one sequence of all its
-  // rows (Fa3Seq gives a sequence's first row).
-  static std::string make_params(const FwdParams& p, Fa3Params& prm, int block_m, int block_n) {
-    prm.p = p;
-    const bool packed_q = p.cu_seqlens_q != nullptr, packed_k = p.cu_seqlens_k != nullptr;
-    const bool paged = p.page_table != nullptr;
-    // (At least one row: a call whose sequences have no keys loads none.)
-    const int batch_q = packed_q ? 1 : p.batch, rows_q = packed_q ? std::max(p.total_q, 1) : p.seqlen_q;
-    int batch_k = packed_k ? 1 : p.batch, rows_k = packed_k ? std::max(p.total_k, 1) : p.seqlen_k;
-    if (paged) {  // the pages: [num_pages, page_size, heads, dim], boxes of fa3_page_box rows
-      batch_k = p.num_pages, rows_k = p.page_size, block_n = fa3_page_box(p.page_size, block_n);
-    }
-    std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim,
-                                           p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
-    if (err.empty())
-      err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.k_batch_stride,
-                                 p.k_row_stride, p.k_head_stride, block_n);
-    if (err.empty())
-      err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.v_batch_stride,
-                                 p.v_row_stride, p.v_head_stride, block_n);
-    if (err.empty())
-      err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim, p.o_batch_stride,
-                                 p.o_row_stride, p.o_head_stride, 64);
-    return err;
-  }
-
   static std::string check(const FwdParams& p, const DeviceInfo& dev) {
     std::string err;
-    dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
-      using Cfg = ConfigFor<decltype(hd)::value>;
-      err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
-      const std::int64_t tiles = Fa3TileCount<Cfg>::num_tiles(p);
-      if (err.empty() && tiles > INT32_MAX) err = "too many query tiles for one launch (" + std::to_string(tiles) + ")";
-      if (err.empty()) err = tensor_map_driver_reason();
-    });
+    dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { err = fa3_check<ConfigFor<decltype(hd)::value>>(p, dev); });
     return err;
   }
 
   static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
     cudaError_t err = cudaErrorInvalidValue;
     const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods, auto seq) {
-      using T = typename decltype(tag)::type;
-      using Cfg = typename decltype(cfg)::type;
-      using Scheduler = typename decltype(sched)::type;
-      Fa3Params prm;
-      if (!make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return;
-      auto kernel = Rung::template kernel<T, Cfg, Scheduler, decltype(mods)::value, decltype(seq)::value>();
-      constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
-      if (err != cudaSuccess) return;
-      kernel<<<Scheduler::grid(p), kWarpgroupThreads * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
-      err = cudaGetLastError();
+      err = fa3_launch<Rung, typename decltype(tag)::type, typename decltype(cfg)::type, typename decltype(sched)::type,
+                       decltype(mods)::value, decltype(seq)::value>(p, stream);
     };
     // The persistent schedule where the Config has it and the tiles are
-    // uniform; causal calls take one CTA per tile (longest first). Calls
+    // uniform (causal calls with a short window too); other causal calls take
+    // one CTA per tile (longest first). Calls
     // with a softcap or ALiBi take the single-tile schedule (fewer kernels per
     // element type and head dim: build time); so do calls with per-sequence
     // metadata, whose query tiles past a sequence's end exit at once.
@@ -889,7 +925,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         default:
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
           if constexpr (kFa3Persistent<Cfg>) {
-            if (!p.mask.causal)
+            if (!p.mask.causal || fa3_short_window(p))
               return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Dense{});
           }
           launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Dense{});
@@ -901,20 +937,27 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
   }
 };
 
-// The registry entry of a Hopper variant: f16/bf16, head dims 64/128/256,
-// every forward feature and variable-length batches, compute capability 9.0 only.
+// What every Hopper forward variant registers: f16/bf16, head dims
+// 64/128/256, every forward feature and variable-length batches (paged KV
+// caches when `paged`), compute capability 9.0 only; check and run are the rung's.
+inline FwdVariant fa3_variant_info(bool paged) {
+  FwdVariant r;
+  r.min_compute_capability = 90;
+  r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
+  r.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
+  r.head_dims = Fa3HeadDims::data();
+  r.num_head_dims = Fa3HeadDims::size();
+  r.max_head_dim = 256;
+  r.alignment = 16;  // TMA: base address and strides in multiples of 16 bytes
+  r.features = kAllFeatures | kFeatureVarlen | (paged ? kFeaturePaged : 0u);
+  r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
+  return r;
+}
+
+// The registry entry of a rung whose Config family Fa3Launcher dispatches.
 template <template <int> class ConfigFor, class Rung> const FwdVariant* fa3_variant() {
   static const FwdVariant v = [] {
-    FwdVariant r;
-    r.min_compute_capability = 90;
-    r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
-    r.dtype_mask = dtype_bit(DType::f16) | dtype_bit(DType::bf16);
-    r.head_dims = Fa3HeadDims::data();
-    r.num_head_dims = Fa3HeadDims::size();
-    r.max_head_dim = 256;
-    r.alignment = 16;  // TMA: base address and strides in multiples of 16 bytes
-    r.features = kAllFeatures | kFeatureVarlen | (kFa3Paged<ConfigFor<128>> ? kFeaturePaged : 0u);
-    r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
+    FwdVariant r = fa3_variant_info(kFa3Paged<ConfigFor<128>>);
     r.check = Fa3Launcher<ConfigFor, Rung>::check;
     r.run = Fa3Launcher<ConfigFor, Rung>::run;
     return r;

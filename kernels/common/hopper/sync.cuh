@@ -125,13 +125,13 @@ __device__ __forceinline__ void named_barrier_arrive(int id, int count) {
 // the producer runs on few and the consumers on many. Takes effect only with
 // a register cap at entry (__launch_bounds__(threads, 1)).
 // setmaxnreg moves registers within what the CTA got at launch: the
-// threads times the per-thread count of __launch_bounds__(threads, 1)
-// (65536 / threads, a multiple of 8). Asking for more makes setmaxnreg.inc
-// wait forever (a hang: 32 producer registers with two 240-register
-// consumers, 2026-11-24). For one producer warpgroup and `consumer_wgs`
-// consumer warpgroups, whether a split fits:
-constexpr bool setmaxnreg_fits(int producer_regs, int consumer_regs, int consumer_wgs) {
-  const int launch_regs = 65536 / (128 * (1 + consumer_wgs)) / 8 * 8;
+// threads times the per-thread count of __launch_bounds__(threads, blocks)
+// (65536 / (threads * blocks), a multiple of 8). Asking for more makes
+// setmaxnreg.inc wait forever (a hang: 32 producer registers with two
+// 240-register consumers, 2026-11-24). For one producer warpgroup and
+// `consumer_wgs` consumer warpgroups, `blocks` CTAs per SM, whether a split fits:
+constexpr bool setmaxnreg_fits(int producer_regs, int consumer_regs, int consumer_wgs, int blocks = 1) {
+  const int launch_regs = 65536 / (128 * (1 + consumer_wgs) * blocks) / 8 * 8;
   return producer_regs + consumer_wgs * consumer_regs <= (1 + consumer_wgs) * launch_regs;
 }
 template <int kRegs> __device__ __forceinline__ void setmaxnreg_dec() {

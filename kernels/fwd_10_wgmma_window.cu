@@ -1,0 +1,117 @@
+// fwd_10_wgmma_window: fwd_09 + small tiles for narrow sliding windows.
+//
+// What changed from fwd_09_wgmma_persistent: an hdim-64 call whose window
+// keeps few keys per row (both sides bounded, left + right + 1 <=
+// kNarrowSpan; gpt-oss's (128, 0) window, local layers) runs a second Config
+// of the same frame (kernels/common/fa3_forward.cuh): one consumer warpgroup
+// (64 query rows), 64-key tiles, two stages, and three CTAs per SM
+// (kMinBlocks: the launch's register budget, which setmaxnreg splits). Every
+// other call runs fwd_09's kernels unchanged (this rung's run() hands it
+// on), so auto, which picks the last rung that takes a call, loses nothing.
+// Why: at hdim 64 fwd_09's tiles are 192 query rows by 128 keys; a (128, 0)
+// window gives each three K/V tiles of which a third of the pairs are
+// visible, and the one CTA on the SM waits on each tile's loads and store
+// with little to overlap them. A 64-row tile covers the window's band in
+// three 64-key tiles (two thirds visible), and the other two CTAs on the SM
+// fill the tensor pipe while one waits.
+// Prediction (docs/NOTES.md, before the first run): (128, 0), bf16, hdim 64
+// 8k x 2 x 32 heads 87 -> ~125 TFLOPS; hdim 128 16k 139 -> ~200 (two CTAs).
+// Measured on the H200 (2026-11-24, bf16, TFLOPS of visible work, the same
+// call; fwd_09 with its persistent walk -> this rung), hdim 64 8k, window
+// (W, 0): W = 128 100 -> 144, 256 168 -> 217, 512 251 -> 285, 1024 331 ->
+// 335, 2048 393 -> 371; three CTAs per SM against two: 144 against 116 at
+// W = 128. Hdim 128 did not gain: 64 x 64 tiles with two CTAs 163 against
+// fwd_09's 166 at (128, 0), 64 x 32 tiles with three CTAs (a producer warp
+// instead of a warpgroup, to fit their registers) 155; so hdim 128 keeps
+// fwd_09's tiles, and its causal windows now take fwd_09's persistent walk
+// (fa3_short_window: 137 -> 164 at (128, 0)). Misaligned windows are where
+// small tiles would still pay at hdim 128: (64, 63) 130 -> 160 (not taken).
+// Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
+//   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "fwd_08_wgmma_pingpong.h"
+
+namespace flash::detail {
+
+const FwdVariant* variant_wgmma_persistent();  // fwd_09: every call that is not a narrow window
+
+namespace {
+
+// The change: 64 query rows, 64-key tiles, three CTAs per SM (hdim 64).
+// The launch gives each thread 80 registers (65536 / (256 * 3)); setmaxnreg
+// moves the producer's to the consumers (24 / 136).
+template <int kHeadDim_> struct WgmmaWindowConfig {
+  static constexpr int kHeadDim = kHeadDim_;
+  static constexpr int kConsumerWGs = 1;
+  static constexpr int kBlockN = 64;
+  static constexpr int kStages = 2;
+  static constexpr int kMinBlocks = 3;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 136;
+  static constexpr bool kIntraWGOverlap = true;
+  static constexpr bool kPingpong = false;  // one consumer warpgroup
+  static constexpr bool kHeavyFirst = false;
+  static constexpr bool kQInRegisters = false;
+};
+
+// Windows of at most this many keys per row (left + right + 1) take the
+// small tiles: hdim 64 8k, (W, 0) against fwd_09's walk, +43% / +29% / +14% /
+// +1% / -5% at W = 128 / 256 / 512 / 1024 / 2048 (2026-11-24).
+constexpr int kNarrowSpan = 1025;
+
+// Dense hdim-64 calls without a softcap or ALiBi whose window is bounded on
+// both sides and at most kNarrowSpan keys wide. (Hdim 128 keeps fwd_09's
+// tiles: two CTAs of 64 x 64 tiles measured 1-4% slower at (128, 0) and
+// (256, 0), three CTAs of 64 x 32 tiles 5-9% slower; docs/NOTES.md.)
+bool narrow_window(const FwdParams& p) {
+  const int right = p.mask.causal ? 0 : p.mask.window_right;
+  if (p.mask.window_left < 0 || right < 0 || p.head_dim != 64) return false;
+  if (p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
+  return std::int64_t{p.mask.window_left} + right + 1 <= kNarrowSpan;
+}
+
+FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
+
+#if FLASH_HAS_SM90A
+std::string check(const FwdParams& p, const DeviceInfo& dev) {
+  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
+  if (narrow_window(p) &&
+      dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
+    return err;
+  const FwdVariant* base = variant_wgmma_persistent();
+  if (base == nullptr) return "only narrow windows: its other calls run wgmma_persistent, which this build left out";
+  return base->check(p, dev);
+}
+
+cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
+  cudaError_t err = cudaErrorInvalidValue;
+  if (narrow_window(p) && dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) {
+        using Cfg = WgmmaWindowConfig<decltype(hd)::value>;
+        using Single = Fa3SingleTileScheduler<Cfg>;
+        using Rung = fwd_10_wgmma_window_rung;
+        if (p.dtype == DType::f16) err = fa3_launch<Rung, __half, Cfg, Single, false, SeqLayout::dense>(p, stream);
+        else err = fa3_launch<Rung, __nv_bfloat16, Cfg, Single, false, SeqLayout::dense>(p, stream);
+      }))
+    return err;
+  return variant_wgmma_persistent()->run(p, workspace, stream);
+}
+#endif
+
+}  // namespace
+
+#if FLASH_HAS_SM90A
+const FwdVariant* variant_wgmma_window() {
+  static const FwdVariant v = [] {
+    FwdVariant r = fa3_variant_info(/*paged=*/true);  // paged calls run fwd_09's kernels
+    r.check = check;
+    r.run = run;
+    return r;
+  }();
+  return &v;
+}
+#else
+const FwdVariant* variant_wgmma_window() { return nullptr; }  // no sm_90a in CMAKE_CUDA_ARCHITECTURES
+#endif
+
+}  // namespace flash::detail
