@@ -55,6 +55,9 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   static constexpr bool kQInRegisters = false;
 };
 
+FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
+
+#if FLASH_HAS_SM90A
 // Windows of at most this many keys per row (left + right + 1) take the
 // small tiles: hdim 64 8k, (W, 0) against fwd_09's walk, +43% / +29% / +14% /
 // +1% / -5% at W = 128 / 256 / 512 / 1024 / 2048 (2026-11-24).
@@ -71,9 +74,6 @@ bool narrow_window(const FwdParams& p) {
   return std::int64_t{p.mask.window_left} + right + 1 <= kNarrowSpan;
 }
 
-FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
-
-#if FLASH_HAS_SM90A
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
   std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
   if (narrow_window(p) &&
