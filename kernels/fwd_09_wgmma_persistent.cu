@@ -53,10 +53,11 @@
 //   causal), page 16 0.82x / 0.85x (eight 16-row TMA boxes per tile and
 //   operand, one per lane of the producer warp; 0.75x / 0.78x from one
 //   thread).
-// Causal calls with a window under 2048 keys per row (uniform, short tiles)
-// take the persistent walk (fa3_short_window, 2026-11-24): (128, 0) at hdim
-// 128 16k 137 -> 164 TFLOPS; at (4096, 0) the longest-first grid stays
-// ahead (566 against 527).
+// Windows bounded on both sides choose by width (fa3_persistent_walk,
+// 2026-11-24): under 2048 keys per row the walk, causal or not ((128, 0) at
+// hdim 128 16k: 137 -> 164 TFLOPS); wider ones the one-CTA-per-tile grid
+// ((4096, 0) 528 -> 560, (2048, 2048) 550 -> 569), except two-sided windows
+// at hdim 64 (-1.5% / -3% on the grid).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

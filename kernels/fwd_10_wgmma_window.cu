@@ -24,7 +24,7 @@
 // fwd_09's 166 at (128, 0), 64 x 32 tiles with three CTAs (a producer warp
 // instead of a warpgroup, to fit their registers) 155; so hdim 128 keeps
 // fwd_09's tiles, and its causal windows now take fwd_09's persistent walk
-// (fa3_short_window: 137 -> 164 at (128, 0)). Misaligned windows are where
+// (fa3_persistent_walk: 137 -> 164 at (128, 0)). Misaligned windows are where
 // small tiles would still pay at hdim 128: (64, 63) 130 -> 160 (not taken).
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0

@@ -79,6 +79,7 @@ inline constexpr WindowCase kWindows[] = {
     {"causal_l0", true, 0, -1},       {"causal_l1", true, 1, -1}, {"causal_l127", true, 127, -1},
     {"causal_l4096", true, 4096, -1}, {"left127", false, 127, -1}, {"right1", false, -1, 1},
     {"l64_r32", false, 64, 32},       {"l0_r0", false, 0, 0},     {"causal_l511", true, 511, -1},
+    {"l1500_r600", false, 1500, 600},  // fwd_09: a non-causal window wider than 2048 keys takes the grid
 };
 inline constexpr int kNumWindows = sizeof(kWindows) / sizeof(kWindows[0]);
 inline constexpr int kWindowSeqlens[][2] = {{17, 17}, {113, 203}, {257, 129}, {1023, 1024}};

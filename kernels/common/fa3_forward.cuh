@@ -201,7 +201,7 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
 
 // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
 // numbered with the query block fastest, so CTAs running together share a
-// head's K/V in L2. For uniform tiles (non-causal, or causal with a short window).
+// head's K/V in L2. For uniform tiles (fa3_persistent_walk says which calls).
 template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   static dim3 grid(const FwdParams& p) {
     return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3PersistentScheduler::num_tiles(p), p.sm_count)));
@@ -862,16 +862,25 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// A causal call whose window keeps fewer than 2048 keys per row: its query
-// tiles are uniform and short (a few K/V tiles each), so the persistent walk,
-// which loads a tile's Q and K/V under the previous tile's epilogue, beats
-// one CTA per tile. Measured on the H200 (2026-11-24, fwd_09, bf16, hdim 128
-// 16k / hdim 64 8k, window (W, 0), TFLOPS single-tile -> persistent): W = 128
-// 137 -> 164, 256 232 -> 256 / 149 -> 169, 512 332 -> 361 / 235 -> 253, 1024
-// 435 -> 450 / 317 -> 330, 2048 513 -> 510 / 389 -> 391, 4096 566 -> 527 /
-// 437 -> 421 (there the longest-first grid wins).
-inline bool fa3_short_window(const FwdParams& p) {
-  return p.mask.window_left >= 0 && p.mask.window_left < 2047;
+// Whether a dense call without score modifiers takes the persistent walk.
+// The walk loads a tile's Q and K/V under the previous tile's epilogue; the
+// one-CTA-per-tile grid lets the hardware balance uneven tiles (causal:
+// longest first). A window bounded on both sides (right = 0 when causal)
+// decides by its width: under 2048 keys per row the tiles are uniform and
+// short and the walk wins; wider, the grid does, which balances the shorter
+// tiles at the sequence's edges, except for two-sided windows at hdim 64.
+// Measured on the H200 (2026-11-24, fwd_09, bf16, hdim 128 16k / hdim 64
+// 8k, TFLOPS grid -> walk): causal (W, 0): W = 128 137 -> 164 / 87 -> 100,
+// 256 232 -> 256 / 149 -> 169, 512 332 -> 361 / 235 -> 253, 1024 435 -> 450
+// / 317 -> 330, 2048 513 -> 510 / 389 -> 391, 4096 566 -> 527 / 437 -> 421;
+// non-causal, walk -> grid: (4096, 0) 528 -> 560 / 419 -> 432, (2048, 2048)
+// 550 -> 569 / 450 -> 443, (1024, 1024) 518 -> 516 / 407 -> 395.
+// Without such a window: the walk unless causal.
+inline bool fa3_persistent_walk(const FwdParams& p) {
+  const int right = p.mask.causal ? 0 : p.mask.window_right;
+  if (p.mask.window_left < 0 || right < 0) return !p.mask.causal;
+  const std::int64_t span = std::int64_t{p.mask.window_left} + right + 1;
+  return span < 2048 || (right > 0 && p.head_dim < 128);
 }
 
 // Host side: limits, tensor maps and the launch for one Config family;
@@ -893,8 +902,8 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
                        decltype(mods)::value, decltype(seq)::value>(p, stream);
     };
     // The persistent schedule where the Config has it and the tiles are
-    // uniform (causal calls with a short window too); other causal calls take
-    // one CTA per tile (longest first). Calls
+    // uniform (fa3_persistent_walk); causal calls take one CTA per tile
+    // (longest first). Calls
     // with a softcap or ALiBi take the single-tile schedule (fewer kernels per
     // element type and head dim: build time); so do calls with per-sequence
     // metadata, whose query tiles past a sequence's end exit at once.
@@ -925,7 +934,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         default:
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
           if constexpr (kFa3Persistent<Cfg>) {
-            if (!p.mask.causal || fa3_short_window(p))
+            if (fa3_persistent_walk(p))
               return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Dense{});
           }
           launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Dense{});
