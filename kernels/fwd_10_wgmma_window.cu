@@ -68,14 +68,13 @@ constexpr int kNarrowSpan = 1025;
 // tiles: two CTAs of 64 x 64 tiles measured 1-4% slower at (128, 0) and
 // (256, 0), three CTAs of 64 x 32 tiles 5-9% slower; docs/NOTES.md.)
 bool narrow_window(const FwdParams& p) {
-  const int right = p.mask.causal ? 0 : p.mask.window_right;
-  if (p.mask.window_left < 0 || right < 0 || p.head_dim != 64) return false;
-  if (p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
-  return std::int64_t{p.mask.window_left} + right + 1 <= kNarrowSpan;
+  const long long span = p.mask.window_span();
+  return span >= 0 && span <= kNarrowSpan && p.head_dim == 64 && p.seq_layout() == SeqLayout::dense &&
+         !p.has_score_mods();
 }
 
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
-  std::string err = "head_dim " + std::to_string(p.head_dim) + " is not built";
+  std::string err;
   if (narrow_window(p) &&
       dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
     return err;

@@ -84,6 +84,19 @@ template <int kBlockM, int kBlockN> void check_tiles(const MaskSpec& spec, int s
 
 // The kernels' Mask and the reference's rule agree for causal calls and
 // every kind of window (the reference states the rule on its own).
+// The width the kernels pick tiles and schedules by: only windows bounded
+// on both sides (causal closing the right) have one.
+TEST(Mask, WindowSpanCountsBothSides) {
+  EXPECT_EQ((MaskSpec{true, 127, -1}.window_span()), 128);
+  EXPECT_EQ((MaskSpec{true, 127, 0}.window_span()), 128);
+  EXPECT_EQ((MaskSpec{false, 64, 32}.window_span()), 97);
+  EXPECT_EQ((MaskSpec{false, 0, 0}.window_span()), 1);
+  EXPECT_EQ((MaskSpec{false, 127, -1}.window_span()), -1);  // right unbounded
+  EXPECT_EQ((MaskSpec{false, -1, 1}.window_span()), -1);    // left unbounded
+  EXPECT_EQ((MaskSpec{true, -1, -1}.window_span()), -1);    // causal, no window
+  EXPECT_EQ((MaskSpec{false, 2147483647, 2147483647}.window_span()), 4294967295LL);
+}
+
 TEST(Mask, MatchesTheReference) {
   const struct { bool causal; int left, right; } specs[] = {
       {true, -1, -1}, {false, -1, -1}, {true, 0, -1}, {true, 5, -1}, {false, 7, -1},

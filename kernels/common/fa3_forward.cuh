@@ -877,10 +877,10 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
 // 550 -> 569 / 450 -> 443, (1024, 1024) 518 -> 516 / 407 -> 395.
 // Without such a window: the walk unless causal.
 inline bool fa3_persistent_walk(const FwdParams& p) {
-  const int right = p.mask.causal ? 0 : p.mask.window_right;
-  if (p.mask.window_left < 0 || right < 0) return !p.mask.causal;
-  const std::int64_t span = std::int64_t{p.mask.window_left} + right + 1;
-  return span < 2048 || (right > 0 && p.head_dim < 128);
+  const long long span = p.mask.window_span();
+  if (span < 0) return !p.mask.causal;
+  const bool two_sided = !p.mask.causal && p.mask.window_right > 0;
+  return span < 2048 || (two_sided && p.head_dim < 128);
 }
 
 // Host side: limits, tensor maps and the launch for one Config family;

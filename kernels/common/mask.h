@@ -25,6 +25,13 @@ struct MaskSpec {
   // Sliding window sides in keys; -1: unbounded. causal means right = 0.
   int window_left = -1;
   int window_right = -1;
+  // Keys a row sees at most when the window is bounded on both sides:
+  // left + right + 1 (right = 0 when causal); -1 when a side is unbounded.
+  // Kernels pick their tiles and schedule by it.
+  FLASH_HOST_DEVICE long long window_span() const {
+    const int right = causal ? 0 : window_right;
+    return window_left < 0 || right < 0 ? -1 : static_cast<long long>(window_left) + right + 1;
+  }
 };
 
 // A half-open range of tiles [begin, end); empty when end <= begin.
