@@ -53,6 +53,13 @@
 //   causal), page 16 0.82x / 0.85x (eight 16-row TMA boxes per tile and
 //   operand, one per lane of the producer warp; 0.75x / 0.78x from one
 //   thread).
+// Causal grids (2026-11-24, common/fa3_forward.cuh's Fa3SingleTileScheduler):
+// longest first within sections of heads whose K/V fit in 16 MiB of L2
+// instead of per head, so the last head's longest tiles no longer start at
+// the grid's end: causal hdim 128 2k-16k +1-4% (572 -> 593 at 8k), hdim 64
+// 8k-16k +2%, hdim 256 8k +6%. And the softmax now runs beside its own
+// warpgroup's PV at hdims 128 and 256 (ptxas had hoisted the wait above it;
+// wgmma_wait_after): +1-1.6%, nothing at hdim 64 (docs/NOTES.md).
 // Windows bounded on both sides choose by width (fa3_persistent_walk,
 // 2026-11-24): under 2048 keys per row the walk, causal or not ((128, 0) at
 // hdim 128 16k: 137 -> 164 TFLOPS); wider ones the one-CTA-per-tile grid

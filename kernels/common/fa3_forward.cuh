@@ -182,19 +182,48 @@ template <class Cfg> struct Fa3TileCount {
   static std::int64_t num_tiles(const FwdParams& p) { return std::int64_t{num_m_blocks(p)} * p.heads_q * p.batch; }
 };
 
-// One CTA per tile, named by blockIdx; under kHeavyFirst and a causal mask
-// the query blocks with the most keys launch first, so short ones fill the
-// tail of the grid.
+// The query heads of one section of the causal longest-first order: a power
+// of two of (batch, KV head) pairs whose K and V fit in 16 MiB of L2, times
+// the query heads per KV head, at most every (batch, head) of the call.
+// 16 MiB: on the H200 (2026-11-24, causal, 2k-16k tokens, hdims 64-256)
+// within 0.5% of the best of 8, 16 and 32 in every cell; 32 lost 2% at
+// hdim 64 2k and 256 16k, 8 gave up hdim 256 8k's +6%.
+inline constexpr long long kFa3L2SectionBytes = 16LL << 20;
+__device__ __forceinline__ int fa3_l2_section(const FwdParams& p) {
+  const long long kv_bytes = 4LL * p.seqlen_k * p.head_dim;  // K and V of one head, 2-byte elements
+  int pairs = 1;
+  while (pairs < p.heads_q * p.batch && 2 * pairs * kv_bytes <= kFa3L2SectionBytes) pairs *= 2;
+  return min(pairs * p.group_size, p.heads_q * p.batch);
+}
+
+// One CTA per tile, blockIdx.x naming it. Without kHeavyFirst and a causal
+// mask: query block fastest, then head, then batch. With them, longest
+// first within L2-sized sections: the (batch, head) pairs go in sections of
+// fa3_l2_section; a section's CTAs take its query blocks from the last (the
+// most keys) to the first, its heads fastest, so short tiles fill the end
+// of each section while the CTAs running together read that section's
+// K/V. Before (2026-11-23): longest first per head, heads one after
+// another, which left the last head's longest tiles to the end of the grid
+// (a list-scheduling model: 4-5% idle tail at hdim 64 8k and hdim 128 8k);
+// longest first over the whole call lost the L2 sharing. FlashAttention-4
+// orders its causal grid in sections too. Measured (H200, 2026-11-24, one
+// call, TFLOPS old -> new; the hdim >= 128 rows include the wait pin of
+// Consumer::run): hdim 64 2k / 4k / 8k / 16k 340 -> 339 / 400 -> 403 /
+// 451 -> 460 / 477 -> 487; hdim 128 447 -> 460 / 522 -> 540 / 572 -> 593 /
+// 618 -> 625; hdim 256 8k 614 -> 652, 16k 682 -> 686.
 template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
-  static dim3 grid(const FwdParams& p) {
-    return dim3(Fa3SingleTileScheduler::num_m_blocks(p), p.heads_q, p.batch);
-  }
+  static dim3 grid(const FwdParams& p) { return dim3(static_cast<unsigned>(Fa3SingleTileScheduler::num_tiles(p))); }
   bool valid = true;
   __device__ explicit Fa3SingleTileScheduler(const FwdParams&) {}
   __device__ bool is_valid(const FwdParams&) const { return valid; }
   __device__ Fa3Tile tile(const FwdParams& p) const {
-    const int m_block = Cfg::kHeavyFirst && p.mask.causal ? gridDim.x - 1 - blockIdx.x : blockIdx.x;
-    return {m_block, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+    const int num_m = Fa3SingleTileScheduler::num_m_blocks(p), idx = static_cast<int>(blockIdx.x);
+    if (!(Cfg::kHeavyFirst && p.mask.causal)) return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
+    const int pairs = p.heads_q * p.batch, width = fa3_l2_section(p);
+    const int section = idx / (width * num_m), r = idx - section * width * num_m;
+    const int this_width = min(width, pairs - section * width);  // the last section may be narrower
+    const int blk = r / this_width, hb = section * width + (r - blk * this_width);
+    return {num_m - 1 - blk, hb % p.heads_q, hb / p.heads_q};
   }
   __device__ void advance() { valid = false; }
 };
@@ -584,7 +613,11 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               mask_scores(n_last - i, s);
               float rescale[2];
               softmax.probs(s, ScoreMod(p).exp2_scale(), rescale);
-              wgmma_wait<0>();
+              // The softmax beside PV: ptxas hoists a plain wait above it.
+              // At hdim 64 the three warpgroups' turns already hide it, and
+              // the pin cost ~1% there (docs/NOTES.md, session 16).
+              if constexpr (kHeadDim >= 128) wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
+              else wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
               softmax.rescale_o(o, rescale);

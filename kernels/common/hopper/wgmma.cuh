@@ -82,6 +82,18 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int kPending> __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(kPending) : "memory");
 }
+// wgmma_wait, placed after the code that computes a and b. ptxas schedules
+// a wait_group as early as its basic block allows: in the forward's
+// overlapped loop it hoisted the wait for O += P V above the whole softmax
+// (no MUFU between the two waits in the SASS), so the softmax never ran
+// beside its own warpgroup's PV. A branch on a and b (never taken for
+// values a softmax produces: both all-ones NaNs; taken, it only sleeps 0 ns)
+// ends the block, and every instruction that a and b depend on must come
+// before it.
+template <int kPending> __device__ __forceinline__ void wgmma_wait_after(float a, float b) {
+  if ((__float_as_uint(a) & __float_as_uint(b)) == 0xffffffffu) asm volatile("nanosleep.u32 0;");
+  wgmma_wait<kPending>();
+}
 // Keeps the compiler from moving accesses to these registers across the
 // wgmma issue/wait points (the asm statements above do not name them).
 template <int kN> __device__ __forceinline__ void fence_registers(float (&r)[kN]) {
