@@ -475,6 +475,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     int row0;                              // first row of this warp (global query index)
     int n_last, n_blocks;                  // K/V tiles n_last, n_last - 1, ... (n_blocks of them)
     int full_begin, full_end;              // keys every row of this warpgroup sees (Mask::row_block)
+    int any_end;                           // keys past it no row of this warpgroup sees
     float slope;                           // ALiBi slope of this tile's head (ScoreMod::alibi_slope); 0: none
     Mask seq_mask;                         // kVarlen: the sequence's mask (dense calls read the call's)
 
@@ -581,7 +582,14 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
           pipe.consumer_release(Buf::kV, stage, lane);
         }
       } else {
-        // Tile 0: S alone.
+        // Tile 0: S alone. Where the first warpgroup's rows end a whole key
+        // tile before the CTA's (hdim 64: 192 rows, 128 keys), a warpgroup
+        // that sees no key of this tile (causal: warpgroup 0 always, 1 half
+        // the time) skips its mask, softmax and P (P = 0; the GEMMs stay:
+        // under a branch ptxas serializes every wgmma). H200, causal hdim 64
+        // 2k / 4k / 8k: 335 -> 340 / 401 -> 406 / 458 -> 456 TFLOPS; where
+        // it fires less often (hdims 128, 256) the branch cost ~0.5%.
+        const bool skip0 = kBlockM - 64 >= kBlockN && n_last * kBlockN >= any_end;
         pipe.consumer_wait(Buf::kK, 0, 0);
         sched_sync();
         gemm_qk(0, q, s);
@@ -589,9 +597,14 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
         pipe.consumer_release(Buf::kK, 0, lane);
-        mask_scores(n_last, s);
-        softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
-        to_p(s, pr);
+        if (!skip0) {
+          mask_scores(n_last, s);
+          softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
+          to_p(s, pr);
+        } else {
+#pragma unroll
+          for (int kk = 0; kk < kBlockN / 16; ++kk) pr[kk][0] = pr[kk][1] = pr[kk][2] = pr[kk][3] = 0;
+        }
         // Tile i: S(i) and O += P(i-1) V(i-1) in flight together; softmax(i)
         // runs while PV finishes; O is rescaled once PV is done. Unrolled by
         // kStages so that each stage is a constant.
@@ -796,6 +809,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
                                                  tiles.count(),
                                                  keys.all_begin,
                                                  keys.all_end,
+                                                 keys.any_end,
                                                  kMods ? ScoreMod::alibi_slope(p, tile.batch, tile.head) : 0.0f,
                                                  seq_mask};
       // Pingpong: the last warpgroup lets the first one go first.
