@@ -76,40 +76,54 @@ Result forward(const Problem& p, const std::vector<double>& q, const std::vector
   auto k_at = [&](int b, int j, int h) { return &k[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
   auto v_at = [&](int b, int j, int h) { return &v[((static_cast<std::size_t>(b) * Sk + j) * Hkv + h) * D]; };
 
-  // For f32 the "same math in the input dtype" is the whole row in float
-  // arithmetic: scores and their modifiers, exp and both sums, as an fp32
-  // kernel does them.
+  // For f32 the "same math in the input dtype" is the row in float
+  // arithmetic as an fp32 kernel does it: scores and their modifiers, then
+  // an online softmax over key tiles of the tiled rung's width (64 keys at
+  // head dims up to 96, 32 above), each tile rescaling the running sum and O
+  // by exp(old max - new max), and the sink folded into the finished row.
+  // (A whole-row softmax has no rescaling error, and the tiled rung's came
+  // out 0.5% over twice it on one seed: docs/NOTES.md, session 16.)
   const float scale_f = static_cast<float>(p.softmax_scale), cap_f = static_cast<float>(p.softcap);
+  const int tile_keys = D <= 96 ? 64 : 32;
   auto fp32_row = [&](int b, int i, int h, int hk, std::vector<double>& o_out) {
     constexpr float kMinusInf = -std::numeric_limits<float>::infinity();
-    std::vector<float> s(Sk);
+    std::vector<float> s(tile_keys), o(D, 0.0f);
     const float slope = static_cast<float>(alibi_slope(p, b, h));
-    float row_max = kMinusInf;
-    for (int j = 0; j < Sk; ++j) {
-      if (!visible(p, i, j)) {
-        s[j] = kMinusInf;
-        continue;
+    const double* qi = q_at(b, i, h);
+    float row_max = kMinusInf, row_sum = 0.0f;
+    for (int j0 = 0; j0 < Sk; j0 += tile_keys) {
+      const int cols = std::min(tile_keys, Sk - j0);
+      float tile_max = kMinusInf;
+      for (int c = 0; c < cols; ++c) {
+        const int j = j0 + c;
+        s[c] = kMinusInf;
+        if (!visible(p, i, j)) continue;
+        const double* kj = k_at(b, j, hk);
+        float dot = 0.0f;
+        for (int d = 0; d < D; ++d) dot += static_cast<float>(qi[d]) * static_cast<float>(kj[d]);
+        s[c] = dot * scale_f;
+        if (cap_f > 0.0f) s[c] = cap_f * std::tanh(s[c] / cap_f);
+        if (slope != 0.0f) s[c] -= slope * std::fabs(static_cast<float>(std::int64_t{i} + Sk - Sq - j));
+        tile_max = std::max(tile_max, s[c]);
       }
-      const double* qi = q_at(b, i, h);
-      const double* kj = k_at(b, j, hk);
-      float dot = 0.0f;
-      for (int d = 0; d < D; ++d) dot += static_cast<float>(qi[d]) * static_cast<float>(kj[d]);
-      s[j] = dot * scale_f;
-      if (cap_f > 0.0f) s[j] = cap_f * std::tanh(s[j] / cap_f);
-      if (slope != 0.0f) s[j] -= slope * std::fabs(static_cast<float>(std::int64_t{i} + Sk - Sq - j));
-      row_max = std::max(row_max, s[j]);
+      const float new_max = std::max(row_max, tile_max);
+      if (new_max == kMinusInf) continue;  // nothing visible yet
+      const float alpha = row_max == kMinusInf ? 0.0f : std::exp(row_max - new_max);
+      row_sum *= alpha;
+      for (float& x : o) x *= alpha;
+      for (int c = 0; c < cols; ++c) {
+        const float pc = std::exp(s[c] - new_max);  // 0 for a masked key
+        row_sum += pc;
+        const double* vj = v_at(b, j0 + c, hk);
+        for (int d = 0; d < D; ++d) o[d] += pc * static_cast<float>(vj[d]);
+      }
+      row_max = new_max;
     }
+    // The sink: O / sum times exp(lse - lse with the sink) = 1 / (1 + exp(sink - lse)).
     const float sink_f = static_cast<float>(sink(p, h));
-    const float m = row_max == kMinusInf ? kMinusInf : std::max(row_max, sink_f);
-    float row_sum = 0.0f;
-    for (int j = 0; j < Sk; ++j) row_sum += (s[j] = m == kMinusInf ? 0.0f : std::exp(s[j] - m));
-    if (m != kMinusInf) row_sum += std::exp(sink_f - m);
-    std::vector<float> o(D, 0.0f);
-    for (int j = 0; j < Sk; ++j) {
-      const double* vj = v_at(b, j, hk);
-      for (int d = 0; d < D; ++d) o[d] += s[j] * static_cast<float>(vj[d]);
-    }
-    for (int d = 0; d < D; ++d) o_out[d] = row_sum > 0.0f ? o[d] / row_sum : 0.0f;
+    const float lse = row_sum > 0.0f ? row_max + std::log(row_sum) : kMinusInf;
+    const float sink_factor = lse == kMinusInf || sink_f == kMinusInf ? 1.0f : 1.0f / (1.0f + std::exp(sink_f - lse));
+    for (int d = 0; d < D; ++d) o_out[d] = row_sum > 0.0f ? o[d] / row_sum * sink_factor : 0.0f;
   };
 
   // With a softcap the kernels take tanh from the hardware's approximation
