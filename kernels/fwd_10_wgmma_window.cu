@@ -63,22 +63,25 @@ FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
 // +1% / -5% at W = 128 / 256 / 512 / 1024 / 2048 (2026-11-24).
 constexpr int kNarrowSpan = 1025;
 
-// Short calls take them too: every key range at most kShortKeys keys (any
-// mask). There a 192-row CTA runs a few key tiles, and its prologue and
-// epilogue sit on the SM's critical path with nothing beside them; three
-// small CTAs per SM overlap one's setup with the others' tiles (issue 19's
-// seq 512 and 1k cells; measured in docs/NOTES.md).
-constexpr int kShortKeys = 2048;
+// Short causal calls take them too: seqlen_k at most kShortCausalKeys.
+// There a 192-row CTA of fwd_09's single-tile causal grid runs one to eight
+// key tiles, and its prologue and epilogue sit on the SM's critical path
+// with nothing beside them; three small CTAs per SM overlap one's setup with
+// the others' tiles. Hdim 64, bf16, 16k tokens, 32 heads, against fwd_09 in
+// the same call (2026-11-24): causal 512 +36%, 1k +21%, 2k -2%; full 512
+// -6%, 1k -6%, 2k -14% (fwd_09's persistent walk already overlaps them).
+constexpr int kShortCausalKeys = 1024;
 
 // Dense hdim-64 calls without a softcap or ALiBi whose window is bounded on
-// both sides and at most kNarrowSpan keys wide, or whose keys are few. (Hdim
-// 128 keeps fwd_09's tiles: two CTAs of 64 x 64 tiles measured 1-4% slower
-// at (128, 0) and (256, 0), three CTAs of 64 x 32 tiles 5-9% slower;
-// docs/NOTES.md.)
+// both sides and at most kNarrowSpan keys wide, or that are causal and
+// short. (Hdim 128 keeps fwd_09's tiles: two CTAs of 64 x 64 tiles measured
+// 1-4% slower at (128, 0) and (256, 0), three CTAs of 64 x 32 tiles 5-9%
+// slower; docs/NOTES.md.)
 bool narrow_window(const FwdParams& p) {
   if (p.head_dim != 64 || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
   const long long span = p.mask.window_span();
-  return (span >= 0 && span <= kNarrowSpan) || p.seqlen_k <= kShortKeys;
+  const bool causal = p.mask.causal || p.mask.window_right == 0;  // (L, 0) windows are causal too
+  return (span >= 0 && span <= kNarrowSpan) || (causal && p.seqlen_k <= kShortCausalKeys);
 }
 
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
