@@ -39,16 +39,17 @@ const FwdVariant* variant_wgmma_persistent();  // fwd_09: every call that is not
 
 namespace {
 
-// The change: 64 query rows, 64-key tiles, three CTAs per SM (hdim 64).
-// The launch gives each thread 80 registers (65536 / (256 * 3)); setmaxnreg
-// moves the producer's to the consumers (24 / 136).
+// The change: 64 query rows, 64-key tiles, three CTAs per SM at hdim 64
+// (the launch gives each thread 80 registers, 65536 / (256 * 3); setmaxnreg
+// moves the producer's to the consumers, 24 / 136) and two at hdim 128
+// (128 registers; 24 / 232; 80 KB of shared memory each).
 template <int kHeadDim_> struct WgmmaWindowConfig {
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWGs = 1;
   static constexpr int kBlockN = 64;
   static constexpr int kStages = 2;
-  static constexpr int kMinBlocks = 3;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 136;
+  static constexpr int kMinBlocks = kHeadDim == 64 ? 3 : 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = kHeadDim == 64 ? 136 : 232;
   static constexpr bool kIntraWGOverlap = true;
   static constexpr bool kPingpong = false;  // one consumer warpgroup
   static constexpr bool kHeavyFirst = false;
@@ -70,24 +71,28 @@ constexpr int kNarrowSpan = 1025;
 // the others' tiles. Hdim 64, bf16, 16k tokens, 32 heads, against fwd_09 in
 // the same call (2026-11-24): causal 512 +36%, 1k +21%, 2k -2%; full 512
 // -6%, 1k -6%, 2k -14% (fwd_09's persistent walk already overlaps them).
-constexpr int kShortCausalKeys = 1024;
+// Longest-first launch order cost 9% at 512 (kHeavyFirst). The walk for
+// short causal calls instead: hdim 128 -4% to -5% at 512-2k, hdim 64 2k -30%.
+constexpr int kShortCausalKeys64 = 1024;
+constexpr int kShortCausalKeys128 = 2048;  // EXPERIMENT
 
-// Dense hdim-64 calls without a softcap or ALiBi whose window is bounded on
-// both sides and at most kNarrowSpan keys wide, or that are causal and
-// short. (Hdim 128 keeps fwd_09's tiles: two CTAs of 64 x 64 tiles measured
-// 1-4% slower at (128, 0) and (256, 0), three CTAs of 64 x 32 tiles 5-9%
-// slower; docs/NOTES.md.)
+// Dense calls without a softcap or ALiBi: at hdim 64 a window bounded on
+// both sides and at most kNarrowSpan keys wide, or a short causal call; at
+// hdim 128 a short causal call only (windows there keep fwd_09's walk: two
+// CTAs of 64 x 64 tiles measured 1-4% slower at (128, 0) and (256, 0), three
+// CTAs of 64 x 32 tiles 5-9% slower; docs/NOTES.md).
 bool narrow_window(const FwdParams& p) {
-  if (p.head_dim != 64 || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
+  if (p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
   const long long span = p.mask.window_span();
   const bool causal = p.mask.causal || p.mask.window_right == 0;  // (L, 0) windows are causal too
-  return (span >= 0 && span <= kNarrowSpan) || (causal && p.seqlen_k <= kShortCausalKeys);
+  if (p.head_dim == 64) return (span >= 0 && span <= kNarrowSpan) || (causal && p.seqlen_k <= kShortCausalKeys64);
+  return p.head_dim == 128 && span < 0 && causal && p.seqlen_k <= kShortCausalKeys128;
 }
 
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
   std::string err;
   if (narrow_window(p) &&
-      dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
+      dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
     return err;
   const FwdVariant* base = variant_wgmma_persistent();
   if (base == nullptr) return "only narrow windows: its other calls run wgmma_persistent, which this build left out";
@@ -96,7 +101,7 @@ std::string check(const FwdParams& p, const DeviceInfo& dev) {
 
 cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
-  if (narrow_window(p) && dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) {
+  if (narrow_window(p) && dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) {
         using Cfg = WgmmaWindowConfig<decltype(hd)::value>;
         using Single = Fa3SingleTileScheduler<Cfg>;
         using Rung = fwd_10_wgmma_window_rung;
