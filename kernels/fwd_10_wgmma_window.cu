@@ -26,6 +26,16 @@
 // fwd_09's tiles, and its causal windows now take fwd_09's persistent walk
 // (fa3_persistent_walk: 137 -> 164 at (128, 0)). Misaligned windows are where
 // small tiles would still pay at hdim 128: (64, 63) 130 -> 160 (not taken).
+// Short causal calls (2026-11-24, session 17; issue 19's seq 512 and 1k
+// cells): hdim 64 causal calls with at most 1024 keys, and hdim 128 ones
+// with at most 512 (a second Config: two CTAs per SM, 24 / 232 registers, 80
+// KB), take the small tiles too. There fwd_09's causal grid runs one
+// 192- or 128-row CTA per SM over one to eight key tiles, with its prologue
+// and epilogue on the critical path. H200, bf16, 16k tokens, TFLOPS, fwd_09
+// -> this rung in the same call: hdim 64 causal 512 163 -> 223 (+36%), 1k
+// 239 -> 289 (+21%), 2k -2% (not taken), full 512 -6% (not taken); hdim 128
+// causal 512 238 -> 259 (+9%), 1k -4%, 2k -14% (not taken). cuDNN in the
+// same calls: hdim 64 causal 512 260, 1k 332; hdim 128 causal 512 335.
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
@@ -71,10 +81,11 @@ constexpr int kNarrowSpan = 1025;
 // the others' tiles. Hdim 64, bf16, 16k tokens, 32 heads, against fwd_09 in
 // the same call (2026-11-24): causal 512 +36%, 1k +21%, 2k -2%; full 512
 // -6%, 1k -6%, 2k -14% (fwd_09's persistent walk already overlaps them).
-// Longest-first launch order cost 9% at 512 (kHeavyFirst). The walk for
-// short causal calls instead: hdim 128 -4% to -5% at 512-2k, hdim 64 2k -30%.
+// Longest-first launch order cost 9% at 512 (kHeavyFirst). Hdim 128, 16
+// heads, two CTAs per SM: causal 512 +9%, 1k -4%, 2k -14%. (fwd_09's walk
+// for these calls instead: hdim 128 -4% to -5% at 512-2k, hdim 64 2k -30%.)
 constexpr int kShortCausalKeys64 = 1024;
-constexpr int kShortCausalKeys128 = 2048;  // EXPERIMENT
+constexpr int kShortCausalKeys128 = 512;
 
 // Dense calls without a softcap or ALiBi: at hdim 64 a window bounded on
 // both sides and at most kNarrowSpan keys wide, or a short causal call; at
