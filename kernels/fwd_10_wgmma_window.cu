@@ -66,14 +66,6 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   static constexpr bool kQInRegisters = false;
 };
 
-// EXPERIMENT: hdim 64 full calls on 128-row tiles (two pingponging
-// warpgroups, fwd_09's walk): 192-row tiles pad seq 512 and 1k by 11%.
-template <int kHeadDim_> struct Wgmma128RowConfig : WgmmaPingpongConfig<kHeadDim_> {
-  static constexpr int kConsumerWGs = 2;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 240;
-  static constexpr bool kPersistent = true;
-};
-
 FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
 
 #if FLASH_HAS_SM90A
@@ -108,16 +100,8 @@ bool narrow_window(const FwdParams& p) {
   return p.head_dim == 128 && span < 0 && causal && p.seqlen_k <= kShortCausalKeys128;
 }
 
-bool rows128(const FwdParams& p) {
-  return p.head_dim == 64 && p.seq_layout() == SeqLayout::dense && !p.has_score_mods() && !p.mask.causal &&
-         p.mask.window_span() < 0 && p.mask.window_right < 0 && p.mask.window_left < 0 && p.seqlen_q <= 4096;
-}
-
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
   std::string err;
-  if (rows128(p) &&
-      dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) { err = fa3_check<Wgmma128RowConfig<decltype(hd)::value>>(p, dev); }))
-    return err;
   if (narrow_window(p) &&
       dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
     return err;
@@ -128,14 +112,6 @@ std::string check(const FwdParams& p, const DeviceInfo& dev) {
 
 cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
-  if (rows128(p) && dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) {
-        using Cfg = Wgmma128RowConfig<decltype(hd)::value>;
-        using Walk = Fa3PersistentScheduler<Cfg>;
-        using Rung = fwd_10_wgmma_window_rung;
-        if (p.dtype == DType::f16) err = fa3_launch<Rung, __half, Cfg, Walk, false, SeqLayout::dense>(p, stream);
-        else err = fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, SeqLayout::dense>(p, stream);
-      }))
-    return err;
   if (narrow_window(p) && dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) {
         using Cfg = WgmmaWindowConfig<decltype(hd)::value>;
         using Single = Fa3SingleTileScheduler<Cfg>;
