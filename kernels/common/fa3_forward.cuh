@@ -923,10 +923,9 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
 // non-causal, walk -> grid: (4096, 0) 528 -> 560 / 419 -> 432, (2048, 2048)
 // 550 -> 569 / 450 -> 443, (1024, 1024) 518 -> 516 / 407 -> 395.
 // Without such a window: the walk unless causal.
-constexpr int kFa3WalkCausalKeys = 2048;  // EXPERIMENT
 inline bool fa3_persistent_walk(const FwdParams& p) {
   const long long span = p.mask.window_span();
-  if (span < 0) return !p.mask.causal || p.seqlen_k <= kFa3WalkCausalKeys;
+  if (span < 0) return !p.mask.causal;
   const bool two_sided = !p.mask.causal && p.mask.window_right > 0;
   return span < 2048 || (two_sided && p.head_dim < 128);
 }
