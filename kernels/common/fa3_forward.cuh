@@ -216,12 +216,8 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
   bool valid = true;
   __device__ explicit Fa3SingleTileScheduler(const FwdParams&) {}
   __device__ bool is_valid(const FwdParams&) const { return valid; }
-  __device__ Fa3Tile tile(const FwdParams& p) const { return of(p, static_cast<int>(blockIdx.x)); }
-  __device__ void advance() { valid = false; }
-
-  // The idx-th tile of the order above.
-  __device__ static Fa3Tile of(const FwdParams& p, int idx) {
-    const int num_m = Fa3SingleTileScheduler::num_m_blocks(p);
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    const int num_m = Fa3SingleTileScheduler::num_m_blocks(p), idx = static_cast<int>(blockIdx.x);
     if (!(Cfg::kHeavyFirst && p.mask.causal)) return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
     const int pairs = p.heads_q * p.batch, width = fa3_l2_section(p);
     const int section = idx / (width * num_m), r = idx - section * width * num_m;
@@ -229,6 +225,7 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
     const int blk = r / this_width, hb = section * width + (r - blk * this_width);
     return {num_m - 1 - blk, hb % p.heads_q, hb / p.heads_q};
   }
+  __device__ void advance() { valid = false; }
 };
 
 // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
@@ -243,7 +240,10 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   __device__ bool is_valid(const FwdParams& p) const {
     return idx < Fa3PersistentScheduler::num_m_blocks(p) * p.heads_q * p.batch;
   }
-  __device__ Fa3Tile tile(const FwdParams& p) const { return Fa3SingleTileScheduler<Cfg>::of(p, idx); }
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    const int num_m = Fa3PersistentScheduler::num_m_blocks(p);
+    return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
+  }
   __device__ void advance() { idx += gridDim.x; }
 };
 
@@ -925,7 +925,7 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
 // Without such a window: the walk unless causal.
 inline bool fa3_persistent_walk(const FwdParams& p) {
   const long long span = p.mask.window_span();
-  if (span < 0) return !p.mask.causal || p.seqlen_k <= 8192;  // EXPERIMENT
+  if (span < 0) return !p.mask.causal;
   const bool two_sided = !p.mask.causal && p.mask.window_right > 0;
   return span < 2048 || (two_sided && p.head_dim < 128);
 }
