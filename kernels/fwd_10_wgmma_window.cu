@@ -110,6 +110,12 @@ std::string check(const FwdParams& p, const DeviceInfo& dev) {
   return base->check(p, dev);
 }
 
+std::size_t workspace_bytes(const FwdParams& p) {
+  if (narrow_window(p)) return 0;
+  const FwdVariant* base = variant_wgmma_persistent();
+  return base != nullptr && base->workspace_bytes != nullptr ? base->workspace_bytes(p) : 0;
+}
+
 cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
   if (narrow_window(p) && dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) {
@@ -131,6 +137,7 @@ const FwdVariant* variant_wgmma_window() {
   static const FwdVariant v = [] {
     FwdVariant r = fa3_variant_info(/*paged=*/true);  // paged calls run fwd_09's kernels
     r.check = check;
+    r.workspace_bytes = workspace_bytes;
     r.run = run;
     return r;
   }();

@@ -216,8 +216,12 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
   bool valid = true;
   __device__ explicit Fa3SingleTileScheduler(const FwdParams&) {}
   __device__ bool is_valid(const FwdParams&) const { return valid; }
-  __device__ Fa3Tile tile(const FwdParams& p) const {
-    const int num_m = Fa3SingleTileScheduler::num_m_blocks(p), idx = static_cast<int>(blockIdx.x);
+  __device__ Fa3Tile tile(const FwdParams& p) const { return of(p, static_cast<int>(blockIdx.x)); }
+  __device__ void advance() { valid = false; }
+
+  // The idx-th tile of the order above (also Fa3DynamicScheduler's order).
+  __device__ static Fa3Tile of(const FwdParams& p, int idx) {
+    const int num_m = Fa3SingleTileScheduler::num_m_blocks(p);
     if (!(Cfg::kHeavyFirst && p.mask.causal)) return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
     const int pairs = p.heads_q * p.batch, width = fa3_l2_section(p);
     const int section = idx / (width * num_m), r = idx - section * width * num_m;
@@ -225,7 +229,6 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
     const int blk = r / this_width, hb = section * width + (r - blk * this_width);
     return {num_m - 1 - blk, hb % p.heads_q, hb / p.heads_q};
   }
-  __device__ void advance() { valid = false; }
 };
 
 // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
@@ -246,6 +249,26 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   }
   __device__ void advance() { idx += gridDim.x; }
 };
+
+// Dynamic: min(tiles, SMs) CTAs take the tiles in the single-tile grid's
+// order (causal: longest first within L2 sections) from an atomic counter,
+// as the hardware's block scheduler hands them out, but without a CTA launch,
+// a cold pipeline and an empty SM between two tiles: the producer fetches
+// the next index while the consumers finish the current tile and passes it
+// through shared memory (two slots, kFa3TileSlotBars). A static assignment
+// of causal tiles, in either order, lost 4-30% (docs/NOTES.md). Needs a
+// Config with kPersistent (Q and O in separate buffers) and
+// FwdParams::tile_counter zeroed before the launch.
+template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
+  static dim3 grid(const FwdParams& p) {
+    return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3DynamicScheduler::num_tiles(p), p.sm_count)));
+  }
+};
+template <class S> struct Fa3IsDynamic : std::false_type {};
+template <class Cfg> struct Fa3IsDynamic<Fa3DynamicScheduler<Cfg>> : std::true_type {};
+// The tile slots' shared memory beyond Fa3Smem: two full and two empty
+// mbarriers, then the two tile indices.
+inline constexpr int kFa3TileSlotBytes = 64;
 
 // kMods: the call has a softcap or ALiBi (dispatch_score_mods). kSeq: how
 // sequences are found (Fa3Seq; per_sequence and paged: each sequence's own
@@ -747,7 +770,20 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   if constexpr (kVarlen) {
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
   }
-  if (threadIdx.x == 0) pipe.init();
+  constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
+  // Dynamic schedule: tile_full[2], tile_empty[2], then the two indices.
+  std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
+  volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
+  if (threadIdx.x == 0) {
+    pipe.init();
+    if constexpr (kDynamic) {
+      for (int s = 0; s < 2; ++s) {
+        mbar_init(tile_bars + s, 1);
+        mbar_init(tile_bars + 2 + s, 4 * Cfg::kConsumerWGs);
+      }
+      mbar_init_fence();
+    }
+  }
   __syncthreads();  // the barriers are initialised before any role uses them
 
   const int wg = threadIdx.x / kWarpgroupThreads;
@@ -762,7 +798,26 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       tma_prefetch_map(&prm.v);
       tma_prefetch_map(&prm.o);
     }
-    if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {  // per-sequence and paged: the whole warp
+    if constexpr (kDynamic) {
+      static_assert(!kVarlen && kFa3Persistent<Cfg>, "the dynamic schedule is for dense calls on persistent Configs");
+      if (threadIdx.x == 0) {
+        const int num_tiles = Fa3DynamicScheduler<Cfg>::num_m_blocks(p) * p.heads_q * p.batch;
+        int idx = static_cast<int>(blockIdx.x);
+        for (int k = 0;; ++k) {
+          const int slot = k & 1;
+          if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last index was read
+          tile_slot[slot] = idx;
+          mbar_arrive(tile_bars + slot);  // release: the index is visible to whoever waits on the slot
+          if (idx >= num_tiles) break;
+          const Fa3Tile tile = Fa3SingleTileScheduler<Cfg>::of(p, idx);
+          const int m0 = tile.m_block * Smem::kBlockM;
+          const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+          Mainloop::produce(prm, smem, pipe, fa3_seq<kSeq>(p, tile.batch), m0, tile.head, tiles.end - 1,
+                            tiles.count(), threadIdx.x);
+          idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
+        }
+      }
+    } else if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {  // per-sequence and paged: the whole warp
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
         const Fa3Tile tile = sched.tile(p);
         const int m0 = tile.m_block * Smem::kBlockM;
@@ -787,11 +842,10 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     const int c = (Cfg::kQInRegisters ? wg : __shfl_sync(0xffffffffu, wg, 0)) - 1;
     const int tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
-    for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
-      const Fa3Tile tile = sched.tile(p);
+    const auto consume = [&](const Fa3Tile& tile) {
       const int m0 = tile.m_block * Smem::kBlockM;
       const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
-      if (kVarlen && m0 >= seq.seqlen_q) continue;  // past this sequence's queries
+      if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
       const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
       const Mask& mask = kVarlen ? seq_mask : p.mask_for();
       const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
@@ -825,6 +879,20 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       OnlineSoftmax<1> softmax;
       consumer.run(o, softmax);
       Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
+    };
+    if constexpr (kDynamic) {
+      const int num_tiles = Fa3DynamicScheduler<Cfg>::num_m_blocks(p) * p.heads_q * p.batch;
+      for (int k = 0;; ++k) {
+        const int slot = k & 1;
+        mbar_wait(tile_bars + slot, (k >> 1) & 1);
+        const int idx = tile_slot[slot];
+        __syncwarp();
+        if (tid % 32 == 0) mbar_arrive(tile_bars + 2 + slot);  // every lane of the warp has read it
+        if (idx >= num_tiles) break;
+        consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
+      }
+    } else {
+      for (Scheduler sched(p); sched.is_valid(p); sched.advance()) consume(sched.tile(p));
     }
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
@@ -899,7 +967,7 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
   Fa3Params prm;
   if (!fa3_make_params(p, prm, Fa3Smem<Cfg>::kBlockM, Cfg::kBlockN).empty()) return cudaErrorInvalidValue;
   auto kernel = Rung::template kernel<T, Cfg, Scheduler, kMods, kSeq>();
-  constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes;
+  constexpr std::size_t smem = Fa3Smem<Cfg>::kBytes + (Fa3IsDynamic<Scheduler>::value ? kFa3TileSlotBytes : 0);
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   // Several CTAs per SM: all of the SM's shared memory goes to them (not L1).
   if (err == cudaSuccess && kFa3MinBlocks<Cfg> > 1)
@@ -942,7 +1010,23 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     return err;
   }
 
-  static cudaError_t run(const FwdParams& p, void*, cudaStream_t stream) {
+  // Dense causal calls without score modifiers on a Config with the
+  // persistent schedule take the dynamic one (Fa3DynamicScheduler): its
+  // tile counter is the workspace.
+  static bool dynamic(const FwdParams& p) {
+    bool persistent = false;
+    dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { persistent = kFa3Persistent<ConfigFor<decltype(hd)::value>>; });
+    return persistent && p.seq_layout() == SeqLayout::dense && !p.has_score_mods() && !fa3_persistent_walk(p);
+  }
+  static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
+
+  static cudaError_t run(const FwdParams& p_in, void* workspace, cudaStream_t stream) {
+    FwdParams p = p_in;
+    if (dynamic(p)) {
+      p.tile_counter = static_cast<int*>(workspace);
+      const cudaError_t zero = cudaMemsetAsync(workspace, 0, sizeof(int), stream);
+      if (zero != cudaSuccess) return zero;
+    }
     cudaError_t err = cudaErrorInvalidValue;
     const auto launch_with = [&](auto tag, auto cfg, auto sched, auto mods, auto seq) {
       err = fa3_launch<Rung, typename decltype(tag)::type, typename decltype(cfg)::type, typename decltype(sched)::type,
@@ -983,6 +1067,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           if constexpr (kFa3Persistent<Cfg>) {
             if (fa3_persistent_walk(p))
               return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Dense{});
+            return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Dense{});
           }
           launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Dense{});
       }
@@ -1015,6 +1100,7 @@ template <template <int> class ConfigFor, class Rung> const FwdVariant* fa3_vari
   static const FwdVariant v = [] {
     FwdVariant r = fa3_variant_info(kFa3Paged<ConfigFor<128>>);
     r.check = Fa3Launcher<ConfigFor, Rung>::check;
+    r.workspace_bytes = Fa3Launcher<ConfigFor, Rung>::workspace_bytes;
     r.run = Fa3Launcher<ConfigFor, Rung>::run;
     return r;
   }();

@@ -160,6 +160,10 @@ struct AttnParams : AttnProblem {
 
 // The forward needs nothing beyond the core (its workspace, if any, is run()'s
 // argument).
-struct FwdParams : AttnParams {};
+struct FwdParams : AttnParams {
+  // The Hopper frame's causal tile counter (Fa3DynamicScheduler): one int in
+  // the call's workspace, zeroed on the stream before the kernel.
+  int* tile_counter = nullptr;
+};
 
 }  // namespace flash::detail
