@@ -14,7 +14,15 @@
 // a static longest-first order (2026-11-23) kept the CTAs balanced but put
 // different heads side by side, losing the K/V sharing in L2: 3-8% slower
 // than the hardware's block scheduler. A dynamic scheduler (an atomic tile
-// counter) is the step that would let causal calls persist too.
+// counter) is the step that would let causal calls persist too: since
+// 2026-11-24 (session 18) causal calls of at most 4096 keys take it
+// (Fa3DynamicScheduler: the producer thread fetches the next tile of the
+// grid's order once it has issued the current tile's loads and hands it to
+// the consumers through shared memory). H200, bf16, 16k tokens, TFLOPS, the
+// grid -> dynamic in one call: hdim 128 causal 1k 356 -> 386 (+8%), 2k 458 ->
+// 477 (+4%), 4k 535 -> 544 (+2%), 8k 589 -> 582 (-1%), 16k 614 -> 605 (-1%,
+// so not taken past 4k); hdim 64 causal 2k 346 -> 355 (+3%), 4k 405 -> 412
+// (+2%), 8k 456 -> 459 (+1%).
 // The first try was slower (docs/NOTES.md): its stage arithmetic moved the
 // wgmma descriptors off the uniform datapath. Here each tile restarts the
 // K/V ring at stage 0 and the loop is unrolled by the stage count, so every

@@ -991,6 +991,13 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
 // non-causal, walk -> grid: (4096, 0) 528 -> 560 / 419 -> 432, (2048, 2048)
 // 550 -> 569 / 450 -> 443, (1024, 1024) 518 -> 516 / 407 -> 395.
 // Without such a window: the walk unless causal.
+// Past this many keys the causal grid keeps one CTA per tile: the dynamic
+// schedule measured (H200, bf16, 16k tokens, the grid -> dynamic, two rounds
+// of one call, 2026-11-24) hdim 128 causal 1k +8%, 2k +4%, 4k +2%, 8k -1%,
+// 16k -1%; hdim 64 causal 2k +3%, 4k +2%, 8k +1%. Long tiles amortise the
+// block scheduler's launch; the dynamic walk's gain is the gap between tiles.
+constexpr int kFa3DynamicMaxKeys = 4096;
+
 inline bool fa3_persistent_walk(const FwdParams& p) {
   const long long span = p.mask.window_span();
   if (span < 0) return !p.mask.causal;
@@ -1010,13 +1017,14 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     return err;
   }
 
-  // Dense causal calls without score modifiers on a Config with the
-  // persistent schedule take the dynamic one (Fa3DynamicScheduler): its
-  // tile counter is the workspace.
+  // Dense causal calls of at most kFa3DynamicMaxKeys keys without score
+  // modifiers, on a Config with the persistent schedule, take the dynamic
+  // one (Fa3DynamicScheduler): its tile counter is the workspace.
   static bool dynamic(const FwdParams& p) {
     bool persistent = false;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { persistent = kFa3Persistent<ConfigFor<decltype(hd)::value>>; });
-    return persistent && p.seq_layout() == SeqLayout::dense && !p.has_score_mods() && !fa3_persistent_walk(p);
+    return persistent && p.seq_layout() == SeqLayout::dense && !p.has_score_mods() && !fa3_persistent_walk(p) &&
+           p.seqlen_k <= kFa3DynamicMaxKeys;
   }
   static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
 
@@ -1033,9 +1041,9 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
                        decltype(mods)::value, decltype(seq)::value>(p, stream);
     };
     // The persistent schedule where the Config has it and the tiles are
-    // uniform (fa3_persistent_walk); causal calls take one CTA per tile
-    // (longest first). Calls
-    // with a softcap or ALiBi take the single-tile schedule (fewer kernels per
+    // uniform (fa3_persistent_walk); causal calls the dynamic schedule up to
+    // kFa3DynamicMaxKeys keys and one CTA per tile (longest first) past it.
+    // Calls with a softcap or ALiBi take the single-tile schedule (fewer kernels per
     // element type and head dim: build time); so do calls with per-sequence
     // metadata, whose query tiles past a sequence's end exit at once.
     const auto launch = [&](auto tag, auto hd) {
@@ -1067,7 +1075,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           if constexpr (kFa3Persistent<Cfg>) {
             if (fa3_persistent_walk(p))
               return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Dense{});
-            return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Dense{});
+            if (dynamic(p)) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Dense{});
           }
           launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Dense{});
       }
