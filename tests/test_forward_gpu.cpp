@@ -253,6 +253,32 @@ TEST(ForwardEdges, NoKeysGivesZeroOutputAndMinusInfLse) {
   }
 }
 
+// Causal calls with several tiles per SM: the grid above has at most 128
+// tiles, so a persistent CTA there takes one; here (GQA, seqlen_q !=
+// seqlen_k, 576 / 768 tiles) wgmma_persistent's dynamic schedule hands each
+// CTA four to six, reusing its two index slots. Sampled rows against the
+// reference; every element must be written.
+TEST(ForwardEdges, CausalCallsWithManyTilesPerSm) {
+  SKIP_WITHOUT_GPU();
+  for (int head_dim : {64, 128}) {
+    const Shape s{.batch = 3, .seqlen_q = 1021, .seqlen_k = 1500, .heads_q = 32, .heads_kv = 8, .head_dim = head_dim};
+    const std::uint64_t seed = flash::gpu_test::test_seed();
+    auto prob = flash::testing::make_problem(s, DType::bf16, true, Layout::bshd, seed,
+                                             flash::testing::sample_rows(s.seqlen_q, 96, seed));
+    int checked = 0;
+    for (const auto& v : flash::forward_variants()) {
+      if (!runnable(v, DType::bf16, head_dim)) continue;
+      const auto r = flash::testing::run_and_check(prob, v.name);
+      ++checked;
+      EXPECT_TRUE(r.error.empty()) << v.name << " d" << head_dim << ": " << r.error;
+      EXPECT_EQ(r.unwritten, 0u) << v.name << " d" << head_dim << ": output elements left unwritten";
+      EXPECT_LE(r.max_err, r.bound) << v.name << " d" << head_dim << ": O error over the bound (seed " << seed << ")";
+      EXPECT_LE(r.lse_err, r.lse_bound) << v.name << " d" << head_dim << ": LSE error over the bound";
+    }
+    EXPECT_GT(checked, 0) << "no built variant takes hdim " << head_dim;
+  }
+}
+
 TEST(ForwardEdges, LseIsOptionalAndTheCallerMayOwnTheWorkspace) {
   SKIP_WITHOUT_GPU();
   Shape s{.batch = 1, .seqlen_q = 77, .seqlen_k = 91, .heads_q = 2, .heads_kv = 1, .head_dim = 64};

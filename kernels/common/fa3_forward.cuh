@@ -771,7 +771,8 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
   }
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
-  // Dynamic schedule: tile_full[2], tile_empty[2], then the two indices.
+  // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
+  // (every consumer thread's), then the two indices.
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
   if (threadIdx.x == 0) {
@@ -779,7 +780,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     if constexpr (kDynamic) {
       for (int s = 0; s < 2; ++s) {
         mbar_init(tile_bars + s, 1);
-        mbar_init(tile_bars + 2 + s, 4 * Cfg::kConsumerWGs);
+        mbar_init(tile_bars + 2 + s, kWarpgroupThreads * Cfg::kConsumerWGs);
       }
       mbar_init_fence();
     }
@@ -799,34 +800,22 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       tma_prefetch_map(&prm.o);
     }
     if constexpr (kDynamic) {
-      static_assert(kFa3Persistent<Cfg>, "the dynamic schedule is for persistent Configs");
-      // Thread 0 hands out the indices; per-sequence and paged calls produce
-      // with the whole warp, which takes each index from lane 0.
-      if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {
+      static_assert(!kVarlen && kFa3Persistent<Cfg>, "the dynamic schedule is for dense calls on persistent Configs");
+      if (threadIdx.x == 0) {
         const int num_tiles = Fa3DynamicScheduler<Cfg>::num_m_blocks(p) * p.heads_q * p.batch;
         int idx = static_cast<int>(blockIdx.x);
         for (int k = 0;; ++k) {
-          if (threadIdx.x == 0) {
-            const int slot = k & 1;
-            if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last index was read
-            tile_slot[slot] = idx;
-            mbar_arrive(tile_bars + slot);  // release: the index is visible to whoever waits on the slot
-          }
+          const int slot = k & 1;
+          if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last index was read
+          tile_slot[slot] = idx;
+          mbar_arrive(tile_bars + slot);  // release: the index is visible to whoever waits on the slot
           if (idx >= num_tiles) break;
           const Fa3Tile tile = Fa3SingleTileScheduler<Cfg>::of(p, idx);
           const int m0 = tile.m_block * Smem::kBlockM;
-          const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
-          if (!kVarlen || m0 < seq.seqlen_q) {  // else past this sequence's queries: the consumers skip it too
-            const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
-            const Mask& mask = kVarlen ? seq_mask : p.mask_for();
-            const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-            if constexpr (Mainloop::kPaged)
-              Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
-            else
-              Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
-          }
-          if (threadIdx.x == 0) idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
-          if constexpr (kVarlen) idx = __shfl_sync(0xffffffffu, idx, 0);
+          const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+          Mainloop::produce(prm, smem, pipe, fa3_seq<kSeq>(p, tile.batch), m0, tile.head, tiles.end - 1,
+                            tiles.count(), threadIdx.x);
+          idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
         }
       }
     } else if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {  // per-sequence and paged: the whole warp
@@ -898,8 +887,13 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         const int slot = k & 1;
         mbar_wait(tile_bars + slot, (k >> 1) & 1);
         const int idx = tile_slot[slot];
-        __syncwarp();
-        if (tid % 32 == 0) mbar_arrive(tile_bars + 2 + slot);  // every lane of the warp has read it
+        // Every consumer thread arrives once it has read the index, so each
+        // read is ordered before the producer's next write of the slot by
+        // the barrier itself. (One arrival per warp after __syncwarp left
+        // that order to __syncwarp's cumulativity; racecheck reported the
+        // write against the other lanes' reads once slots were reused,
+        // 2026-11-24.)
+        mbar_arrive(tile_bars + 2 + slot);
         if (idx >= num_tiles) break;
         consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
       }
@@ -1029,14 +1023,14 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     return err;
   }
 
-  // Causal calls (dense, per-sequence or paged) of at most
-  // kFa3DynamicMaxKeys keys (max_seqlen_k, or the page table's capacity)
-  // without score modifiers, on a Config with the persistent schedule, take
-  // the dynamic one (Fa3DynamicScheduler): its tile counter is the workspace.
+  // Dense causal calls of at most kFa3DynamicMaxKeys keys without score
+  // modifiers, on a Config with the persistent schedule, take the dynamic
+  // one (Fa3DynamicScheduler): its tile counter is the workspace.
   static bool dynamic(const FwdParams& p) {
     bool persistent = false;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { persistent = kFa3Persistent<ConfigFor<decltype(hd)::value>>; });
-    return persistent && !p.has_score_mods() && !fa3_persistent_walk(p) && p.seqlen_k <= kFa3DynamicMaxKeys;
+    return persistent && p.seq_layout() == SeqLayout::dense && !p.has_score_mods() && !fa3_persistent_walk(p) &&
+           p.seqlen_k <= kFa3DynamicMaxKeys;
   }
   static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
 
@@ -1073,9 +1067,6 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
             // (The persistent walk for dense-query full paged calls was
             // measured 12-27% slower than this grid at page 16 and 256,
             // 2026-11-24: docs/NOTES.md.)
-            if constexpr (kFa3Persistent<Cfg>) {
-              if (dynamic(p)) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Paged{});
-            }
             return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Paged{});
           }
           return;  // the variant does not claim kFeaturePaged
@@ -1084,9 +1075,6 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           // cu_seqlens_q[b] / kBlockM + b and found by binary search, was
           // 0-5% slower than this grid at issue 17's shape: docs/NOTES.md.)
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, PerSeq{});
-          if constexpr (kFa3Persistent<Cfg>) {
-            if (dynamic(p)) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, PerSeq{});
-          }
           return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, PerSeq{});
         default:
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
