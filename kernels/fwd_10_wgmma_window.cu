@@ -36,6 +36,13 @@
 // 239 -> 289 (+21%), 2k -2% (not taken), full 512 -6% (not taken); hdim 128
 // causal 512 238 -> 259 (+9%), 1k -4%, 2k -14% (not taken). cuDNN in the
 // same calls: hdim 64 causal 512 260, 1k 332; hdim 128 causal 512 335.
+// Session 18 (2026-11-24): fwd_09 now runs causal calls of at most 4096 keys
+// on a dynamic schedule (an atomic tile counter), and at hdim 128 that beats
+// the small tiles: causal 512, 32 x 16 heads, this rung 254.8 against
+// wgmma_persistent's 273.8 (+7%, two rounds of one call). So hdim 128 calls
+// all go to fwd_09 again and this rung's Config is hdim 64 only (four fewer
+// kernels to build). At hdim 64 the small tiles keep their calls: causal 512
+// 219.8 against 191.1, 1k 285.8 against 255.2.
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
@@ -51,15 +58,16 @@ namespace {
 
 // The change: 64 query rows, 64-key tiles, three CTAs per SM at hdim 64
 // (the launch gives each thread 80 registers, 65536 / (256 * 3); setmaxnreg
-// moves the producer's to the consumers, 24 / 136) and two at hdim 128
-// (128 registers; 24 / 232; 80 KB of shared memory each).
+// moves the producer's to the consumers, 24 / 136). (At hdim 128 two CTAs
+// per SM, 24 / 232 registers, 80 KB each, until session 18.)
 template <int kHeadDim_> struct WgmmaWindowConfig {
+  static_assert(kHeadDim_ == 64, "the small tiles are for hdim 64");
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWGs = 1;
   static constexpr int kBlockN = 64;
   static constexpr int kStages = 2;
-  static constexpr int kMinBlocks = kHeadDim == 64 ? 3 : 2;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = kHeadDim == 64 ? 136 : 232;
+  static constexpr int kMinBlocks = 3;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = 136;
   static constexpr bool kIntraWGOverlap = true;
   static constexpr bool kPingpong = false;  // one consumer warpgroup
   static constexpr bool kHeavyFirst = false;
@@ -81,29 +89,27 @@ constexpr int kNarrowSpan = 1025;
 // the others' tiles. Hdim 64, bf16, 16k tokens, 32 heads, against fwd_09 in
 // the same call (2026-11-24): causal 512 +36%, 1k +21%, 2k -2%; full 512
 // -6%, 1k -6%, 2k -14% (fwd_09's persistent walk already overlaps them).
-// Longest-first launch order cost 9% at 512 (kHeavyFirst). Hdim 128, 16
-// heads, two CTAs per SM: causal 512 +9%, 1k -4%, 2k -14%. (fwd_09's walk
-// for these calls instead: hdim 128 -4% to -5% at 512-2k, hdim 64 2k -30%.)
-constexpr int kShortCausalKeys64 = 1024;
-constexpr int kShortCausalKeys128 = 512;
+// Longest-first launch order cost 9% at 512 (kHeavyFirst). (fwd_09's static
+// walk for these calls instead: hdim 64 2k -30%; its dynamic schedule, since
+// session 18: 512 -13%, 1k -11%.)
+constexpr int kShortCausalKeys = 1024;
 
-// Dense calls without a softcap or ALiBi: at hdim 64 a window bounded on
-// both sides and at most kNarrowSpan keys wide, or a short causal call; at
-// hdim 128 a short causal call only (windows there keep fwd_09's walk: two
-// CTAs of 64 x 64 tiles measured 1-4% slower at (128, 0) and (256, 0), three
-// CTAs of 64 x 32 tiles 5-9% slower; docs/NOTES.md).
+// Dense hdim-64 calls without a softcap or ALiBi: a window bounded on both
+// sides and at most kNarrowSpan keys wide, or a short causal call. (Hdim 128
+// windows keep fwd_09's walk: two CTAs of 64 x 64 tiles measured 1-4% slower
+// at (128, 0) and (256, 0), three CTAs of 64 x 32 tiles 5-9% slower; its
+// short causal calls fwd_09's dynamic schedule; docs/NOTES.md.)
 bool narrow_window(const FwdParams& p) {
-  if (p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
+  if (p.head_dim != 64 || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
   const long long span = p.mask.window_span();
   const bool causal = p.mask.causal || p.mask.window_right == 0;  // (L, 0) windows are causal too
-  if (p.head_dim == 64) return (span >= 0 && span <= kNarrowSpan) || (causal && p.seqlen_k <= kShortCausalKeys64);
-  return p.head_dim == 128 && span < 0 && causal && p.seqlen_k <= kShortCausalKeys128;
+  return (span >= 0 && span <= kNarrowSpan) || (causal && p.seqlen_k <= kShortCausalKeys);
 }
 
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
   std::string err;
   if (narrow_window(p) &&
-      dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
+      dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
     return err;
   const FwdVariant* base = variant_wgmma_persistent();
   if (base == nullptr) return "only narrow windows: its other calls run wgmma_persistent, which this build left out";
@@ -118,7 +124,7 @@ std::size_t workspace_bytes(const FwdParams& p) {
 
 cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
-  if (narrow_window(p) && dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) {
+  if (narrow_window(p) && dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) {
         using Cfg = WgmmaWindowConfig<decltype(hd)::value>;
         using Single = Fa3SingleTileScheduler<Cfg>;
         using Rung = fwd_10_wgmma_window_rung;
