@@ -179,7 +179,9 @@ __host__ __device__ constexpr int fa3_page_box(int page_size, int block_n) {
 template <class Cfg> struct Fa3TileCount {
   static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
   __host__ __device__ static int num_m_blocks(const FwdParams& p) { return (p.seqlen_q + kBlockM - 1) / kBlockM; }
-  static std::int64_t num_tiles(const FwdParams& p) { return std::int64_t{num_m_blocks(p)} * p.heads_q * p.batch; }
+  __host__ __device__ static std::int64_t num_tiles(const FwdParams& p) {
+    return std::int64_t{num_m_blocks(p)} * p.heads_q * p.batch;
+  }
 };
 
 // The query heads of one section of the causal longest-first order: a power
@@ -255,7 +257,7 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
 // as the hardware's block scheduler hands them out, but without a CTA launch,
 // a cold pipeline and an empty SM between two tiles: the producer fetches
 // the next index while the consumers finish the current tile and passes it
-// through shared memory (two slots, kFa3TileSlotBars). A static assignment
+// through shared memory (two slots, kFa3TileSlotBytes). A static assignment
 // of causal tiles, in either order, lost 4-30% (docs/NOTES.md). Needs a
 // Config with kPersistent (Q and O in separate buffers) and
 // FwdParams::tile_counter zeroed before the launch.
@@ -775,6 +777,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   // (every consumer thread's), then the two indices.
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
+  const int num_tiles = static_cast<int>(Fa3TileCount<Cfg>::num_tiles(p));  // the dynamic schedule's end
   if (threadIdx.x == 0) {
     pipe.init();
     if constexpr (kDynamic) {
@@ -799,10 +802,22 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       tma_prefetch_map(&prm.v);
       tma_prefetch_map(&prm.o);
     }
+    // One tile's loads (per-sequence and paged: by the whole warp).
+    const auto produce = [&](const Fa3Tile& tile) {
+      const int m0 = tile.m_block * Smem::kBlockM;
+      const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
+      if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
+      const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
+      const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+      const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+      if constexpr (Mainloop::kPaged)
+        Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
+      else
+        Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
+    };
     if constexpr (kDynamic) {
       static_assert(!kVarlen && kFa3Persistent<Cfg>, "the dynamic schedule is for dense calls on persistent Configs");
       if (threadIdx.x == 0) {
-        const int num_tiles = Fa3DynamicScheduler<Cfg>::num_m_blocks(p) * p.heads_q * p.batch;
         int idx = static_cast<int>(blockIdx.x);
         for (int k = 0;; ++k) {
           const int slot = k & 1;
@@ -810,28 +825,12 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
           tile_slot[slot] = idx;
           mbar_arrive(tile_bars + slot);  // release: the index is visible to whoever waits on the slot
           if (idx >= num_tiles) break;
-          const Fa3Tile tile = Fa3SingleTileScheduler<Cfg>::of(p, idx);
-          const int m0 = tile.m_block * Smem::kBlockM;
-          const TileRange tiles = p.mask_for().key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-          Mainloop::produce(prm, smem, pipe, fa3_seq<kSeq>(p, tile.batch), m0, tile.head, tiles.end - 1,
-                            tiles.count(), threadIdx.x);
+          produce(Fa3SingleTileScheduler<Cfg>::of(p, idx));
           idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
         }
       }
-    } else if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {  // per-sequence and paged: the whole warp
-      for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
-        const Fa3Tile tile = sched.tile(p);
-        const int m0 = tile.m_block * Smem::kBlockM;
-        const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
-        if (kVarlen && m0 >= seq.seqlen_q) continue;  // past this sequence's queries
-        const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
-        const Mask& mask = kVarlen ? seq_mask : p.mask_for();
-        const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-        if constexpr (Mainloop::kPaged)
-          Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
-        else
-          Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
-      }
+    } else if (kVarlen ? threadIdx.x < 32 : threadIdx.x == 0) {
+      for (Scheduler sched(p); sched.is_valid(p); sched.advance()) produce(sched.tile(p));
     }
   } else {
     setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -882,7 +881,6 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
     };
     if constexpr (kDynamic) {
-      const int num_tiles = Fa3DynamicScheduler<Cfg>::num_m_blocks(p) * p.heads_q * p.batch;
       for (int k = 0;; ++k) {
         const int slot = k & 1;
         mbar_wait(tile_bars + slot, (k >> 1) & 1);
