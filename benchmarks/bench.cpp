@@ -30,6 +30,8 @@
 //   ./bench --paged 16 --varlen --causal      the varlen call with its keys in pages
 //                                             ("fwd_varlen_paged16/...", seqused_k the lengths),
 //                                             beside the varlen call ("fwd_varlen/...")
+//   ./bench --min-time 0.04 --seq 4096        40 ms of timed calls per benchmark (default 0.5 s):
+//                                             FA4's do_bench bursts, at the boost clock
 //   ./bench --help                            bench's flags, then Google Benchmark's
 //
 // The flags, the FLOP counts and the timer are runner's too
@@ -87,6 +89,7 @@ struct Options {
   Shape shape;  // forward and backward; with --varlen the dense comparison's
   std::optional<std::vector<int>> varlen;  // --varlen: the sequence lengths
   std::optional<std::vector<int>> paged;   // --paged: the page sizes
+  std::optional<double> min_time;          // --min-time: seconds of timed calls per benchmark
 };
 
 // "_w<left>_<right>" for a sliding window in a benchmark's name; "" without one.
@@ -121,6 +124,9 @@ void print_help() {
       "                    from a shuffled pool, per kernel beside the same call on a contiguous cache;\n"
       "                    the dense call's keys: --seq-k per sequence (seqused_k when not a multiple of\n"
       "                    P); with --varlen the packed queries, their keys seqused_k = the lengths\n"
+      "  --min-time S      seconds of timed calls per benchmark (default 0.5, decode 0.3); 0.04 times\n"
+      "                    40 ms bursts, as fa4_bench.py's do_bench does (the H200 holds its boost clock\n"
+      "                    through a burst and throttles under a sustained load)\n"
       "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
       "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
       "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
@@ -140,6 +146,14 @@ Options parse(int& argc, char** argv) {
     }
     if (flash::testing::parse_varlen_flag(argc, argv, i, o.varlen)) continue;
     if (flash::testing::parse_paged_flag(argc, argv, i, o.paged)) continue;
+    if (std::string(argv[i]) == "--min-time") {
+      if (i + 1 >= argc) throw UsageError("--min-time needs a number of seconds");
+      char* end = nullptr;
+      o.min_time = std::strtod(argv[++i], &end);
+      if (end == argv[i] || *end != '\0' || !(*o.min_time > 0.0) || *o.min_time > 60.0)
+        throw UsageError(fmt::format("--min-time takes seconds in (0, 60], not '{}'", argv[i]));
+      continue;
+    }
     if (!flash::testing::parse_problem_flag(argc, argv, i, o.flags)) argv[out++] = argv[i];
   }
   argc = out;
@@ -763,16 +777,20 @@ int register_decode(const Options& o) {
       benchmark::RegisterBenchmark(name.c_str(), [o, sh, kernel](benchmark::State& st) { run_decode(st, o, sh, kernel); })
           ->UseManualTime()
           ->Unit(benchmark::kMicrosecond)
-          ->MinTime(0.3);
+          ->MinTime(o.min_time.value_or(0.3));
       ++registered;
     }
   }
   return registered;
 }
 
-// Registers one benchmark timed with CUDA events (manual time), in ms.
-template <class Run> void add_timed(const std::string& name, Run run) {
-  benchmark::RegisterBenchmark(name.c_str(), run)->UseManualTime()->Unit(benchmark::kMillisecond)->MinTime(0.5);
+// Registers one benchmark timed with CUDA events (manual time), in ms, over
+// o.min_time seconds of calls (default 0.5).
+template <class Run> void add_timed(const Options& o, const std::string& name, Run run) {
+  benchmark::RegisterBenchmark(name.c_str(), run)
+      ->UseManualTime()
+      ->Unit(benchmark::kMillisecond)
+      ->MinTime(o.min_time.value_or(0.5));
 }
 
 // The dense call's part of a benchmark name, e.g. b4_hq16_hkv16_sq4096_sk4096_d128_bf16_causal.
@@ -816,18 +834,18 @@ int register_varlen(const Options& o) {
     for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, o.shape.head_dim))
       for (bool det : backward_modes(kernel)) {
         const std::string shown = kernel + (det ? "-det" : "");
-        add_timed("bwd_varlen/" + shown + "/" + names.varlen,
+        add_timed(o, "bwd_varlen/" + shown + "/" + names.varlen,
                   [o, kernel, det](benchmark::State& st) { run_varlen_backward(st, o, kernel, det); });
-        add_timed("bwd_varlen_dense/" + shown + "/" + names.dense,
+        add_timed(o, "bwd_varlen_dense/" + shown + "/" + names.dense,
                   [o, kernel, det](benchmark::State& st) { run_backward(st, o, kernel, det); });
         registered += 2;
       }
     return registered;
   }
   for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, o.shape.head_dim)) {
-    add_timed("fwd_varlen/" + kernel + "/" + names.varlen,
+    add_timed(o, "fwd_varlen/" + kernel + "/" + names.varlen,
               [o, kernel](benchmark::State& st) { run_varlen(st, o, kernel); });
-    add_timed("fwd_varlen_dense/" + kernel + "/" + names.dense,
+    add_timed(o, "fwd_varlen_dense/" + kernel + "/" + names.dense,
               [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); });
     registered += 2;
   }
@@ -848,13 +866,13 @@ int register_paged(const Options& o) {
   const std::string paged = o.varlen ? "fwd_varlen_paged" : "fwd_paged";
   int registered = 0;
   for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, o.shape.head_dim)) {
-    add_timed(contiguous + kernel + "/" + shape, [o, kernel](benchmark::State& st) {
+    add_timed(o, contiguous + kernel + "/" + shape, [o, kernel](benchmark::State& st) {
       if (o.varlen) run_varlen(st, o, kernel);
       else run_variant(st, o, kernel);
     });
     ++registered;
     for (int page_size : *o.paged) {
-      add_timed(fmt::format("{}{}/{}/{}", paged, page_size, kernel, shape),
+      add_timed(o, fmt::format("{}{}/{}/{}", paged, page_size, kernel, shape),
                 [o, kernel, page_size](benchmark::State& st) { run_paged(st, o, kernel, page_size); });
       ++registered;
     }
@@ -908,13 +926,13 @@ int main(int argc, char** argv) {
     if (f.bwd) {
       for (const std::string& kernel : kernels_to_run(flash::backward_variants(), f.kernel, o.dtype, s.head_dim))
         for (bool det : backward_modes(kernel)) {
-          add_timed("bwd/" + kernel + (det ? "-det/" : "/") + shape,
+          add_timed(o, "bwd/" + kernel + (det ? "-det/" : "/") + shape,
                     [o, det, kernel](benchmark::State& st) { run_backward(st, o, kernel, det); });
           ++registered;
         }
     } else {
       for (const std::string& kernel : kernels_to_run(flash::forward_variants(), f.kernel, o.dtype, s.head_dim)) {
-        add_timed("fwd/" + kernel + "/" + shape, [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); });
+        add_timed(o, "fwd/" + kernel + "/" + shape, [o, kernel](benchmark::State& st) { run_variant(st, o, kernel); });
         ++registered;
       }
     }
