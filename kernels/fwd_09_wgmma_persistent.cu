@@ -81,12 +81,11 @@
 namespace flash::detail {
 namespace {
 
-// The change: the persistent schedule (hdim 256: Q and two stages leave no
-// room for O's buffer, so O goes from registers to global memory).
+// The change: the persistent schedule (hdim 256: Q, O and two stages exceed 227 KB).
 // Also the Hopper rung that takes a paged KV cache (kPagedKV: the rung auto
 // picks; the other rungs refuse paged calls, which saves their kernels).
 template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHeadDim_> {
-  static constexpr bool kPersistent = true;
+  static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
 };
 

@@ -99,9 +99,6 @@ template <class Cfg> struct Fa3MinBlocks<Cfg, std::void_t<decltype(Cfg::kMinBloc
     : std::integral_constant<int, Cfg::kMinBlocks> {};
 template <class Cfg> inline constexpr int kFa3MinBlocks = Fa3MinBlocks<Cfg>::value;
 
-// The shared memory one CTA may opt in to on sm_90 (227 KB).
-inline constexpr int kSm90SmemPerBlock = 227 * 1024;
-
 // Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
 // swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
 template <class Cfg> struct Fa3Smem {
@@ -111,15 +108,11 @@ template <class Cfg> struct Fa3Smem {
   static constexpr int kQ = 0;
   static constexpr int kK = kQ + kQBytes;
   static constexpr int kV = kK + Cfg::kStages * kKVBytes;
-  static constexpr int kRingEnd = kV + Cfg::kStages * kKVBytes;
   // Persistent: O gets its own buffer, since the next tile's Q may already be
-  // landing in the Q tile while this one's O is stored. Where that buffer
-  // does not fit (hdim 256: Q 64 KB and 160 KB of K/V), O goes from
-  // registers straight to global memory instead (Fa3Epilogue::store_direct).
-  static constexpr bool kOwnOBuffer = kFa3Persistent<Cfg> && kRingEnd + kQBytes + 2048 <= kSm90SmemPerBlock;
-  static constexpr bool kStageO = !kFa3Persistent<Cfg> || kOwnOBuffer;  // O through shared memory and TMA
-  static constexpr int kO = kOwnOBuffer ? kRingEnd : kQ;
-  static constexpr int kBars = kOwnOBuffer ? kRingEnd + kQBytes : kRingEnd;
+  // landing in the Q tile while this one's O is stored.
+  static constexpr int kOwnO = kFa3Persistent<Cfg> ? kV + Cfg::kStages * kKVBytes : 0;
+  static constexpr int kO = kFa3Persistent<Cfg> ? kOwnO : kQ;
+  static constexpr int kBars = kFa3Persistent<Cfg> ? kOwnO + kQBytes : kV + Cfg::kStages * kKVBytes;
   // q_full, then per stage: k_full, k_empty, v_full, v_empty; persistent:
   // q_empty; last: v_fix (variable-length calls: see Fa3Mainloop::produce)
   static constexpr int kNumBars = 1 + 4 * Cfg::kStages + (kFa3Persistent<Cfg> ? 1 : 0) + 1;
@@ -540,11 +533,9 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       }
     }
 
-    __device__ static std::uint32_t uni(std::uint32_t x) { return kHeadDim == 256 ? __shfl_sync(0xffffffffu, x, 0) : x; }
     __device__ void gemm_qk(int stage, const QFrags& q, float (&s)[1][kNTilesS][4]) const {
       auto& d = *reinterpret_cast<float(*)[kBlockN / 2]>(&s);
-      const std::uint32_t k_stage = uni(k_addr) + stage * Smem::kKVBytes;
-      const std::uint32_t q_base = uni(q_addr);
+      const std::uint32_t k_stage = k_addr + stage * Smem::kKVBytes;
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < kHeadDim / 16; ++ks) {
@@ -552,7 +543,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         if constexpr (Cfg::kQInRegisters) {
           WgmmaOp<kBlockN>::template rs_kmajor<T>(d, q[ks], db, ks > 0);
         } else {
-          const std::uint64_t da = wgmma_desc_sw128(q_base, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+          const std::uint64_t da = wgmma_desc_sw128(q_addr, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
           WgmmaOp<kBlockN>::template ss<T>(d, da, db, ks > 0);
         }
       }
@@ -561,7 +552,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
 
     __device__ void gemm_pv(int stage, const std::uint32_t (&pr)[kBlockN / 16][4], float (&o)[1][kNTilesO][4]) const {
       auto& d = *reinterpret_cast<float(*)[kHeadDim / 2]>(&o);
-      const std::uint32_t v_stage = uni(v_addr) + stage * Smem::kKVBytes;
+      const std::uint32_t v_stage = v_addr + stage * Smem::kKVBytes;
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
@@ -703,60 +694,13 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Smem::kBlockM, kNTilesO = kHeadDim / 8;
 
   // O (normalised here) through this warpgroup's own rows of the Q tile,
-  // which its last S = Q K^T has finished reading (persistent: O's own
-  // buffer), then one TMA store per 64-column block; or, where a persistent
-  // Config has no room for O's buffer, straight from registers
-  // (store_direct). LSE straight from registers.
+  // which its last S = Q K^T has finished reading, then one TMA store per
+  // 64-column block; LSE straight from registers.
   __device__ static void store(const Fa3Params& prm, std::uint8_t* smem, float (&o)[1][kNTilesO][4],
                                OnlineSoftmax<1>& softmax, int wg, int tid, const Fa3Seq& seq, int m0, int h, int b) {
     const FwdParams& p = prm.p;
     float lse[2];
     softmax.finalize(o, ScoreMod(p).lse_scale(), lse, ScoreMod::sink(p, h));
-    const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
-    if constexpr (Smem::kStageO) stage_and_store(prm, smem, o, wg, tid, seq, m0, h);
-    else store_direct(p, o, wg, warp, lane, seq, m0, h);
-    // The LSE while the TMA engine reads O.
-    if (p.lse != nullptr && t == 0) {
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int row = m0 + 64 * wg + 16 * warp + g + 8 * half;
-        if (row < seq.seqlen_q) p.lse[p.lse_offset(b, h, seq.q_row0 + row)] = lse[half];
-      }
-    }
-    // Shared memory must outlive the store's reads: wait now, or (persistent)
-    // before the next tile writes the O buffer, and at exit.
-    if constexpr (!kFa3Persistent<Cfg>) {
-      if (tid == 0) tma_store_wait_read();  // (nothing committed: returns at once)
-    }
-  }
-
-  // Each lane's rows, 16 bytes per store: per four n-tiles the quad's
-  // packed pairs are transposed (quad_transpose), so lane t holds n-tile 4j
-  // + t whole. A warp's store covers 64 bytes of each of 8 rows; rows past
-  // the sequence (dense or packed) are skipped.
-  __device__ static void store_direct(const FwdParams& p, const float (&o)[1][kNTilesO][4], int wg, int warp, int lane,
-                                      const Fa3Seq& seq, int m0, int h) {
-    static_assert(kNTilesO % 4 == 0, "the quad transpose takes n-tiles four at a time");
-    const int g = lane / 4, t = lane % 4;
-    T* const o_head = static_cast<T*>(p.o) + seq.o + h * p.o_head_stride;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int row = m0 + 64 * wg + 16 * warp + g + 8 * half;
-      T* const o_row = o_head + row * p.o_row_stride;
-#pragma unroll
-      for (int j = 0; j < kNTilesO / 4; ++j) {
-        std::uint32_t a[4];
-#pragma unroll
-        for (int u = 0; u < 4; ++u) a[u] = pack2<T>(o[0][4 * j + u][2 * half], o[0][4 * j + u][2 * half + 1]);
-        quad_transpose(a, t);
-        if (row < seq.seqlen_q) *reinterpret_cast<uint4*>(o_row + 8 * (4 * j + t)) = make_uint4(a[0], a[1], a[2], a[3]);
-      }
-    }
-  }
-
-  __device__ static void stage_and_store(const Fa3Params& prm, std::uint8_t* smem, const float (&o)[1][kNTilesO][4],
-                                         int wg, int tid, const Fa3Seq& seq, int m0, int h) {
-    const FwdParams& p = prm.p;
     const int warp = tid / 32, lane = tid % 32, g = lane / 4, t = lane % 4;
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
@@ -793,6 +737,19 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
         tma_store_4d(&prm.o, smem + Smem::kO + cb * kBlockM * 128 + 64 * wg * 128, cb * 64,
                      seq.q_row0 + m0 + 64 * wg, h, seq.q_b);
       tma_store_commit();
+    }
+    // The LSE while the TMA engine reads O.
+    if (p.lse != nullptr && t == 0) {
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int row = m0 + 64 * wg + 16 * warp + g + 8 * half;
+        if (row < seq.seqlen_q) p.lse[p.lse_offset(b, h, seq.q_row0 + row)] = lse[half];
+      }
+    }
+    // Shared memory must outlive the store's reads: wait now, or (persistent)
+    // before the next tile writes the O buffer, and at exit.
+    if constexpr (!kFa3Persistent<Cfg>) {
+      if (tid == 0) tma_store_wait_read();  // (nothing committed: returns at once)
     }
   }
 };

@@ -70,26 +70,4 @@ template <class T> __device__ __forceinline__ std::uint32_t pack2(float a, float
   }
 }
 
-// A 4 x 4 transpose within each quad of lanes (t = lane % 4): lane t's a[u]
-// becomes lane u's old a[t]. In an accumulator fragment lane t holds columns
-// 2t, 2t + 1 of every 8-column n-tile; with a[u] the packed pair of n-tile u
-// of four, lane t ends with the whole n-tile t (16 bytes, one store). Two
-// xor-shuffle rounds: in each, a lane sends the two entries whose index bit
-// differs from its lane bit and receives the partner's in the same places.
-__device__ __forceinline__ void quad_transpose(std::uint32_t (&a)[4], int t) {
-  const bool hi2 = (t & 2) != 0, hi1 = (t & 1) != 0;
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const std::uint32_t x = __shfl_xor_sync(0xffffffffu, hi2 ? a[k] : a[2 + k], 2);
-    if (hi2) a[k] = x;
-    else a[2 + k] = x;
-  }
-#pragma unroll
-  for (int k = 0; k < 2; ++k) {
-    const std::uint32_t x = __shfl_xor_sync(0xffffffffu, hi1 ? a[2 * k] : a[2 * k + 1], 1);
-    if (hi1) a[2 * k] = x;
-    else a[2 * k + 1] = x;
-  }
-}
-
 }  // namespace flash::detail
