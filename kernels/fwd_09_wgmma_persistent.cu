@@ -8,6 +8,10 @@
 // start no longer waits for a CTA launch, a Q load from memory and an empty
 // pipeline. Q and O need separate buffers for that; at hdim 256 (64 KB each
 // beside 160 KB of K/V) they do not fit, so hdim 256 keeps fwd_08's schedule.
+// (Session 19 stored hdim 256's O from registers instead and ran the walk and
+// the dynamic schedule: -1 to -4%, its wgmma descriptors pushed off the
+// uniform datapath; with the bases shuffled at each GEMM, +3% at 512 keys
+// but -1.5% on long tiles. Not kept: docs/NOTES.md.)
 // Causal calls run this kernel's code with the single-tile scheduler
 // (Fa3SingleTileScheduler, longest query blocks launched first): static
 // round-robin gives each CTA a random mix of long and short causal tiles, and
