@@ -159,25 +159,6 @@ template <SeqLayout kSeq> __device__ __forceinline__ Fa3Seq fa3_seq(const FwdPar
   }
 }
 
-// What the producer and the consumers both derive from a tile: its first
-// query row m0, its sequence, and (kVarlen) the sequence's own mask; dense
-// calls read the call's mask from the params. Tiles past their sequence's
-// queries (kVarlen) are skipped by both roles.
-template <class Cfg, SeqLayout kSeq> struct Fa3TileKeys {
-  static constexpr bool kVarlen = kSeq != SeqLayout::dense;
-  static constexpr int kBlockM = 64 * Cfg::kConsumerWGs;
-  int m0;
-  Fa3Seq seq;
-  Mask seq_mask;
-  __device__ Fa3TileKeys(const FwdParams& p, const Fa3Tile& tile)
-      : m0(tile.m_block * kBlockM),
-        seq(fa3_seq<kSeq>(p, tile.batch)),
-        seq_mask(kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask()) {}
-  __device__ bool past_queries() const { return kVarlen && m0 >= seq.seqlen_q; }
-  __device__ const Mask& mask(const FwdParams& p) const { return kVarlen ? seq_mask : p.mask_for(); }
-  __device__ TileRange key_tiles(const FwdParams& p) const { return mask(p).template key_tiles<Cfg::kBlockN>(m0, kBlockM); }
-};
-
 // Whether a Config takes a paged KV cache (kPagedKV; absent: no): one more
 // kernel per element type, head dim and score-modifier flag, so only the
 // rung that auto picks has it (build time).
@@ -823,13 +804,16 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     }
     // One tile's loads (per-sequence and paged: by the whole warp).
     const auto produce = [&](const Fa3Tile& tile) {
-      const Fa3TileKeys<Cfg, kSeq> w(p, tile);
-      if (w.past_queries()) return;
-      const TileRange tiles = w.key_tiles(p);
+      const int m0 = tile.m_block * Smem::kBlockM;
+      const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
+      if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
+      const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
+      const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+      const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
       if constexpr (Mainloop::kPaged)
-        Mainloop::produce_paged(prm, smem, pipe, w.seq, w.m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
+        Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
       else
-        Mainloop::produce(prm, smem, pipe, w.seq, w.m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
+        Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
     };
     if constexpr (kDynamic) {
       static_assert(!kVarlen && kFa3Persistent<Cfg>, "the dynamic schedule is for dense calls on persistent Configs");
@@ -859,12 +843,13 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     const int tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
     const auto consume = [&](const Fa3Tile& tile) {
-      const Fa3TileKeys<Cfg, kSeq> w(p, tile);
-      if (w.past_queries()) return;
-      const int m0 = w.m0;
-      const Fa3Seq& seq = w.seq;
-      const TileRange tiles = w.key_tiles(p);
-      const RowBlockKeys keys = w.mask(p).row_block(m0 + 64 * c, 64);
+      const int m0 = tile.m_block * Smem::kBlockM;
+      const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
+      if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
+      const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
+      const Mask& mask = kVarlen ? seq_mask : p.mask_for();
+      const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
+      const RowBlockKeys keys = mask.row_block(m0 + 64 * c, 64);
       const typename Mainloop::Consumer consumer{p,
                                                  pipe,
                                                  base + Smem::kQ + 64 * c * 128,
@@ -880,7 +865,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
                                                  keys.all_end,
                                                  keys.any_end,
                                                  kMods ? ScoreMod::alibi_slope(p, tile.batch, tile.head) : 0.0f,
-                                                 w.seq_mask};
+                                                 seq_mask};
       // Pingpong: the last warpgroup lets the first one go first.
       if constexpr (Cfg::kPingpong) {
         if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0)
