@@ -181,6 +181,27 @@ TEST(ForwardScoresEdges, NoKeysGivesTheSinkAsLse) {
   }
 }
 
+// Softcapped rows whose every score sits at the cap's floor: q and k drawn
+// around opposite means give scores near -head_dim * 2.25 (tanh(s / c) near
+// or at -1). The bf16 Hopper kernels fix the row max under a softcap
+// (ScoreMod::fixed_max), which puts these rows' probabilities at the bottom
+// of their range (2^-43 at softcap 15, 2^-106 at 50); had the floor gone
+// under fp32's range, P would flush to 0 and these rows would come out as O
+// = 0, LSE = -inf. f16 (the running max) is the control.
+TEST(ForwardScoresEdges, SoftcapRowsAtTheFloor) {
+  SKIP_WITHOUT_GPU();
+  for (const float cap : {15.0f, 50.0f})
+    for (const DType dtype : {DType::bf16, DType::f16})
+      for (const int head_dim : {64, 128, 256}) {
+        const Shape s{.batch = 2, .seqlen_q = 257, .seqlen_k = 300, .heads_q = 4, .heads_kv = 2,
+                      .head_dim = head_dim, .softcap = cap, .qk_mean = 1.5};
+        const std::uint64_t seed = flash::gpu_test::test_seed();
+        auto prob = flash::testing::make_problem(s, dtype, true, Layout::bshd, seed);
+        SCOPED_TRACE(flash::gpu_test::score_trace(seed, s, dtype, true, prob.scores));
+        check_scores_all_variants(prob);
+      }
+}
+
 // Negative controls: with the same inputs, a call that leaves out one
 // modifier must fail the check, or the suite above would not show that the
 // kernels apply it (the cap bites, the slopes and the sinks matter).

@@ -100,6 +100,32 @@ template <int kMTiles> struct OnlineSoftmax {
         row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
       }
   }
+  // A fixed max (ScoreMod::fixed_max, in score units) for every row, set
+  // before the first tile; probs_fixed() then replaces probs() and O is
+  // never rescaled. A row that sees no key still ends with sum 0 (LSE -inf).
+  __device__ __forceinline__ void fix_max(float max_units) {
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) row_max[r] = max_units;
+  }
+  template <int kNTilesS>
+  __device__ __forceinline__ void probs_fixed(float (&s)[kMTiles][kNTilesS][4], float scale_log2) {
+    const float max_scaled = row_max[0] * scale_log2;
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        float tile_sum = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
+            tile_sum += s[mt][nt][e];
+          }
+        row_sum[2 * mt + half] += tile_sum;
+      }
+  }
+
   template <int kNTilesO>
   __device__ __forceinline__ void rescale_o(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows]) {
 #pragma unroll

@@ -51,8 +51,8 @@ TensorView ViewSpec::view(void* data, DType dtype) const {
                    {heads * seqlen * head_dim, head_dim, seqlen * head_dim, 1});
 }
 
-std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev) {
-  std::normal_distribution<double> dist(0.0, stddev);
+std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev, double mean) {
+  std::normal_distribution<double> dist(mean, stddev);
   std::vector<double> out(n);
   for (auto& x : out) x = reference::round_to(dtype, dist(rng));
   return out;
@@ -215,8 +215,8 @@ Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, st
   std::mt19937_64 rng(seed);
   const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
   const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
-  p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain);
-  p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain);
+  p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain, s.qk_mean);
+  p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain, -s.qk_mean);
   p.v = random_values(kv_spec.elements(), dtype, rng);
   p.scores = score_inputs(s, rng);
 
@@ -320,8 +320,8 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
   std::mt19937_64 rng(seed);
   const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
   const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
-  p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain);
-  p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain);
+  p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain, s.qk_mean);
+  p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain, -s.qk_mean);
   p.v = random_values(kv_spec.elements(), dtype, rng);
   p.dout = random_values(q_spec.elements(), dtype, rng);
   p.scores = score_inputs(s, rng);

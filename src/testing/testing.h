@@ -52,7 +52,8 @@ struct ViewSpec {
 
 // Normal values (mean 0, standard deviation `stddev`) rounded to dtype (so
 // they are exact in it).
-std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev = 1.0);
+std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev = 1.0,
+                                  double mean = 0.0);
 
 // Host values in BSHD order to/from a device view of any strides.
 void upload(const std::vector<double>& host, const TensorView& view);
@@ -77,6 +78,9 @@ struct Shape {
   // q and k are drawn with this standard deviation: scores of about
   // qk_gain^2 (large ones, for a softcap that bites).
   double qk_gain = 1.0;
+  // q drawn around +qk_mean and k around -qk_mean (forward and backward
+  // problems): every score near -head_dim qk_mean^2, a softcap's floor.
+  double qk_mean = 0.0;
 };
 
 // The score modifiers of one call as its inputs: the softcap, random ALiBi
