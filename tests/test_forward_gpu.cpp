@@ -202,6 +202,27 @@ TEST(ForwardScoresEdges, SoftcapRowsAtTheFloor) {
       }
 }
 
+// Softcapped rows that see one key: O must be that key's v (P / sum P = 1
+// whatever P is). Under the fixed max P is not 1, and bf16 P in P V against
+// an fp32 row sum left O a rounding off v (a one-key sequence of a varlen
+// call measured 1 ulp over the bound, 2026-11-25); the row sums now add the
+// rounded P. Non-causal calls with one key, and causal ones whose first
+// row sees one.
+TEST(ForwardScoresEdges, SoftcapRowsOfOneKey) {
+  SKIP_WITHOUT_GPU();
+  for (const float cap : {15.0f, 30.0f, 50.0f})
+    for (const DType dtype : {DType::bf16, DType::f16})
+      for (const int head_dim : {64, 128, 256})
+        for (const bool causal : {false, true}) {
+          const Shape s{.batch = 3, .seqlen_q = causal ? 1 : 7, .seqlen_k = 1, .heads_q = 8, .heads_kv = 2,
+                        .head_dim = head_dim, .softcap = cap, .qk_gain = 8.0};
+          const std::uint64_t seed = flash::gpu_test::test_seed();
+          auto prob = flash::testing::make_problem(s, dtype, causal, Layout::bshd, seed);
+          SCOPED_TRACE(flash::gpu_test::score_trace(seed, s, dtype, causal, prob.scores));
+          check_scores_all_variants(prob);
+        }
+}
+
 // Negative controls: with the same inputs, a call that leaves out one
 // modifier must fail the check, or the suite above would not show that the
 // kernels apply it (the cap bites, the slopes and the sinks matter).

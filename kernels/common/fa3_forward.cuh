@@ -600,9 +600,12 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
           fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
           pipe.consumer_release(Buf::kK, stage, lane);
           mask_scores(n_block, s);
-          if (fixed) softmax.probs_fixed(s, ScoreMod(p).exp2_scale());
-          else softmax.update(s, o, ScoreMod(p).exp2_scale());
-          to_p(s, pr);
+          if (fixed) {
+            softmax.probs_fixed<T>(s, ScoreMod(p).exp2_scale(), pr);
+          } else {
+            softmax.update(s, o, ScoreMod(p).exp2_scale());
+            to_p(s, pr);
+          }
           pipe.consumer_wait(Buf::kV, i, stage);
           sched_sync();
           gemm_pv(stage, pr, o);
@@ -629,9 +632,12 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         pipe.consumer_release(Buf::kK, 0, lane);
         if (!skip0) {
           mask_scores(n_last, s);
-          if (fixed) softmax.probs_fixed(s, ScoreMod(p).exp2_scale());
-          else softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
-          to_p(s, pr);
+          if (fixed) {
+            softmax.probs_fixed<T>(s, ScoreMod(p).exp2_scale(), pr);
+          } else {
+            softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
+            to_p(s, pr);
+          }
         } else {
 #pragma unroll
           for (int kk = 0; kk < kBlockN / 16; ++kk) pr[kk][0] = pr[kk][1] = pr[kk][2] = pr[kk][3] = 0;
@@ -656,7 +662,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               pipe.consumer_release(Buf::kK, stage, lane);
               mask_scores(n_last - i, s);
               float rescale[2];
-              if (fixed) softmax.probs_fixed(s, ScoreMod(p).exp2_scale());
+              std::uint32_t pf[kBlockN / 16][4];  // P under the fixed max, until P V(i-1) frees pr
+              if (fixed) softmax.probs_fixed<T>(s, ScoreMod(p).exp2_scale(), pf);
               else softmax.probs(s, ScoreMod(p).exp2_scale(), rescale);
               // The softmax beside PV: ptxas hoists a plain wait above it.
               // At hdim 64 the three warpgroups' turns already hide it, and
@@ -665,8 +672,15 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               else wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
-              if (!fixed) softmax.rescale_o(o, rescale);
-              to_p(s, pr);
+              if (fixed) {
+#pragma unroll
+                for (int kk = 0; kk < kBlockN / 16; ++kk)
+#pragma unroll
+                  for (int j = 0; j < 4; ++j) pr[kk][j] = pf[kk][j];
+              } else {
+                softmax.rescale_o(o, rescale);
+                to_p(s, pr);
+              }
             }
           }
         }
