@@ -183,11 +183,10 @@ TEST(ForwardScoresEdges, NoKeysGivesTheSinkAsLse) {
 
 // Softcapped rows whose every score sits at the cap's floor: q and k drawn
 // around opposite means give scores near -head_dim * 2.25 (tanh(s / c) near
-// or at -1). The bf16 Hopper kernels fix the row max under a softcap
-// (ScoreMod::fixed_max), which puts these rows' probabilities at the bottom
-// of their range (2^-43 at softcap 15, 2^-106 at 50); had the floor gone
-// under fp32's range, P would flush to 0 and these rows would come out as O
-// = 0, LSE = -inf. f16 (the running max) is the control.
+// or at -1). A kernel that fixes the row max under a softcap instead of
+// tracking it (tried 2026-11-25, docs/NOTES.md session 20) puts these rows'
+// probabilities at the bottom of their range; had it gone under fp32's
+// range, P would flush to 0 and O would come out 0, LSE -inf.
 TEST(ForwardScoresEdges, SoftcapRowsAtTheFloor) {
   SKIP_WITHOUT_GPU();
   for (const float cap : {15.0f, 50.0f})
@@ -202,12 +201,11 @@ TEST(ForwardScoresEdges, SoftcapRowsAtTheFloor) {
       }
 }
 
-// Softcapped rows that see one key: O must be that key's v (P / sum P = 1
-// whatever P is). Under the fixed max P is not 1, and bf16 P in P V against
-// an fp32 row sum left O a rounding off v (a one-key sequence of a varlen
-// call measured 1 ulp over the bound, 2026-11-25); the row sums now add the
-// rounded P. Non-causal calls with one key, and causal ones whose first
-// row sees one.
+// Softcapped rows that see one key: O must be that key's v (P / sum P = 1,
+// whatever P is). With the running max that P is exactly 1; under a fixed
+// max (tried 2026-11-25) bf16 P in P V against an fp32 row sum left O 1 ulp
+// off v, over the bound, on a one-key varlen sequence. Non-causal calls with
+// one key, and causal ones of one query and one key.
 TEST(ForwardScoresEdges, SoftcapRowsOfOneKey) {
   SKIP_WITHOUT_GPU();
   for (const float cap : {15.0f, 30.0f, 50.0f})

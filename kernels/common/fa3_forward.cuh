@@ -580,10 +580,6 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     // The whole K/V loop; O (unnormalised) and the softmax state come back.
     __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax) const {
       if (n_blocks == 0) return;
-      // bf16 under a softcap: the row max is fixed before the first key
-      // (ScoreMod::fixed_max), so no tile looks for a max or rescales O.
-      const bool fixed = kMods && std::is_same_v<T, __nv_bfloat16> && ScoreMod(p).fixed_max() != INFINITY;
-      if (fixed) softmax.fix_max(ScoreMod(p).fixed_max());
       pipe.consumer_wait_q();
       QFrags q;
       load_q(q);
@@ -600,12 +596,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
           fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
           pipe.consumer_release(Buf::kK, stage, lane);
           mask_scores(n_block, s);
-          if (fixed) {
-            softmax.probs_fixed<T>(s, ScoreMod(p).exp2_scale(), pr);
-          } else {
-            softmax.update(s, o, ScoreMod(p).exp2_scale());
-            to_p(s, pr);
-          }
+          softmax.update(s, o, ScoreMod(p).exp2_scale());
+          to_p(s, pr);
           pipe.consumer_wait(Buf::kV, i, stage);
           sched_sync();
           gemm_pv(stage, pr, o);
@@ -632,12 +624,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         pipe.consumer_release(Buf::kK, 0, lane);
         if (!skip0) {
           mask_scores(n_last, s);
-          if (fixed) {
-            softmax.probs_fixed<T>(s, ScoreMod(p).exp2_scale(), pr);
-          } else {
-            softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
-            to_p(s, pr);
-          }
+          softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
+          to_p(s, pr);
         } else {
 #pragma unroll
           for (int kk = 0; kk < kBlockN / 16; ++kk) pr[kk][0] = pr[kk][1] = pr[kk][2] = pr[kk][3] = 0;
@@ -662,9 +650,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               pipe.consumer_release(Buf::kK, stage, lane);
               mask_scores(n_last - i, s);
               float rescale[2];
-              std::uint32_t pf[kBlockN / 16][4];  // P under the fixed max, until P V(i-1) frees pr
-              if (fixed) softmax.probs_fixed<T>(s, ScoreMod(p).exp2_scale(), pf);
-              else softmax.probs(s, ScoreMod(p).exp2_scale(), rescale);
+              softmax.probs(s, ScoreMod(p).exp2_scale(), rescale);
               // The softmax beside PV: ptxas hoists a plain wait above it.
               // At hdim 64 the three warpgroups' turns already hide it, and
               // the pin cost ~1% there (docs/NOTES.md, session 16).
@@ -672,15 +658,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               else wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
-              if (fixed) {
-#pragma unroll
-                for (int kk = 0; kk < kBlockN / 16; ++kk)
-#pragma unroll
-                  for (int j = 0; j < 4; ++j) pr[kk][j] = pf[kk][j];
-              } else {
-                softmax.rescale_o(o, rescale);
-                to_p(s, pr);
-              }
+              softmax.rescale_o(o, rescale);
+              to_p(s, pr);
             }
           }
         }

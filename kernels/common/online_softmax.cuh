@@ -9,10 +9,6 @@
 #pragma once
 
 #include <cmath>
-#include <cstdint>
-#include <type_traits>
-
-#include "common/mma.cuh"  // pack2
 
 namespace flash::detail {
 
@@ -104,51 +100,6 @@ template <int kMTiles> struct OnlineSoftmax {
         row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
       }
   }
-  // A fixed max (ScoreMod::fixed_max, in score units) for every row, set
-  // before the first tile; probs_fixed() then replaces probs() and O is
-  // never rescaled. A row that sees no key still ends with sum 0 (LSE -inf).
-  __device__ __forceinline__ void fix_max(float max_units) {
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) row_max[r] = max_units;
-  }
-  // The two values of a packed pair (pack2) in fp32, added.
-  template <class T> __device__ __forceinline__ static float sum_of_rounded(std::uint32_t ab) {
-    if constexpr (std::is_same_v<T, __nv_bfloat16>) {
-      return __uint_as_float(ab << 16) + __uint_as_float(ab & 0xffff0000u);  // b high, a low
-    } else {
-      const __half2 h = *reinterpret_cast<const __half2*>(&ab);
-      return __low2float(h) + __high2float(h);
-    }
-  }
-  // P of one tile under the fixed max (bf16 operands: the caller checks),
-  // packed straight into the A operand of P V (wgmma's layout, one m-tile:
-  // element e of n-tile nt goes to pr[nt / 2][2 (nt % 2) + e / 2], as
-  // to_a_operand packs it). The row sums add P as P V sees it, rounded, so
-  // O is an exact weighted mean of V's rows: with the running max a row's
-  // largest P is exactly 1 and a row of one key gives O = v; under a fixed
-  // max that P is any value, and an fp32 sum against its rounded weight left
-  // O up to 2^-8 relative off v (1 ulp over the bound on a one-key sequence,
-  // 2026-11-25).
-  template <class T, int kNTilesS>
-  __device__ __forceinline__ void probs_fixed(float (&s)[kMTiles][kNTilesS][4], float scale_log2,
-                                              std::uint32_t (&pr)[kNTilesS / 2][4]) {
-    static_assert(kMTiles == 1, "the wgmma layout: one m-tile of 64 rows per warpgroup");
-    const float max_scaled = row_max[0] * scale_log2;
-#pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      float tile_sum = 0.0f;
-#pragma unroll
-      for (int nt = 0; nt < kNTilesS; ++nt) {
-        const float a = fast_exp2(fmaf(s[0][nt][2 * half], scale_log2, -max_scaled));
-        const float b = fast_exp2(fmaf(s[0][nt][2 * half + 1], scale_log2, -max_scaled));
-        const std::uint32_t ab = pack2<T>(a, b);
-        pr[nt / 2][2 * (nt % 2) + half] = ab;
-        tile_sum += sum_of_rounded<T>(ab);
-      }
-      row_sum[half] += tile_sum;
-    }
-  }
-
   template <int kNTilesO>
   __device__ __forceinline__ void rescale_o(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows]) {
 #pragma unroll

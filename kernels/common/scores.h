@@ -85,25 +85,6 @@ struct ScoreMod {
   FLASH_HOST_DEVICE float lse_scale() const { return p.score_lse; }
   FLASH_HOST_DEVICE bool capped() const { return p.scores.softcap > 0.0f; }
 
-  // A row max fixed before the first key, for kernels whose P keeps fp32's
-  // exponent range (bf16 operands; f16's 2^-24 .. 2^15 does not): under a
-  // softcap without ALiBi every score lies in [-1, 1] score units, so with
-  // k = exp2_scale() and a fixed max m the probabilities exp2(k (u - m)) span
-  // 2^(-k (1 + m)) .. 2^(k (1 - m)). m = 1 (P <= 1, as with the running max)
-  // while the floor stays at or above 2^-106; past that m keeps the floor at
-  // 2^-106 and lets the top rise, up to 2^40 (k <= 73: a softcap of at most
-  // 50.6). The floor leaves 2^20 of fp32's normal range to P v products.
-  // +inf: no fixed max (no softcap, ALiBi, or a larger softcap); the kernel
-  // keeps the running max. No max to find, no O to rescale: the softmax's
-  // per-score work drops to the exp2 and the sum (issue 16).
-  FLASH_HOST_DEVICE float fixed_max() const {
-    if (!capped() || p.scores.alibi != nullptr) return INFINITY;
-    const float k = exp2_scale();
-    if (k <= 53.0f) return 1.0f;
-    if (k <= 73.0f) return (106.0f - k) / k;
-    return INFINITY;
-  }
-
   // One raw score of row `row` and key `key`, for kernels that handle scores
   // one at a time (fwd_01, fwd_02, bwd_01); *dcap (when given) gets the
   // softcap's derivative factor 1 - tanh^2 (1 without a softcap).
