@@ -658,7 +658,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               else wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
-              softmax.rescale_o(o, rescale);
+              softmax.rescale_o_if_moved(o, rescale);
               to_p(s, pr);
             }
           }
