@@ -117,12 +117,15 @@ template <int kMTiles> struct OnlineSoftmax {
   // multiplies per thread. Exact; one vote per tile. Once a row's max has
   // settled most tiles leave it: from the session-20 fixed-max experiment
   // (docs/NOTES.md) the rescale is as costly as a tanh per score at hdim 256.
+  // may_skip (warp-uniform) leaves out the vote where it would rarely pay:
+  // a warp of 16 rows skips at key tile i with probability ~(1 - 1 / i)^16.
   template <int kNTilesO>
-  __device__ __forceinline__ void rescale_o_if_moved(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows]) {
+  __device__ __forceinline__ void rescale_o_if_moved(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows],
+                                                     bool may_skip) {
     bool same = true;
 #pragma unroll
     for (int r = 0; r < kRows; ++r) same = same && rescale[r] == 1.0f;
-    if (__all_sync(0xffffffffu, same)) return;
+    if (may_skip && __all_sync(0xffffffffu, same)) return;
     rescale_o(o, rescale);
   }
 
