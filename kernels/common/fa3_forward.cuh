@@ -658,12 +658,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               else wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
-              // Skipped where no row of the warp moved its max, from the
-              // 16th key tile on: at hdim 64 (192-row tiles) +2.4% on long
-              // causal rows, -1% on rows of up to 16 tiles when every tile
-              // voted; at hdims 128 / 256 -1.8% to +1.1% (NOTES, session 20).
-              if constexpr (kHeadDim == 64) softmax.rescale_o_if_moved(o, rescale, i >= 16);
-              else softmax.rescale_o(o, rescale);
+              softmax.rescale_o(o, rescale);
               to_p(s, pr);
             }
           }

@@ -87,8 +87,7 @@ template <int kMTiles> struct OnlineSoftmax {
         // A row that has seen only masked keys keeps max -inf: subtract 0 so
         // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
         const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
-        // Exactly 1 where the max stayed (rescale_o_if_moved skips those).
-        rescale[r] = new_max == row_max[r] ? 1.0f : fast_exp2(row_max[r] * scale_log2 - max_scaled);
+        rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled);
         row_max[r] = new_max;
         float tile_sum = 0.0f;
 #pragma unroll
@@ -110,23 +109,6 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
         for (int nt = 0; nt < kNTilesO; ++nt)
           o[mt][nt][2 * half] *= rescale[2 * mt + half], o[mt][nt][2 * half + 1] *= rescale[2 * mt + half];
-  }
-
-  // rescale_o() unless no row of this warp moved its max in this tile (every
-  // factor exactly 1): then O stays as it is and the warp skips hdim / 2
-  // multiplies per thread. Exact; one vote per tile. Once a row's max has
-  // settled most tiles leave it: from the session-20 fixed-max experiment
-  // (docs/NOTES.md) the rescale is as costly as a tanh per score at hdim 256.
-  // may_skip (warp-uniform) leaves out the vote where it would rarely pay:
-  // a warp of 16 rows skips at key tile i with probability ~(1 - 1 / i)^16.
-  template <int kNTilesO>
-  __device__ __forceinline__ void rescale_o_if_moved(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows],
-                                                     bool may_skip) {
-    bool same = true;
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) same = same && rescale[r] == 1.0f;
-    if (may_skip && __all_sync(0xffffffffu, same)) return;
-    rescale_o(o, rescale);
   }
 
   // Reduces the row sums over the quad, scales O by 1 / row_sum (0 for rows
