@@ -11,6 +11,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <random>
 #include <tuple>
 
@@ -181,6 +182,21 @@ TEST(ForwardScoresEdges, NoKeysGivesTheSinkAsLse) {
   }
 }
 
+// Every variant that takes a softcap on shape s (its softcap and head dim
+// replaced), at each of `caps`, bf16 and f16, head dims 64, 128 and 256.
+void check_softcap_cross(Shape s, bool causal, std::initializer_list<float> caps) {
+  for (const float cap : caps)
+    for (const DType dtype : {DType::bf16, DType::f16})
+      for (const int head_dim : {64, 128, 256}) {
+        s.softcap = cap;
+        s.head_dim = head_dim;
+        const std::uint64_t seed = flash::gpu_test::test_seed();
+        auto prob = flash::testing::make_problem(s, dtype, causal, Layout::bshd, seed);
+        SCOPED_TRACE(flash::gpu_test::score_trace(seed, s, dtype, causal, prob.scores));
+        check_scores_all_variants(prob);
+      }
+}
+
 // Softcapped rows whose every score sits at the cap's floor: q and k drawn
 // around opposite means give scores near -head_dim * 2.25 (tanh(s / c) near
 // or at -1). A kernel that fixes the row max under a softcap instead of
@@ -189,16 +205,8 @@ TEST(ForwardScoresEdges, NoKeysGivesTheSinkAsLse) {
 // range, P would flush to 0 and O would come out 0, LSE -inf.
 TEST(ForwardScoresEdges, SoftcapRowsAtTheFloor) {
   SKIP_WITHOUT_GPU();
-  for (const float cap : {15.0f, 50.0f})
-    for (const DType dtype : {DType::bf16, DType::f16})
-      for (const int head_dim : {64, 128, 256}) {
-        const Shape s{.batch = 2, .seqlen_q = 257, .seqlen_k = 300, .heads_q = 4, .heads_kv = 2,
-                      .head_dim = head_dim, .softcap = cap, .qk_mean = 1.5};
-        const std::uint64_t seed = flash::gpu_test::test_seed();
-        auto prob = flash::testing::make_problem(s, dtype, true, Layout::bshd, seed);
-        SCOPED_TRACE(flash::gpu_test::score_trace(seed, s, dtype, true, prob.scores));
-        check_scores_all_variants(prob);
-      }
+  check_softcap_cross({.batch = 2, .seqlen_q = 257, .seqlen_k = 300, .heads_q = 4, .heads_kv = 2, .qk_mean = 1.5},
+                      /*causal=*/true, {15.0f, 50.0f});
 }
 
 // Softcapped rows that see one key: O must be that key's v (P / sum P = 1,
@@ -208,17 +216,10 @@ TEST(ForwardScoresEdges, SoftcapRowsAtTheFloor) {
 // one key, and causal ones of one query and one key.
 TEST(ForwardScoresEdges, SoftcapRowsOfOneKey) {
   SKIP_WITHOUT_GPU();
-  for (const float cap : {15.0f, 30.0f, 50.0f})
-    for (const DType dtype : {DType::bf16, DType::f16})
-      for (const int head_dim : {64, 128, 256})
-        for (const bool causal : {false, true}) {
-          const Shape s{.batch = 3, .seqlen_q = causal ? 1 : 7, .seqlen_k = 1, .heads_q = 8, .heads_kv = 2,
-                        .head_dim = head_dim, .softcap = cap, .qk_gain = 8.0};
-          const std::uint64_t seed = flash::gpu_test::test_seed();
-          auto prob = flash::testing::make_problem(s, dtype, causal, Layout::bshd, seed);
-          SCOPED_TRACE(flash::gpu_test::score_trace(seed, s, dtype, causal, prob.scores));
-          check_scores_all_variants(prob);
-        }
+  for (const bool causal : {false, true})
+    check_softcap_cross({.batch = 3, .seqlen_q = causal ? 1 : 7, .seqlen_k = 1, .heads_q = 8, .heads_kv = 2,
+                         .qk_gain = 8.0},
+                        causal, {15.0f, 30.0f, 50.0f});
 }
 
 // Negative controls: with the same inputs, a call that leaves out one
