@@ -80,16 +80,10 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 2 * mt + half;
-        // The row's max over this thread's scores as a tree (depth log2 of
-        // the n-tiles, not a chain of their count): exp2 waits on it.
-        float part[kNTilesS];
+        float tile_max = -INFINITY;
 #pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt) part[nt] = fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]);
-#pragma unroll
-        for (int w = 1; w < kNTilesS; w *= 2)
-#pragma unroll
-          for (int nt = 0; nt + w < kNTilesS; nt += 2 * w) part[nt] = fmaxf(part[nt], part[nt + w]);
-        const float new_max = fmaxf(row_max[r], quad_max(part[0]));
+        for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
+        const float new_max = fmaxf(row_max[r], quad_max(tile_max));
         // A row that has seen only masked keys keeps max -inf: subtract 0 so
         // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
         const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
