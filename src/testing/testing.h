@@ -50,8 +50,8 @@ struct ViewSpec {
   std::size_t elements() const { return static_cast<std::size_t>(batch * seqlen * heads * head_dim); }
 };
 
-// Normal values (mean 0, standard deviation `stddev`) rounded to dtype (so
-// they are exact in it).
+// Normal values (mean `mean`, standard deviation `stddev`) rounded to dtype
+// (so they are exact in it).
 std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& rng, double stddev = 1.0,
                                   double mean = 0.0);
 
