@@ -86,10 +86,8 @@ template <class Cfg> struct SplitKvSmem {
   static constexpr int kQElems = 16 * Cfg::kHeadDim;
   static constexpr int kTileElems = Cfg::kBlockN * Cfg::kHeadDim;
   static constexpr std::size_t kRingBytes = std::size_t(2) * Cfg::kStages * kTileElems * 2;
-  // The merge reuses the ring: fp32 O, max and sum of every warp's 16 rows,
-  // then the last-split flag (an int; no static shared memory, so that the
-  // ring keeps its 1024-byte alignment).
-  static constexpr std::size_t kMergeBytes = std::size_t(Cfg::kWarps) * 16 * (Cfg::kHeadDim + 2) * 4 + 16;
+  // The merge reuses the ring: fp32 O, max and sum of every warp's 16 rows.
+  static constexpr std::size_t kMergeBytes = std::size_t(Cfg::kWarps) * 16 * (Cfg::kHeadDim + 2) * 4;
   static_assert(kMergeBytes <= kRingBytes, "the merge buffers fit in the K/V ring");
   static constexpr std::size_t kBytes = kQElems * 2 + kRingBytes;
 };
@@ -355,34 +353,6 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
       if (c == 0) p.lse_partial[split * split_rows + out_row] = lse;
     }
   }
-  if (direct) return;
-
-  // Split-KV: the last of the num_splits CTAs of this row block (same
-  // sequence, KV head and m_block) to finish merges their partial results.
-  // The barrier orders every thread's partial stores before thread 0's
-  // fence, which is cumulative, and its count; the last CTA's fence after
-  // the count orders the other splits' stores (counted before it) before its
-  // reads (the cooperative-groups grid barrier's pattern).
-  int& last_split = *reinterpret_cast<int*>(sSum + Cfg::kWarps * 16);
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    __threadfence();
-    int* counter = p.split_counters + (static_cast<std::int64_t>(b) * p.heads_kv + h_kv) * m_blocks + m_block;
-    last_split = atomicAdd(counter, 1) == p.num_splits - 1;
-    __threadfence();
-  }
-  __syncthreads();
-  if (!last_split) return;
-  for (int r = warp; r < 16; r += Cfg::kWarps) {
-    const int row = m_block * 16 + r;
-    if (row >= rows) break;
-    const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
-    const std::int64_t out_row = kVarlen ? static_cast<std::int64_t>(h) * p.total_q + out_q0 + tok
-                                         : (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
-    T* dst = static_cast<T*>(p.o) + b * p.o_batch_stride + (out_q0 + tok) * p.o_row_stride + h * p.o_head_stride;
-    float* lse_dst = p.lse != nullptr ? p.lse + p.lse_offset(b, h, out_q0 + tok) : nullptr;
-    combine_split_row<T, kHeadDim>(p, out_row, split_rows, h, dst, lse_dst, lane);
-  }
 }
 
 template <class F> bool dispatch_decode_head_dim(int d, F&& f) {
@@ -439,34 +409,20 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
 
 constexpr std::size_t kStatusBytes = 256;
 
-// The workspace of a split call: the status words, one counter per row
-// block (batch x heads_kv x m_blocks), the partial LSEs, the partial O.
-struct SplitWorkspace {
-  std::size_t counters, lse_bytes, rows;
-  explicit SplitWorkspace(const DecodeParams& p)
-      : counters(static_cast<std::size_t>(p.batch) * p.heads_kv * m_blocks(p)),
-        lse_bytes(round_up_256(static_cast<std::size_t>(p.num_splits) * p.partial_rows() * sizeof(float))),
-        rows(static_cast<std::size_t>(p.num_splits) * p.partial_rows()) {}
-  static std::size_t round_up_256(std::size_t n) { return (n + 255) / 256 * 256; }
-  std::size_t lse_offset() const { return kStatusBytes + round_up_256(counters * sizeof(int)); }
-  std::size_t o_offset() const { return lse_offset() + lse_bytes; }
-};
-
 std::size_t workspace_bytes(const DecodeParams& p) {
   if (p.num_splits <= 1) return kStatusBytes;
-  const SplitWorkspace w(p);
-  return w.o_offset() + w.rows * p.head_dim * sizeof(float);
+  const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.partial_rows();
+  const std::size_t lse_bytes = (rows * sizeof(float) + 255) / 256 * 256;
+  return kStatusBytes + lse_bytes + rows * p.head_dim * sizeof(float);
 }
 
 cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream) {
   DecodeParams p = params;
   char* ws = static_cast<char*>(workspace);
   if (p.num_splits > 1) {
-    const SplitWorkspace w(p);
-    p.split_counters = reinterpret_cast<int*>(ws + kStatusBytes);
-    p.num_split_counters = static_cast<std::int64_t>(w.counters);
-    p.lse_partial = reinterpret_cast<float*>(ws + w.lse_offset());
-    p.o_partial = reinterpret_cast<float*>(ws + w.o_offset());
+    const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.partial_rows();
+    p.lse_partial = reinterpret_cast<float*>(ws + kStatusBytes);
+    p.o_partial = reinterpret_cast<float*>(ws + kStatusBytes + (rows * sizeof(float) + 255) / 256 * 256);
   }
   cudaError_t err = launch_check_metadata(p, stream);
   if (err == cudaSuccess) err = launch_append_kv(p, stream);
@@ -485,6 +441,11 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
     if (err != cudaSuccess) return;
     const dim3 grid(m_blocks(p) * p.num_splits, p.heads_kv, p.batch);
     err = launch_after(p.pdl, kernel, grid, dim3(Cfg::kWarps * 32), smem, stream, p);
+    if (err != cudaSuccess || p.num_splits == 1) return;
+    // One CTA per partial row (decode.cpp keeps their count within 2^31 - 1).
+    const int rows = static_cast<int>(p.partial_rows());
+    const auto combine = varlen ? combine_splits_kernel<T, Cfg::kHeadDim, true> : combine_splits_kernel<T, Cfg::kHeadDim, false>;
+    err = launch_after(p.pdl, combine, dim3(rows), dim3(kCombineWarps * 32), 0, stream, p);
   };
   if (p.dtype == DType::f16) dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
   else dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });

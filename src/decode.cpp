@@ -80,8 +80,8 @@ DecodeParams check_args(const DecodeArgs& a) {
   const DType dtype = p.dtype;
   // The kernels index rows in int grid dimensions: the attention's x is
   // 16-row blocks of seqlen_q * group_size rows times up to kMaxSplits
-  // splits; the split-KV merge indexes (batch, head, query) rows
-  // (variable-length: (head, packed row)) in int too.
+  // splits, the combine's x one CTA per (batch, head, query) row
+  // (variable-length: per (head, packed row)).
   constexpr std::int64_t kMaxRowsPerKvHead = std::int64_t{INT32_MAX} / kMaxSplits * 16;
   if (std::int64_t{p.seqlen_q} * p.group_size > kMaxRowsPerKvHead)
     fail(std::string(varlen ? "max_seqlen_q" : "q.shape[1] (seqlen_q)") + " * heads_q / heads_kv = " +

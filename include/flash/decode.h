@@ -136,8 +136,8 @@ struct DecodePlan {
 // against the chosen variant and device; launches nothing.
 DecodePlan plan_decode(const DecodeArgs& args);
 
-// Validates, then enqueues the metadata check, the append (if any) and the
-// split-KV attention (which merges its splits) on args.stream.
+// Validates, then enqueues the metadata check, the append (if any), the
+// split-KV attention and the combine on args.stream.
 void attention_decode(const DecodeArgs& args);
 
 // The message for a status read back from DecodeArgs::status (empty for code 0).

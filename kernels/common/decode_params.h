@@ -59,12 +59,6 @@ struct DecodeParams : AttnParams {
   // variable-length call (a batch of one with total_q rows).
   float* lse_partial = nullptr;  // [num_splits][rows]
   float* o_partial = nullptr;    // [num_splits][rows][head_dim]
-  // Split-KV: one counter per CTA group that shares its rows (the splits of
-  // one row block of one KV head of one sequence), zeroed by the metadata
-  // check; the attention's last CTA of a group merges its splits. Null and 0
-  // without splits.
-  int* split_counters = nullptr;
-  std::int64_t num_split_counters = 0;
 
   // The cache, written by the append (an input of the attention after it).
   FLASH_HOST_DEVICE void* k_cache() const { return const_cast<void*>(k); }

@@ -15,14 +15,6 @@ __device__ void report(const DecodeParams& p, int code, int b, int page, int val
   }
 }
 
-// The split-KV counters (DecodeParams::split_counters), thread `first` of
-// `stride`: the check runs first in every call and the attention reads the
-// counters only after it (stream order, or griddepcontrol.wait), so each
-// call's merge starts from zero whatever the workspace held.
-__device__ void zero_split_counters(const DecodeParams& p, std::int64_t first, std::int64_t stride) {
-  for (std::int64_t i = first; i < p.num_split_counters; i += stride) p.split_counters[i] = 0;
-}
-
 // Entry b of cu_seqlens_q (variable-length calls, b < batch), by the
 // forward's rules (common/varlen.h): it starts at 0 (checked with b = 0, as
 // is the last entry against total_q), never decreases, and no sequence has
@@ -44,7 +36,6 @@ __device__ void check_cu_seqlens_q(const DecodeParams& p, int b) {
 template <bool kVarlen>
 __global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_constant__ DecodeParams p) {
   let_next_kernel_start();  // it waits for this grid to finish before reading the status
-  zero_split_counters(p, static_cast<std::int64_t>(blockIdx.x) * kThreads + threadIdx.x, std::int64_t{gridDim.x} * kThreads);
   const int b = blockIdx.x;
   if (kVarlen && threadIdx.x == 0) check_cu_seqlens_q(p, b);
   const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
@@ -75,7 +66,6 @@ template <bool kVarlen>
 __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(const __grid_constant__ DecodeParams p) {
   let_next_kernel_start();
   if (threadIdx.x == 0) p.status[0] = p.status[1] = p.status[2] = p.status[3] = 0;
-  zero_split_counters(p, threadIdx.x, kCheckThreads);
   __syncthreads();  // the zeros are visible to the block before any report
   auto valid_total = [&](int b, bool report_errors) -> std::int64_t {
     const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
