@@ -59,7 +59,6 @@
 #include <cuda.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -391,19 +390,9 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       for (int cb = 0; cb < kColBlocks; ++cb)
         tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
     }
-    // Paged with pages of at least a tile (large_pages): a tile lies in one
-    // page, so it loads as a contiguous tile does, its page looked up by the
-    // issuer one tile ahead. (produce_paged's lane-spread boxes cost the
-    // producer ~180 instructions a tile with spills at 24 registers, and
-    // there the consumers waited for K: page 256 at 0.90x of the contiguous
-    // cache, ncu 2026-11-25.)
-    const int* table = kPaged ? p.page_table + seq.k_b * p.page_table_stride : nullptr;
-    const auto page_of = [&](int n_block) { return __ldg(table + ((n_block * kBlockN) >> p.page_shift)); };
-    int page = kPaged && issuer ? page_of(n_last) : 0;
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages;
-      const KVSource src = kPaged ? KVSource{(n_block * kBlockN) & (p.page_size - 1), page}
-                                  : KVSource{seq.k_row0 + n_block * kBlockN, seq.k_b};
+      const KVSource src{seq.k_row0 + n_block * kBlockN, seq.k_b};
       if (issuer) {
         std::uint64_t* k_bar = pipe.producer_acquire(Buf::kK, i, stage, Smem::kKVBytes);
         src.load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, h_kv, k_bar);
@@ -425,14 +414,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         std::uint64_t* v_bar = pipe.producer_acquire(Buf::kV, i, stage, Smem::kKVBytes);
         src.load(&prm.v, v_tile, h_kv, v_bar);
       }
-      if (kPaged && issuer && i + 1 < n_blocks) page = page_of(n_block - 1);
     }
     pipe.advance(n_blocks);
-  }
-  // Whether a paged call's pages hold whole tiles (produce), or a tile spans
-  // several pages (produce_paged): kBlockN a power of two no larger than the page.
-  __device__ static bool large_pages(const FwdParams& p) {
-    return (kBlockN & (kBlockN - 1)) == 0 && p.page_size >= kBlockN;
   }
 
   // Paged (kPaged), by the 32 lanes of the producer warp: a tile's keys are
@@ -827,12 +810,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
       const Mask& mask = kVarlen ? seq_mask : p.mask_for();
       const TileRange tiles = mask.key_tiles<Cfg::kBlockN>(m0, Smem::kBlockM);
-      if constexpr (Mainloop::kPaged) {
-        if (Mainloop::large_pages(p))
-          Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
-        else
-          Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
-      } else
+      if constexpr (Mainloop::kPaged)
+        Mainloop::produce_paged(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
+      else
         Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
     };
     if constexpr (kDynamic) {
@@ -1082,10 +1062,6 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
-            if constexpr (kFa3Persistent<Cfg>) {
-              if (std::getenv("FLASH_EXP_PAGED_WALK") != nullptr && fa3_persistent_walk(p))
-                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Paged{});
-            }
             // (The persistent walk for dense-query full paged calls was
             // measured 12-27% slower than this grid at page 16 and 256,
             // 2026-11-24: docs/NOTES.md.)
