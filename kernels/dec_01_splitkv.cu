@@ -112,6 +112,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   wait_for_previous_kernel();
   if (metadata_failed(p)) return;
 
+  // No static __shared__ in this kernel: a 16-byte flag placed this buffer at
+  // byte 1040 instead of 1024 and cost 10-15% on every decode shape (H200,
+  // 2026-11-25, docs/NOTES.md "Session 21"); scratch goes in the ring.
   extern __shared__ uint4 smem_u4[];
   T* sQ = reinterpret_cast<T*>(smem_u4);
   T* sK = sQ + Smem::kQElems;                 // [kStages][kBlockN][kHeadDim]
