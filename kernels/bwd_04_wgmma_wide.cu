@@ -125,7 +125,10 @@ template <class Cfg> struct Bwd04Smem {
   static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
   static constexpr int kNumBars = 1 + 2 * Cfg::kStages;  // BwdRing: kv_full, then per stage full, empty
-  static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
+  // The launch's bytes, also those of deterministic mode's layout
+  // (Bwd04DetSmem: the same tiles' bytes, six more barriers).
+  static constexpr int kMaxBars = kNumBars + 6;
+  static constexpr std::size_t kBytes = kBars + kMaxBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kPBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
   static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
@@ -134,14 +137,123 @@ template <class Cfg> struct Bwd04Smem {
                 "setmaxnreg: more registers than the CTA was launched with");
 };
 
-template <class Cfg> using Bwd04Ring = BwdRing<Cfg, Bwd04Smem<Cfg>>;
+// Deterministic mode's layout: dO in one buffer with its own barriers
+// (BwdRing's kOneDoStage) and, in the 32 KB its second stage took, the dQ
+// staging buffer: one warpgroup's 64 x 128 fp32 half of the step's dQ, as
+// two accumulator blocks in fragment order, which the two warpgroups fill in
+// turn (Bwd04DqHandoff). Same bytes as Bwd04Smem, whose kBytes the launch
+// uses.
+template <class Cfg> struct Bwd04DetSmem {
+  using Base = Bwd04Smem<Cfg>;
+  static constexpr bool kOneDoStage = true;
+  static constexpr int kKVBytes = Base::kKVBytes, kQBytes = Base::kQBytes, kPBytes = Base::kPBytes;
+  static constexpr int kRowBytes = Base::kRowBytes;
+  static constexpr int kDqBytes = Cfg::kBlockM * Cfg::kDims * 4;  // one warpgroup's half
+  static constexpr int kK = 0;
+  static constexpr int kV = kK + kKVBytes;
+  static constexpr int kQ = kV + kKVBytes;
+  static constexpr int kDo = kQ + Cfg::kStages * kQBytes;
+  static constexpr int kDq = kDo + kQBytes;
+  static constexpr int kP = kDq + kDqBytes;
+  static constexpr int kDs = kP + 2 * kPBytes;
+  static constexpr int kLse = kDs + 2 * kPBytes;
+  static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
+  static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
+  static constexpr int kRingBars = 1 + 2 * Cfg::kStages + 2;  // BwdRing with its dO pair
+  static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs;  // + Bwd04DqHandoff's
+  static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;
+  static_assert(kDq % 1024 == 0 && kDqBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
+  static_assert(kBytes <= Base::kBytes, "the launch reserves Bwd04Smem::kBytes");
+};
+
+template <class Cfg, bool kDeterministic>
+using Bwd04SmemOf = std::conditional_t<kDeterministic, Bwd04DetSmem<Cfg>, Bwd04Smem<Cfg>>;
+template <class Cfg, bool kDeterministic> using Bwd04Ring = BwdRing<Cfg, Bwd04SmemOf<Cfg, kDeterministic>>;
+
+// Deterministic mode: the consumer warpgroups hand their halves of the
+// step's dQ to the dQ writer (Bwd04DqWriter) through the one staging
+// buffer, warpgroup 0's first. One use of each barrier per step:
+//   staged(c)  every thread of warpgroup c stored its half;
+//   freed(c)   the writer's reduction of warpgroup c's half has read it, so
+//              the other warpgroup may store: warpgroup 1 in this step
+//              after freed(0), warpgroup 0 in the next after freed(1).
+template <class Cfg> struct Bwd04DqHandoff {
+  std::uint64_t* bars;
+
+  __device__ std::uint64_t* staged(int c) const { return bars + c; }
+  __device__ std::uint64_t* freed(int c) const { return bars + Cfg::kConsumerWGs + c; }
+
+  // One thread, before the ring's init (whose fence publishes these too).
+  __device__ void init() const {
+    for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+      mbar_init(staged(c), kWarpgroupThreads);
+      mbar_init(freed(c), 1);
+    }
+  }
+  // Warpgroup c, every thread, step i: the buffer is its (warpgroup 1: step
+  // i's freed(0); warpgroup 0: step i - 1's freed(1), which step 0 passes
+  // at once), then its half is announced. Every thread arrives, so that its
+  // stores are ordered before the bulk reduction reads them.
+  __device__ void consumer_acquire(int c, int i) const {
+    if (c == 0) mbar_wait(freed(1), (i & 1) ^ 1);
+    else mbar_wait(freed(0), i & 1);
+  }
+  __device__ void consumer_commit(int c) const { mbar_arrive(staged(c)); }
+  // The writer.
+  __device__ void writer_wait(int c, int i) const { mbar_wait(staged(c), i & 1); }
+  __device__ void writer_release(int c) const { mbar_arrive(freed(c)); }
+};
+
+// Deterministic mode's dQ writer (one thread of the producer warpgroup, its
+// own warp): per step, its turn on the tile's counter (BwdDqOrder), then
+// warpgroup 0's half and warpgroup 1's, each by one bulk reduction and freed
+// once the copy engine has read it, then, once both additions completed,
+// the count. The consumers wait for the writer only when it is behind by
+// the buffer's one use (bwd_03's scheme with one buffer for two halves).
+template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
+  using Smem = Bwd04DetSmem<Cfg>;
+
+  __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd04DqHandoff<Cfg>& handoff, int n_block,
+                             int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
+    const Mask& mask = seq.mask();  // variable-length: the sequence's (its key blocks are the ones turn() counts)
+    const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq);
+    typename Bwd04Ring<Cfg, true>::Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      const int m0 = step.m_block * Cfg::kBlockM;
+      const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
+      int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
+      const int turn = BwdDqOrder<Cfg>::turn(mask, m0, n_block);
+      while (ld_acquire_gpu(counter) != turn) {
+      }
+      // The earlier key blocks' additions (their writers' release, which the
+      // acquire above saw) come before this CTA's bulk reductions.
+      fence_proxy_async_global();
+      float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
+#pragma unroll
+      for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+        handoff.writer_wait(c, i);
+        bulk_reduce_add_f32(gdq + c * (Cfg::kDims / kDqBlock) * kDqBlockFloats, sdq, Smem::kDqBytes);
+        tma_store_commit();
+        bulk_wait_read<0>();
+        handoff.writer_release(c);
+      }
+      bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
+      // The completed bulk writes (async proxy), before the release that
+      // hands the tile to the next key block.
+      fence_proxy_async_global();
+      red_release_gpu_add(counter, 1);
+      step.advance(tiles);
+    }
+  }
+};
 
 // Named barrier (bar.sync ids; 0 is __syncthreads): both warpgroups' P and
 // dS columns are in shared memory (256 threads).
 constexpr int kBwd04PdsReady = 1;
 
 template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> struct Bwd04Consumer {
-  using Smem = Bwd04Smem<Cfg>;
+  using Smem = Bwd04SmemOf<Cfg, kDeterministic>;
+  using Ring = Bwd04Ring<Cfg, kDeterministic>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kKeys = Cfg::kKeys, kDims = Cfg::kDims;
   static constexpr int kDimBlocks = kDims / 64;  // 64-dim blocks per warpgroup (M of dK^T / dV^T)
@@ -209,16 +321,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       }
   }
 
-  // Deterministic mode: this warp's reductions to a tile are performed (each
-  // lane's fence waits for its own), then lane 0 counts them on the tile's
-  // counter (a release: the next key block's acquire sees the additions).
-  __device__ void count_addition(int* counter) const {
-    __threadfence();
-    __syncwarp();
-    if (lane == 0) red_release_gpu_add(counter, 1);
-  }
-
-  __device__ void run(const Bwd04Ring<Cfg>& ring, int b, int h_kv, const SeqRows<kVarlen>& seq, const TileRange& tiles,
+  __device__ void run(const Ring& ring, const Bwd04DqHandoff<Cfg>& handoff, int b, int h_kv, const SeqRows<kVarlen>& seq, const TileRange& tiles,
                       int steps, float (&dk)[kDimBlocks][kBlockN / 2], float (&dv)[kDimBlocks][kBlockN / 2]) const {
     if (steps == 0) return;
     const Mask& mask = seq.mask();
@@ -226,11 +329,11 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int g = lane / 4;
     mbar_wait(ring.kv_full(), 0);
-    typename Bwd04Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
-    int* uncounted = nullptr;  // deterministic mode: the counter of the tile this warp added to last
+    typename Ring::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
-      const int s = Bwd04Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
-      const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
+      const int s = Ring::stage(i), m0 = step.m_block * kBlockM;
+      const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes;
+      const std::uint32_t do_tile = base + Smem::kDo + (Ring::kOneDo ? 0 : s * Smem::kQBytes);
       ring.consumer_wait(i);
 
       // S and dP in flight together.
@@ -238,10 +341,12 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       wgmma_fence();
       gemm_sdp(q_tile, base + Smem::kK, sc);
       wgmma_commit();
+      if constexpr (Ring::kOneDo) {
+        ring.consumer_wait_do(i);  // (dO is loaded half a step ahead, Q a whole step)
+        wgmma_fence();             // wgmma after a branch: ptxas would insert this arrive itself
+      }
       gemm_sdp(do_tile, base + Smem::kV, dp);
       wgmma_commit();
-      if constexpr (kDeterministic)
-        if (uncounted != nullptr) count_addition(uncounted);  // the previous step's, with S and dP running
       wgmma_wait<1>();
       fence_registers(sc);
 
@@ -303,29 +408,26 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       // n-tile j of dq is (rows 16 w + g, + 8; dims kDims c + 8 j + 2 t, + 1):
       // the float4 at ((w * 8 + j % 8) * 32 + lane) * 4 of 64-dim block
       // kDimBlocks c + j / 8 of the step's accumulator tile.
-      const std::int64_t ws_row = bwd_ws_row0(p, seq, b, step.h) + m0;
-      float* gdq = p.dq_accum + ws_row * kHeadDim;
-      // Deterministic mode: the key blocks add to the tile in BwdDqOrder's
-      // order, each warp on its own (the floats it adds are its alone in
-      // this CTA): lane 0 waits until the eight warps of every key block
-      // above this one have counted, then the warp adds, and counts once its
-      // reductions are performed: in the next step (count_addition), so that
-      // the fence rarely waits.
-      int* counter = nullptr;
       if constexpr (kDeterministic) {
-        counter = p.dq_semaphore + ws_row / kBwdDqTileRows;
-        constexpr int kAdders = Cfg::kConsumerWGs * kWarpgroupThreads / 32;  // warps per key block
-        const int before = kAdders * BwdDqOrder<Cfg>::turn(mask, m0, n_block);
-        if (lane == 0)
-          while (ld_acquire_gpu(counter) < before) {
-          }
-        __syncwarp();
-      }
+        // Staged in the same order (block j / 8 of the half), for the dQ
+        // writer's bulk reduction in BwdDqOrder's order.
+        handoff.consumer_acquire(c, i);
+        float* sdq = reinterpret_cast<float*>(smem + Smem::kDq);
 #pragma unroll
-      for (int j = 0; j < kDims / 8; ++j)
-        atomic_add4(gdq + (kDimBlocks * c + j / 8) * kDqBlockFloats + ((warp * 8 + j % 8) * 32 + lane) * 4,
-                    make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
-      if constexpr (kDeterministic) uncounted = counter;
+        for (int j = 0; j < kDims / 8; ++j)
+          *reinterpret_cast<float4*>(sdq + (j / 8) * kDqBlockFloats + ((warp * 8 + j % 8) * 32 + lane) * 4) =
+              make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+        fence_async_shared();  // the staging stores, before the copy engine reads them
+        handoff.consumer_commit(c);
+        wgmma_wait<1>();  // dV: dO's last reader
+        ring.consumer_release_do();
+      } else {
+        float* gdq = p.dq_accum + (bwd_ws_row0(p, seq, b, step.h) + m0) * kHeadDim;
+#pragma unroll
+        for (int j = 0; j < kDims / 8; ++j)
+          atomic_add4(gdq + (kDimBlocks * c + j / 8) * kDqBlockFloats + ((warp * 8 + j % 8) * 32 + lane) * 4,
+                      make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
+      }
       wgmma_wait<0>();  // dV and dK
 #pragma unroll
       for (int mb = 0; mb < kDimBlocks; ++mb) {
@@ -335,7 +437,6 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
       step.advance(tiles);
     }
-    if constexpr (kDeterministic) count_addition(uncounted);
   }
 
   // dK = scale * (dK^T)^T and dV, rounded; element (dim, key) of block mb's
@@ -371,11 +472,13 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     bwd_04_wgmma_wide_dkv_kernel(const __grid_constant__ BwdTmaParams prm) {
 #if FLASH_SM90A_DEVICE
-  using Smem = Bwd04Smem<Cfg>;
+  using Smem = Bwd04SmemOf<Cfg, kDeterministic>;
+  using Ring = Bwd04Ring<Cfg, kDeterministic>;
   extern __shared__ std::uint8_t smem_raw[];
   const std::uint32_t raw_addr = smem_addr(smem_raw);
   std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  const Bwd04Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  const Ring ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  const Bwd04DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Ring::kNumBars};
   const BwdParams& p = prm.p;
   const int n_block = BwdDqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
   const int n0 = n_block * Cfg::kBlockN;
@@ -387,7 +490,10 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   const TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
   const int steps = tiles.count() * p.group_size;
 
-  if (threadIdx.x == 0) ring.init();
+  if (threadIdx.x == 0) {
+    if constexpr (kDeterministic) handoff.init();
+    ring.init();
+  }
   __syncthreads();  // the barriers are initialised before any role uses them
 
   const int wg = warpgroup_index();
@@ -395,6 +501,10 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0)
       BwdProducer<Cfg, Smem, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
+    // Deterministic mode's dQ writer: the first thread of the second warp.
+    if constexpr (kDeterministic)
+      if (threadIdx.x == 32 && steps > 0)
+        Bwd04DqWriter<Cfg, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -407,7 +517,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   for (int mb = 0; mb < kDimBlocks; ++mb)
 #pragma unroll
     for (int e = 0; e < Cfg::kBlockN / 2; ++e) dk[mb][e] = dv[mb][e] = 0.0f;
-  consumer.run(ring, b, h_kv, seq, tiles, steps, dk, dv);
+  consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
 #endif
 }

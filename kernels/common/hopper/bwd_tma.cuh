@@ -6,7 +6,8 @@
 // its convert kernel. A rung's Cfg names kHeadDim, kBlockM (query rows per
 // step), kBlockN (keys per CTA), kStages and kConsumerWGs; its Smem the byte
 // offsets kK, kV, kQ, kDo, kLse, kDpsum and the sizes kKVBytes, kQBytes and
-// kRowBytes; bwd_tma_check, bwd_tma_workspace_bytes and bwd_tma_run are the
+// kRowBytes (and kOneDoStage = true where dO has a single buffer of its own,
+// BwdRing); bwd_tma_check, bwd_tma_workspace_bytes and bwd_tma_run are the
 // host side of both rungs' entry points. Device code (kernel translation
 // units only).
 #pragma once
@@ -38,18 +39,31 @@ struct BwdTmaParams {
   CUtensorMap q, k, v, dout;
 };
 
+// A layout whose dO has one buffer and a barrier pair of its own (Smem::
+// kOneDoStage; bwd_04's deterministic mode, which spends the second dO
+// stage on staging dQ). Otherwise dO shares Q's stages and barriers.
+template <class Smem, class = void> constexpr bool kBwdOneDoStage = false;
+template <class Smem> constexpr bool kBwdOneDoStage<Smem, std::void_t<decltype(Smem::kOneDoStage)>> = Smem::kOneDoStage;
+
 // The Q/dO ring and the K/V barrier. Step i uses stage i % kStages for the
 // (i / kStages)-th time; the parities come from i, so no role keeps phase
 // bits of its own.
 //   kv_full  K and V landed (one use);
 //   full     the producer announced a stage's bytes and TMA delivered them;
 //   empty    every consumer thread is done reading the stage.
+// With kBwdOneDoStage, a stage is Q, LSE and dpsum, and dO has do_full /
+// do_empty, one use per step (its last reader, dV, finishes before dK, so
+// the next step's dO loads while dK and S run).
 template <class Cfg, class Smem> struct BwdRing {
+  static constexpr bool kOneDo = kBwdOneDoStage<Smem>;
+  static constexpr int kNumBars = 1 + 2 * Cfg::kStages + (kOneDo ? 2 : 0);
   std::uint64_t* bars;
 
   __device__ std::uint64_t* kv_full() const { return bars; }
   __device__ std::uint64_t* full(int stage) const { return bars + 1 + 2 * stage; }
   __device__ std::uint64_t* empty(int stage) const { return bars + 2 + 2 * stage; }
+  __device__ std::uint64_t* do_full() const { return bars + 1 + 2 * Cfg::kStages; }
+  __device__ std::uint64_t* do_empty() const { return bars + 2 + 2 * Cfg::kStages; }
   // What a step loads: query tile m_block of query head h. The steps walk
   // the query tiles `tiles` of each query head of the GQA group in turn;
   // producer and consumers each keep one.
@@ -69,18 +83,30 @@ template <class Cfg, class Smem> struct BwdRing {
       mbar_init(full(s), 1);
       mbar_init(empty(s), kWarpgroupThreads * Cfg::kConsumerWGs);
     }
+    if constexpr (kOneDo) {
+      mbar_init(do_full(), 1);
+      mbar_init(do_empty(), kWarpgroupThreads * Cfg::kConsumerWGs);
+    }
     mbar_init_fence();
   }
   // Producer: step i's stage is free (its previous use released; a first use
   // passes at once, waiting on the phase before a fresh barrier's first),
   // then its bytes are announced; the loads complete on the barrier returned.
   __device__ std::uint64_t* producer_acquire(int i) const {
-    constexpr std::uint32_t kStageTx = 2 * Smem::kQBytes + 2 * Smem::kRowBytes;  // Q, dO, LSE and dpsum
+    constexpr std::uint32_t kStageTx = (kOneDo ? 1 : 2) * Smem::kQBytes + 2 * Smem::kRowBytes;  // Q, dO, LSE and dpsum
     mbar_wait(empty(stage(i)), parity(i) ^ 1);
     mbar_arrive_expect_tx(full(stage(i)), kStageTx);
     return full(stage(i));
   }
   __device__ void consumer_wait(int i) const { mbar_wait(full(stage(i)), parity(i)); }
+  // kOneDo: dO's buffer, as the stages' (one use per step, parity i & 1).
+  __device__ std::uint64_t* producer_acquire_do(int i) const {
+    mbar_wait(do_empty(), (i & 1) ^ 1);
+    mbar_arrive_expect_tx(do_full(), Smem::kQBytes);
+    return do_full();
+  }
+  __device__ void consumer_wait_do(int i) const { mbar_wait(do_full(), i & 1); }
+  __device__ void consumer_release_do() const { mbar_arrive(do_empty()); }
   // Every consumer thread arrives once it is done with the stage, so that
   // its own reads of the LSE and dpsum rows are ordered before the
   // producer's next bulk copy into them (an arrive releases the arriving
@@ -136,12 +162,14 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
     for (int i = 0; i < steps; ++i) {
       std::uint64_t* bar = ring.producer_acquire(i);
       const int s = BwdRing<Cfg, Smem>::stage(i), m0 = step.m_block * Cfg::kBlockM;
+      constexpr bool kOneDo = BwdRing<Cfg, Smem>::kOneDo;
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb) {
         tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, rows.q_x0 + m0,
                     step.h, rows.q_y, bar);
-        tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64,
-                    rows.q_x0 + m0, step.h, rows.q_y, bar);
+        if constexpr (!kOneDo)
+          tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64,
+                      rows.q_x0 + m0, step.h, rows.q_y, bar);
       }
       // The row arrays are padded to whole kBwdRowPad tiles (per sequence,
       // and m0 < its seqlen_q): no bounds check, and never another
@@ -149,6 +177,13 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       bulk_load(smem + Smem::kLse + s * Smem::kRowBytes, p.lse_log2 + row0, Smem::kRowBytes, bar);
       bulk_load(smem + Smem::kDpsum + s * Smem::kRowBytes, p.dpsum + row0, Smem::kRowBytes, bar);
+      if constexpr (kOneDo) {
+        std::uint64_t* do_bar = ring.producer_acquire_do(i);
+#pragma unroll
+        for (int cb = 0; cb < kColBlocks; ++cb)
+          tma_load_4d(smem + Smem::kDo + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64, rows.q_x0 + m0, step.h,
+                      rows.q_y, do_bar);
+      }
       step.advance(tiles);
     }
   }
@@ -165,9 +200,9 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // then increments it. bwd_03: the dQ writer adds warpgroup 0's block, then
 // warpgroup 1's (split keys: both to the same floats, the second issued once
 // the first completed; split dims or query rows: two blocks, both in
-// flight), and counts once, so the counter is turn(m, n). bwd_04: each
-// consumer warp adds its own rows and dims and counts for itself, so the
-// counter is 8 turn(m, n) (eight warps per key block).
+// flight), and counts once, so the counter is turn(m, n). bwd_04: the same
+// writer, the two warpgroups' halves of the head dim through one staging
+// buffer in turn (both added before it counts once).
 //   Which key blocks see tile m: exactly those whose query-tile range
 // (Mask::query_tiles, the tiles a CTA walks) holds m, and they are the key
 // tiles Mask::key_tiles gives for the tile's rows (tests/test_mask.cpp,
