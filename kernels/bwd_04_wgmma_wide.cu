@@ -394,16 +394,34 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       named_barrier_sync(kBwd04PdsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
 
       // dQ first (waited for alone and added while dV and dK run).
+      // Deterministic mode, warpgroup 1: dQ last, so that by the time it is
+      // done the writer's reduction has read warpgroup 0's half out of the
+      // one staging buffer (Bwd04DqHandoff; with dQ first here too,
+      // warpgroup 1 waited for that read every step).
       const std::uint32_t p_tile = base + Smem::kP + buf, ds_tile = base + Smem::kDs + buf;
+      const bool dq_last = kDeterministic && c == 1;
       float dq[kDims / 2];
-      wgmma_fence();
-      gemm_dq(ds_tile, dq);
-      wgmma_commit();
-      gemm_kv_t(do_tile, p_tile, dv);
-      wgmma_commit();
-      gemm_kv_t(q_tile, ds_tile, dk);
-      wgmma_commit();
-      wgmma_wait<2>();
+      if (dq_last) {
+        wgmma_fence();
+        gemm_kv_t(do_tile, p_tile, dv);
+        wgmma_commit();
+        gemm_kv_t(q_tile, ds_tile, dk);
+        wgmma_commit();
+        gemm_dq(ds_tile, dq);
+        wgmma_commit();
+        wgmma_wait<2>();  // dV: dO's last reader
+        ring.consumer_release_do();
+        wgmma_wait<0>();
+      } else {
+        wgmma_fence();
+        gemm_dq(ds_tile, dq);
+        wgmma_commit();
+        gemm_kv_t(do_tile, p_tile, dv);
+        wgmma_commit();
+        gemm_kv_t(q_tile, ds_tile, dk);
+        wgmma_commit();
+        wgmma_wait<2>();
+      }
       fence_registers(dq);
       // n-tile j of dq is (rows 16 w + g, + 8; dims kDims c + 8 j + 2 t, + 1):
       // the float4 at ((w * 8 + j % 8) * 32 + lane) * 4 of 64-dim block
@@ -419,8 +437,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
               make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
         fence_async_shared();  // the staging stores, before the copy engine reads them
         handoff.consumer_commit(c);
-        wgmma_wait<1>();  // dV: dO's last reader
-        ring.consumer_release_do();
+        if (!dq_last) {
+          wgmma_wait<1>();  // dV: dO's last reader
+          ring.consumer_release_do();
+        }
       } else {
         float* gdq = p.dq_accum + (bwd_ws_row0(p, seq, b, step.h) + m0) * kHeadDim;
 #pragma unroll
