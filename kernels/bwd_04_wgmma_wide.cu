@@ -29,14 +29,19 @@
 //     blocks in fragment order, 512 contiguous bytes per warp and n-tile),
 //     so the convert kernels are shared. bwd_03's staging blocks and writer
 //     do not fit: K, V, two stages of Q and dO, and two buffers of P and dS
-//     take 226 KB of the 227.
+//     take 226 KB of the 227 (deterministic mode: below).
 // The producer warpgroup, the ring, the tensor maps and variable-length
 // batches are bwd_03's (common/hopper/bwd_tma.cuh). Deterministic mode
 // (FlashAttention-3 has none at hdim 256): bwd_03's order (BwdDqOrder:
-// descending key blocks, a counter per dQ tile), kept by each consumer
-// warp for the floats it adds: lane 0 waits for the eight warps of every
-// key block above, the warp adds, and in the next step, once S and dP are
-// issued, fences and counts.
+// descending key blocks, a counter per dQ tile) and bwd_03's hand-off to a
+// dQ writer thread, in a layout of its own (Bwd04DetSmem): dO in one
+// buffer with its own barriers, and in the 32 KB its second stage took one
+// staging buffer for a warpgroup's 64 x 128 fp32 half of the step's dQ.
+// Warpgroup 0 stages its half, the writer (once the tile's turn comes) adds
+// it by one bulk reduction and frees the buffer as soon as it is read,
+// warpgroup 1 stages its own, the writer adds it and counts once both
+// additions completed. Warpgroup 1 computes dQ last (dV, dK, dQ), so that
+// the buffer is free by the time its dQ is done.
 // Predicted (before the first run, docs/NOTES.md): ~350 TFLOPS at hdim 256
 // full 8k (bwd_02 267, FlashAttention-4 379): per step both warpgroups
 // read ~384 KB of shared memory for 5.2 M multiply-adds, ~150 bytes per
@@ -56,8 +61,16 @@
 // fence without the wait for the turn 0.55-0.59x: the cost is each lane's
 // fence waiting for its reductions, which contend at L2 when every key block
 // adds to the same tile at once (the ordered ones contend less), not the
-// wait itself. Issue 18's 0.9 needs the additions off the consumers' path
-// (bwd_03's staging and writer thread; no shared memory is left for it here).
+// wait itself. Issue 18's 0.9 needs the additions off the consumers' path.
+// Session 22 (2026-11-25, the same four cells, session start -> now, two
+// rounds of one call, docs/NOTES.md): the staged dQ and writer thread with
+// one dO stage 279 / 256 / 284 / 265 -> 306 / 283 / 311 / 294 (0.74-0.78x;
+// predicted 0.85-0.9x): warpgroup 1 waited every step for the copy engine
+// to read warpgroup 0's half (neither the order nor the writer's wait for
+// completion cost anything: a second writer changed nothing), and the one
+// dO stage costs ~9% by itself; with warpgroup 1's dQ last, 352.5 / 340.9 /
+// 361.0 / 357.8 against 393.7 / 379.8 / 399.5 / 397.1 non-deterministic:
+// 0.90x (issue 18's target).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
