@@ -344,16 +344,8 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
-      int* counter = nullptr;
-      if constexpr (kDeterministic) {
-        counter = p.dq_semaphore + row0 / kBwdDqTileRows;  // row0: a whole step from the row arrays' tile start
-        const int turn = BwdDqOrder<Cfg>::turn(mask, m0, n_block);
-        while (ld_acquire_gpu(counter) != turn) {
-        }
-        // The earlier key blocks' additions (their writers' release, which the
-        // acquire above saw) come before this CTA's bulk reductions.
-        fence_proxy_async_global();
-      }
+      int* counter = nullptr;  // row0: a whole step from the row arrays' tile start
+      if constexpr (kDeterministic) counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block);
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
@@ -371,10 +363,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
         bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
 #pragma unroll
         for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
-        // The completed bulk writes (async proxy), before the release that
-        // hands the tile to the next key block.
-        fence_proxy_async_global();
-        red_release_gpu_add(counter, 1);
+        BwdDqOrder<Cfg>::count(counter);
       } else {
         // The groups read their sources in commit order: block 0's once at
         // most one group is left, block 1's once none is.

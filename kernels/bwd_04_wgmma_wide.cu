@@ -234,13 +234,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
-      int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
-      const int turn = BwdDqOrder<Cfg>::turn(mask, m0, n_block);
-      while (ld_acquire_gpu(counter) != turn) {
-      }
-      // The earlier key blocks' additions (their writers' release, which the
-      // acquire above saw) come before this CTA's bulk reductions.
-      fence_proxy_async_global();
+      int* counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block);
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
@@ -251,10 +245,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
         handoff.writer_release(c);
       }
       bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
-      // The completed bulk writes (async proxy), before the release that
-      // hands the tile to the next key block.
-      fence_proxy_async_global();
-      red_release_gpu_add(counter, 1);
+      BwdDqOrder<Cfg>::count(counter);
       step.advance(tiles);
     }
   }

@@ -233,6 +233,25 @@ template <class Cfg> struct BwdDqOrder {
   __device__ static int turn(const Mask& mask, int m0, int n_block) {
     return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
   }
+  // A dQ writer thread's side of it. wait_turn: the step's tile (row0, its
+  // first row in the row arrays; m0 its first query row) is this key
+  // block's to add to: spins until the key blocks above have counted, then
+  // orders their additions (seen by that acquire) before this thread's bulk
+  // reductions; returns the tile's counter. count: once this thread's bulk
+  // reductions to the tile completed (bulk_wait_all), their writes (async
+  // proxy) before the release that hands the tile to the next key block.
+  __device__ static int* wait_turn(const BwdParams& p, const Mask& mask, std::int64_t row0, int m0, int n_block) {
+    int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
+    const int t = turn(mask, m0, n_block);
+    while (ld_acquire_gpu(counter) != t) {
+    }
+    fence_proxy_async_global();
+    return counter;
+  }
+  __device__ static void count(int* counter) {
+    fence_proxy_async_global();
+    red_release_gpu_add(counter, 1);
+  }
 };
 
 // dQ blocks: 64 query rows x 64 dims of fp32, in the accumulator's fragment
