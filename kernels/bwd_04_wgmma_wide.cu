@@ -70,7 +70,7 @@
 // completion cost anything: a second writer changed nothing), and the one
 // dO stage costs ~9% by itself; with warpgroup 1's dQ last, 352.5 / 340.9 /
 // 361.0 / 357.8 against 393.7 / 379.8 / 399.5 / 397.1 non-deterministic:
-// 0.90x (issue 18's target).
+// 0.90x (issue 18's target; 0.88-0.89x at 8k in a later call).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
