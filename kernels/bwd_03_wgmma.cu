@@ -266,7 +266,7 @@ template <class Cfg> struct Bwd03Smem {
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
   // kv_full, then per stage full, empty (Bwd03Ring); then per consumer
   // warpgroup staged, then freed (Bwd03DqHandoff).
-  static constexpr int kRingBars = 1 + 2 * Cfg::kStages;
+  static constexpr int kRingBars = bwd_ring_bars<Cfg>(false);
   static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs;
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,

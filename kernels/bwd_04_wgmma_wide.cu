@@ -120,6 +120,41 @@ template <class F> bool dispatch_bwd04_head_dim(int d, F&& f) {
 }
 using Bwd04HeadDims = BuiltHeadDims<256>;
 
+// Deterministic mode: the consumer warpgroups hand their halves of the
+// step's dQ to the dQ writer (Bwd04DqWriter) through the one staging
+// buffer, warpgroup 0's first. One use of each barrier per step:
+//   staged(c)  every thread of warpgroup c stored its half;
+//   freed(c)   the writer's reduction of warpgroup c's half has read it, so
+//              the other warpgroup may store: warpgroup 1 in this step
+//              after freed(0), warpgroup 0 in the next after freed(1).
+template <class Cfg> struct Bwd04DqHandoff {
+  static constexpr int kNumBars = 2 * Cfg::kConsumerWGs;
+  std::uint64_t* bars;
+
+  __device__ std::uint64_t* staged(int c) const { return bars + c; }
+  __device__ std::uint64_t* freed(int c) const { return bars + Cfg::kConsumerWGs + c; }
+
+  // One thread, before the ring's init (whose fence publishes these too).
+  __device__ void init() const {
+    for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+      mbar_init(staged(c), kWarpgroupThreads);
+      mbar_init(freed(c), 1);
+    }
+  }
+  // Warpgroup c, every thread, step i: the buffer is its (warpgroup 1: step
+  // i's freed(0); warpgroup 0: step i - 1's freed(1), which step 0 passes
+  // at once), then its half is announced. Every thread arrives, so that its
+  // stores are ordered before the bulk reduction reads them.
+  __device__ void consumer_acquire(int c, int i) const {
+    if (c == 0) mbar_wait(freed(1), (i & 1) ^ 1);
+    else mbar_wait(freed(0), i & 1);
+  }
+  __device__ void consumer_commit(int c) const { mbar_arrive(staged(c)); }
+  // The writer.
+  __device__ void writer_wait(int c, int i) const { mbar_wait(staged(c), i & 1); }
+  __device__ void writer_release(int c) const { mbar_arrive(freed(c)); }
+};
+
 // Shared memory, byte offsets from a 1024-byte-aligned base; tiles of 16-bit
 // values are rows of 64-column (128-byte) swizzled blocks, as TMA writes
 // them (see Bwd03Smem). P and dS: [query][key], one 128-byte row per query.
@@ -137,11 +172,12 @@ template <class Cfg> struct Bwd04Smem {
   static constexpr int kLse = kDs + 2 * kPBytes;
   static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
-  static constexpr int kNumBars = 1 + 2 * Cfg::kStages;  // BwdRing: kv_full, then per stage full, empty
-  // The launch's bytes, also those of deterministic mode's layout
-  // (Bwd04DetSmem: the same tiles' bytes, six more barriers).
-  static constexpr int kMaxBars = kNumBars + 6;
-  static constexpr std::size_t kBytes = kBars + kMaxBars * 8 + 1024;  // + slack to align the base
+  static constexpr int kNumBars = bwd_ring_bars<Cfg>(false);
+  // Deterministic mode's barriers (Bwd04DetSmem, the same tiles' bytes): the
+  // ring with dO's pair, then Bwd04DqHandoff's. The launch's bytes cover
+  // both layouts.
+  static constexpr int kDetBars = bwd_ring_bars<Cfg>(true) + Bwd04DqHandoff<Cfg>::kNumBars;
+  static constexpr std::size_t kBytes = kBars + std::max(kNumBars, kDetBars) * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kPBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
   static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
@@ -172,8 +208,7 @@ template <class Cfg> struct Bwd04DetSmem {
   static constexpr int kLse = kDs + 2 * kPBytes;
   static constexpr int kDpsum = kLse + Cfg::kStages * kRowBytes;
   static constexpr int kBars = kDpsum + Cfg::kStages * kRowBytes;
-  static constexpr int kRingBars = 1 + 2 * Cfg::kStages + 2;  // BwdRing with its dO pair
-  static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs;  // + Bwd04DqHandoff's
+  static constexpr int kNumBars = Base::kDetBars;  // BwdRing with dO's pair, then Bwd04DqHandoff's
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;
   static_assert(kDq % 1024 == 0 && kDqBytes % 1024 == 0, "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= Base::kBytes, "the launch reserves Bwd04Smem::kBytes");
@@ -182,40 +217,6 @@ template <class Cfg> struct Bwd04DetSmem {
 template <class Cfg, bool kDeterministic>
 using Bwd04SmemOf = std::conditional_t<kDeterministic, Bwd04DetSmem<Cfg>, Bwd04Smem<Cfg>>;
 template <class Cfg, bool kDeterministic> using Bwd04Ring = BwdRing<Cfg, Bwd04SmemOf<Cfg, kDeterministic>>;
-
-// Deterministic mode: the consumer warpgroups hand their halves of the
-// step's dQ to the dQ writer (Bwd04DqWriter) through the one staging
-// buffer, warpgroup 0's first. One use of each barrier per step:
-//   staged(c)  every thread of warpgroup c stored its half;
-//   freed(c)   the writer's reduction of warpgroup c's half has read it, so
-//              the other warpgroup may store: warpgroup 1 in this step
-//              after freed(0), warpgroup 0 in the next after freed(1).
-template <class Cfg> struct Bwd04DqHandoff {
-  std::uint64_t* bars;
-
-  __device__ std::uint64_t* staged(int c) const { return bars + c; }
-  __device__ std::uint64_t* freed(int c) const { return bars + Cfg::kConsumerWGs + c; }
-
-  // One thread, before the ring's init (whose fence publishes these too).
-  __device__ void init() const {
-    for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
-      mbar_init(staged(c), kWarpgroupThreads);
-      mbar_init(freed(c), 1);
-    }
-  }
-  // Warpgroup c, every thread, step i: the buffer is its (warpgroup 1: step
-  // i's freed(0); warpgroup 0: step i - 1's freed(1), which step 0 passes
-  // at once), then its half is announced. Every thread arrives, so that its
-  // stores are ordered before the bulk reduction reads them.
-  __device__ void consumer_acquire(int c, int i) const {
-    if (c == 0) mbar_wait(freed(1), (i & 1) ^ 1);
-    else mbar_wait(freed(0), i & 1);
-  }
-  __device__ void consumer_commit(int c) const { mbar_arrive(staged(c)); }
-  // The writer.
-  __device__ void writer_wait(int c, int i) const { mbar_wait(staged(c), i & 1); }
-  __device__ void writer_release(int c) const { mbar_arrive(freed(c)); }
-};
 
 // Deterministic mode's dQ writer (one thread of the producer warpgroup, its
 // own warp): per step, its turn on the tile's counter (BwdDqOrder), then

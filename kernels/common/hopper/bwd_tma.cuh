@@ -45,6 +45,10 @@ struct BwdTmaParams {
 template <class Smem, class = void> constexpr bool kBwdOneDoStage = false;
 template <class Smem> constexpr bool kBwdOneDoStage<Smem, std::void_t<decltype(Smem::kOneDoStage)>> = Smem::kOneDoStage;
 
+// BwdRing's barriers (kv_full, per stage full and empty, with one_do_stage
+// dO's pair), for a layout's count before its BwdRing type is complete.
+template <class Cfg> constexpr int bwd_ring_bars(bool one_do_stage) { return 1 + 2 * Cfg::kStages + (one_do_stage ? 2 : 0); }
+
 // The Q/dO ring and the K/V barrier. Step i uses stage i % kStages for the
 // (i / kStages)-th time; the parities come from i, so no role keeps phase
 // bits of its own.
@@ -56,7 +60,7 @@ template <class Smem> constexpr bool kBwdOneDoStage<Smem, std::void_t<decltype(S
 // the next step's dO loads while dK and S run).
 template <class Cfg, class Smem> struct BwdRing {
   static constexpr bool kOneDo = kBwdOneDoStage<Smem>;
-  static constexpr int kNumBars = 1 + 2 * Cfg::kStages + (kOneDo ? 2 : 0);
+  static constexpr int kNumBars = bwd_ring_bars<Cfg>(kOneDo);
   std::uint64_t* bars;
 
   __device__ std::uint64_t* kv_full() const { return bars; }
