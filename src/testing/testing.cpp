@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <thread>
 
 namespace flash::testing {
 
@@ -104,6 +105,68 @@ double load(const std::vector<unsigned char>& bytes, std::int64_t off, DType dty
 }
 
 }  // namespace
+
+namespace {
+
+// splitmix64's output for state x: a 64-bit mix, so that consecutive
+// counters give independent-looking words.
+std::uint64_t splitmix64(std::uint64_t x) {
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+bool is_contiguous(const TensorView& t) {
+  std::int64_t expect = 1;
+  for (int i = t.rank - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.stride[i] != expect) return false;
+    expect *= t.shape[i];
+  }
+  return true;
+}
+
+}  // namespace
+
+std::vector<unsigned char> random_bytes(std::size_t n, DType dtype, std::uint64_t seed, double stddev, double mean,
+                                        unsigned threads) {
+  constexpr std::uint64_t kGamma = 0x9e3779b97f4a7c15ull;  // splitmix64's increment
+  constexpr double kTwoPi = 6.283185307179586, kUnit = 1.0 / 9007199254740992.0;  // 2^-53
+  std::vector<unsigned char> bytes(n * dtype_size(dtype));
+  const std::uint64_t key = splitmix64(seed * kGamma + kGamma);
+  const std::size_t pairs = (n + 1) / 2;
+  // Pair k: two uniform words from counters 2k and 2k + 1, two normals for
+  // elements 2k and 2k + 1.
+  const auto fill = [&](std::size_t k0, std::size_t k1) {
+    for (std::size_t k = k0; k < k1; ++k) {
+      const std::uint64_t a = splitmix64(key + (2 * k + 1) * kGamma), b = splitmix64(key + (2 * k + 2) * kGamma);
+      const double u1 = (static_cast<double>(a >> 11) + 0.5) * kUnit, u2 = static_cast<double>(b >> 11) * kUnit;
+      const double r = std::sqrt(-2.0 * std::log(u1));
+      store(bytes, static_cast<std::int64_t>(2 * k), dtype, mean + stddev * r * std::cos(kTwoPi * u2));
+      if (2 * k + 1 < n) store(bytes, static_cast<std::int64_t>(2 * k + 1), dtype, mean + stddev * r * std::sin(kTwoPi * u2));
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, std::max<std::size_t>(1, pairs / 65536)));
+  std::vector<std::thread> pool;
+  const std::size_t per = (pairs + threads - 1) / threads;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(fill, std::min(pairs, t * per), std::min(pairs, (t + 1) * per));
+  fill(0, std::min(pairs, per));
+  for (auto& th : pool) th.join();
+  return bytes;
+}
+
+void upload_random(const TensorView& t, std::uint64_t seed, double stddev, double mean) {
+  const std::size_t n = static_cast<std::size_t>(t.numel());
+  if (n == 0) return;
+  std::vector<unsigned char> bytes = random_bytes(n, t.dtype, seed, stddev, mean);
+  if (is_contiguous(t)) {
+    check(cudaMemcpy(t.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "upload_random");
+    return;
+  }
+  std::vector<double> host(n);
+  for (std::size_t i = 0; i < n; ++i) host[i] = load(bytes, static_cast<std::int64_t>(i), t.dtype);
+  upload(host, t);
+}
 
 void upload(const std::vector<double>& host, const TensorView& t) {
   std::vector<unsigned char> bytes(view_bytes(t));
