@@ -16,6 +16,17 @@ ROUNDS=${ROUNDS:-2}
 FILTER=${FILTER:-.}
 IFS=';' read -r -a cells <<< "${CELLS:---seq 4096 --dhead 128;--seq 4096 --dhead 128 --causal}"
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader
+# Preflight: each binary once on the first cell, briefly; a benchmark that
+# reports an error (a variant not built, a subset build without a forward
+# rung for the backward's inputs) stops the script here instead of after
+# every round has printed errors in place of timings.
+for bin in "$OLD" "$NEW"; do
+  # shellcheck disable=SC2086  # a cell is several flags
+  if "$bin" ${cells[0]} --benchmark_filter="$FILTER" --min-time 0.01 2>&1 | grep -A3 "ERROR OCCURRED"; then
+    echo "ab_bench.sh: $bin fails on '${cells[0]}' (above); stopping" >&2
+    exit 2
+  fi
+done
 for ((r = 0; r < ROUNDS; ++r)); do
   order="old new"; [ $((r % 2)) = 1 ] && order="new old"
   for cell in "${cells[@]}"; do
