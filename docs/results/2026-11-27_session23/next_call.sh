@@ -6,7 +6,7 @@
 #   V='-DFLASH_VARIANTS=bwd_wgmma;bwd_wgmma_wide;wgmma_persistent' H='-DFLASH_HEAD_DIMS=64;128;256'
 #   git worktree add /tmp/a HEAD                    # A: the tree as landed
 #   cmake -S /tmp/a -B /tmp/bA -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90a "$V" "$H" && ninja -C /tmp/bA bench
-#   git apply $D/exp_bwd_convert_tiles.patch          # N0: dQ convert by tiles
+#   git apply $D/exp_bwd_convert_tiles.patch $D/exp_bwd_preprocess_vec.patch   # N0: convert by tiles, preprocess by 16-byte loads
 #   cmake -S . -B build-n0 -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90a "$V" "$H" \
 #     -DCMAKE_CUDA_FLAGS=-DFLASH_BWD03_DQ_RED=0 && ninja -C build-n0 bench
 #   git apply $D/exp_bwd03_dq_red.patch               # N1: + dQ by RED.128 in bwd_03
@@ -28,11 +28,12 @@ for t in A N0 N1; do
     echo "$t fails; stopping"; exit 2
   fi
 done
-# 1. The convert kernel alone (ncu durations; A and N0 differ there only).
+# 1. The preprocess and convert kernels alone (ncu durations; A and N0 differ
+# there only).
 for t in A N0; do
-  timeout 120 ncu --metrics gpu__time_duration.sum -k regex:convert -c 3 \
+  timeout 120 ncu --metrics gpu__time_duration.sum -k regex:'convert|preprocess' -c 4 \
     $t/bench --bwd --seq 16384 --dhead 128 --kernel wgmma --min-time 0.01 --benchmark_filter='bwd/wgmma/' > "$O/ncu_$t.txt" 2>&1
-  echo "$t convert:"; grep -E 'gpu__time_duration' "$O/ncu_$t.txt" | head -3
+  echo "$t:"; grep -E 'convert|preprocess|gpu__time_duration' "$O/ncu_$t.txt" | head -8
 done
 # 2. Whole backward calls, non-deterministic (the RED change) and
 # deterministic (the convert only), rotated, two rounds.
