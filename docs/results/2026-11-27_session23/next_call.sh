@@ -18,13 +18,15 @@
 #   mkdir -p .gpu/lib && for t in A:/tmp/bA N0:build-n0 N1:build-n1 N2:build-n2; do
 #     mkdir -p .gpu/${t%%:*} && cp ${t#*:}/bin/bench .gpu/${t%%:*}/; done
 #   cp build-n2/bin/{test_gpu,runner} .gpu/N2/ && cp -L $(ldd .gpu/A/bench | awk '/libbenchmark|libfmt/ {print $3}') .gpu/lib/
-#   cp $D/next_call.sh .gpu/
-# then `bash .gpu/next_call.sh` with carry [".gpu"] (about 8 minutes; STEPS
-# picks parts: "pre ncu ab tests").
+#   tar -czf .gpu/bundle.tgz -C .gpu A N0 N1 N2 lib && rm -rf .gpu/{A,N0,N1,N2,lib} && cp $D/next_call.sh .gpu/
+# (the binaries take ~100 MB, the carry at most 64 MiB: the tarball, about a
+# third of that, is unpacked on the device), then `bash .gpu/next_call.sh`
+# with carry [".gpu"] (about 8 minutes; STEPS picks parts: "pre ncu ab tests").
 set -u
 cd "$(dirname "$0")"
+[ -d A ] || tar -xzf bundle.tgz
 export LD_LIBRARY_PATH=$PWD/lib
-O=${OUT:-./out}; mkdir -p "$O"
+O=$(mkdir -p "${OUT:-./out}" && cd "${OUT:-./out}" && pwd)
 STEPS=${STEPS:-"pre ncu ab tests"}
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$O/gpu.txt"
 for step in $STEPS; do case $step in
