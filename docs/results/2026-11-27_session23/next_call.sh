@@ -3,8 +3,8 @@
 # ran out): one device call that times them against the tree they apply to
 # and tests the last build, which holds all four. Patches, in this order
 # (each applies on the ones before): exp_bwd_convert_tiles, exp_bwd_preprocess_vec,
-# exp_bwd03_dq_red, exp_bwd03_rows80. Build here first (2 cores, a few
-# minutes each; the subset keeps the builds small):
+# exp_bwd03_dq_red, exp_bwd03_rows80. Build here first (the whole recipe
+# below ran in 6m17s on 2 cores on 2026-11-27: an 86 MB .gpu, a 34 MB tarball):
 #   D=docs/results/2026-11-27_session23
 #   V='-DFLASH_VARIANTS=bwd_wgmma;bwd_wgmma_wide;wgmma_persistent' H='-DFLASH_HEAD_DIMS=64;128;256'
 #   cfg() { cmake -S "$1" -B "$2" -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90a "$V" "$H" "${@:3}"; }
