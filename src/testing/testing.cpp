@@ -104,10 +104,6 @@ double load(const std::vector<unsigned char>& bytes, std::int64_t off, DType dty
   return 0;
 }
 
-}  // namespace
-
-namespace {
-
 // splitmix64's output for state x: a 64-bit mix, so that consecutive
 // counters give independent-looking words.
 std::uint64_t splitmix64(std::uint64_t x) {
