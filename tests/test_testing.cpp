@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "testing/testing.h"
@@ -78,6 +79,24 @@ TEST(RandomBytes, TheSameForASeedWhateverTheThreads) {
   EXPECT_EQ(flash::testing::random_bytes(kN, DType::bf16, 42, 1.0, 0.0, 5), one);
   EXPECT_EQ(flash::testing::random_bytes(kN, DType::bf16, 42), one);
   EXPECT_NE(flash::testing::random_bytes(kN, DType::bf16, 43), one);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(UploadRandom, RefusesAStridedView) {
+  // [2, 3, 4] with a padded middle stride: not contiguous. Refused before
+  // any device call (the pointer is never touched).
+  const flash::TensorView strided =
+      flash::make_view(reinterpret_cast<void*>(0x1000), DType::bf16, {2, 3, 4}, {16, 5, 1});
+  // The message names the reason (a failed copy would throw flash::Error too).
+  try {
+    flash::testing::upload_random(strided, 1);
+    ADD_FAILURE() << "a strided view was accepted";
+  } catch (const flash::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("contiguous"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -154,14 +154,9 @@ std::vector<unsigned char> random_bytes(std::size_t n, DType dtype, std::uint64_
 void upload_random(const TensorView& t, std::uint64_t seed, double stddev, double mean) {
   const std::size_t n = static_cast<std::size_t>(t.numel());
   if (n == 0) return;
-  std::vector<unsigned char> bytes = random_bytes(n, t.dtype, seed, stddev, mean);
-  if (is_contiguous(t)) {
-    check(cudaMemcpy(t.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "upload_random");
-    return;
-  }
-  std::vector<double> host(n);
-  for (std::size_t i = 0; i < n; ++i) host[i] = load(bytes, static_cast<std::int64_t>(i), t.dtype);
-  upload(host, t);
+  if (!is_contiguous(t)) throw Error("upload_random: the view must be contiguous (upload(random_values()) takes strides)");
+  const std::vector<unsigned char> bytes = random_bytes(n, t.dtype, seed, stddev, mean);
+  check(cudaMemcpy(t.data, bytes.data(), bytes.size(), cudaMemcpyHostToDevice), "upload_random");
 }
 
 void upload(const std::vector<double>& host, const TensorView& t) {

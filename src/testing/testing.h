@@ -58,12 +58,13 @@ std::vector<double> random_values(std::size_t n, DType dtype, std::mt19937_64& r
 // n normal values (mean, stddev) rounded to dtype, as dtype's bytes: value i
 // depends only on seed and i (a counter-based generator: splitmix64 and the
 // Box-Muller transform), not on how many threads make them (`threads`, 0:
-// every core). For the bench's inputs: 10^8 values in well under a second,
-// where random_values takes ~70 ns a value on one core (seconds of device
-// time per bench process, 2026-11-27).
+// every core). For the bench's inputs: upload(random_values()) took 1.2 s
+// per 3.4e7 values on one core (seconds of device time per bench process,
+// 2026-11-27); this, 0.48 s on two cores.
 std::vector<unsigned char> random_bytes(std::size_t n, DType dtype, std::uint64_t seed, double stddev = 1.0,
                                         double mean = 0.0, unsigned threads = 0);
-// Fills a device view of any strides with random_bytes' values (BSHD order).
+// Fills a contiguous device view with random_bytes' values (throws
+// flash::Error for a strided one: upload(random_values()) takes any strides).
 void upload_random(const TensorView& view, std::uint64_t seed, double stddev = 1.0, double mean = 0.0);
 
 // Host values in BSHD order to/from a device view of any strides.
