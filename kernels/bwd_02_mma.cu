@@ -63,7 +63,7 @@
 // (dq); the row arrays and the dQ accumulator hold each sequence's rows
 // from a whole tile on (ws_row0), so the fragment-order blocks, the bulk
 // reductions and the padding rows are those of a dense call, and a
-// per-tile convert kernel (bwd_convert_dq_varlen_kernel, shared with
+// per-tile convert kernel (bwd_convert_dq_kernel, shared with
 // bwd_03) stores each sequence's rows. As a template flag: dense calls run
 // the kernels they ran before. Not yet measured on a GPU.
 // Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
@@ -628,7 +628,7 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
       if (err != cudaSuccess) return;
       if constexpr (kVarlen) {
         const dim3 tiles((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
-        if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, MmaDqOrder<Cfg>><<<tiles, 256, 0, stream>>>(p);
+        if (tiles.x > 0) bwd_convert_dq_kernel<T, MmaDqOrder<Cfg>, true><<<tiles, 256, 0, stream>>>(p);
       } else {
         const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
         bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);

@@ -116,7 +116,7 @@
 // past it zeros that the Mask hides. Deterministic mode: the counters are
 // per 64-row tile of the padded rows (row0 / kBwdDqTileRows) and turn()
 // counts the key blocks of the sequence's Mask, which all exist and do not
-// exit early. A per-tile convert (bwd_convert_dq_varlen_kernel) stores each
+// exit early. A per-tile convert (bwd_convert_dq_kernel) stores each
 // sequence's dQ rows. As a template flag: dense calls run the kernels they
 // ran before (SASS identical). On the H200 (2026-11-24): VarlenBwd* (41
 // cases, wgmma in both modes, tile-edge lengths 0/1/63-65/127-129 with
@@ -134,6 +134,16 @@
 // from warpgroup_index() (a lane-0 shuffle the compiler knows is uniform):
 // one uniform add per wgmma, 987M instructions, tensor pipe 64% -> 68%;
 // +7% at hdim 128 (549.9 / 515.3 TFLOPS full / causal 8k), +3% at hdim 64.
+// 80-row steps at hdim 128 without a mask (WgmmaBwdConfig80, session 23,
+// prepared without a GPU, to be measured): FlashAttention-4's tile for
+// these calls (it issues 57M HGMMAs to our 67M for the same FLOPs at
+// hdim 128 full 8k): S^T and dP^T m64n80; dQ^T = K^T dS^T (80 is not a
+// wgmma M) with dS stored [query][key] by stmatrix .trans; dQ^T by float4
+// reductions in its own fragment order (BwdDqTLayout, each (batch, head)
+// padded to 640 rows); dV issued after the dS stores (kDvAfterDs: issued
+// before them, ptxas spilled P^T and serialized every wgmma). SASS (local
+// cuobjdump): R237, no spills, four wgmma waits a step as at 64 rows, 34
+// HGMMAs per 80 rows against 32 per 64; 186 KB of shared memory.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
@@ -195,20 +205,38 @@
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
+#include "common/reduce.cuh"
 #include "common/scores.h"
 
 namespace flash::detail {
 
+// Session 23's experiment switch (1: dQ by RED.128 in non-deterministic mode).
+#ifndef FLASH_BWD03_DQ_RED
+#define FLASH_BWD03_DQ_RED 0
+#endif
+
 #if FLASH_HAS_SM90A
 namespace {
 
-template <int kHeadDim_> struct WgmmaBwdConfig {
+template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   static constexpr int kHeadDim = kHeadDim_;
   // Query rows per step: the N of S^T and dP^T, the k of dV and dK. hdim 64
   // takes 128 (FlashAttention-3's 128 x 128 tile; 64 there is the rung's
   // first shape, kept for the A/B); hdim 128 has no registers for 128 (S^T,
-  // dP^T, dK and dV would be 64 floats each).
-  static constexpr int kBlockM = kHeadDim == 64 ? 128 : 64;
+  // dP^T, dK and dV would be 64 floats each): 64, or 80 for calls without a
+  // mask (WgmmaBwdConfig80).
+  static constexpr int kBlockM = kBlockM_;
+  // 80-row steps: 80 is not a wgmma M, so dQ is computed transposed, dQ^T =
+  // K^T dS^T (the head dim on M: warpgroup c takes dims 64 c..), with dS
+  // stored [query][key] (stmatrix .trans) as its K-major B; the accumulator
+  // takes dQ^T's fragment order (BwdDqTLayout), each dense (batch, head)
+  // padded to kRowPad rows (whole steps and whole kBwdRowPad tiles); dQ^T
+  // staged for the writer's bulk reductions as dQ is (20 KB per warpgroup).
+  // Only calls without deterministic mode, score modifiers or variable
+  // lengths (kPlainOnly).
+  static constexpr bool kDqTransposed = kBlockM == 80;
+  static constexpr bool kPlainOnly = kDqTransposed;
+  static constexpr int kRowPad = kDqTransposed ? 5 * kBwdRowPad : kBwdRowPad;
   static constexpr int kBlockN = 128;  // keys per CTA, 64 per consumer warpgroup (wgmma's M)
   static constexpr int kConsumerWGs = 2;
   static constexpr int kStages = 2;
@@ -229,8 +257,15 @@ template <int kHeadDim_> struct WgmmaBwdConfig {
   // but before its stores still serialized them. So dS^T is computed,
   // rounded and stored first, and then P^T rounded and dV issued
   // (FlashAttention-3's order at hdim 64).
-  static constexpr bool kDvAfterDs = kBlockM == 128;
-  static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64), "a step is one or (hdim 64) two dQ row tiles");
+  static constexpr bool kDvAfterDs = kBlockM == 128 || kDqTransposed;
+  // Non-deterministic mode: each consumer thread adds its dQ fragment to the
+  // accumulator by float4 reductions (RED.128) straight from registers,
+  // instead of staging the block in shared memory for the dQ writer's bulk
+  // reduction (no staging stores, proxy fence or hand-off per step).
+  static constexpr bool kDqByRed = FLASH_BWD03_DQ_RED;
+  static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
+                "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
+  static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");
   static_assert(kHeadDim == 64 || kHeadDim == 128, "dQ blocks are 64 x 64: one per warpgroup");
   static_assert(kDqKeys % 16 == 0, "dQ's k-steps are 16 keys");
   // This warpgroup's dQ block within the step: its first query row and its
@@ -238,7 +273,16 @@ template <int kHeadDim_> struct WgmmaBwdConfig {
   __device__ static int dq_row(int c) { return kDqSplitQueries ? 64 * c : 0; }
   __device__ static int dq_dims_block(int c) { return kDqSplitKeys || kDqSplitQueries ? 0 : c; }
   __device__ static int dq_key(int c) { return kDqSplitKeys ? 64 * c : 0; }
+  // The block's floats (64 x 64, or 64 dims x kBlockM queries of dQ^T) and
+  // where they start in the accumulator, from the step's first row.
+  static constexpr int kDqFloats = kDqTransposed ? kDqBlock * kBlockM : kDqBlockFloats;
+  __device__ static int dq_offset(int c) {
+    return kDqTransposed ? c * kDqFloats : dq_row(c) * kHeadDim + dq_dims_block(c) * kDqBlockFloats;
+  }
 };
+
+template <int kHeadDim> using WgmmaBwdConfig = WgmmaBwdConfigT<kHeadDim, kHeadDim == 64 ? 128 : 64>;
+template <int kHeadDim> using WgmmaBwdConfig80 = WgmmaBwdConfigT<kHeadDim, 80>;
 
 template <class F> bool dispatch_bwd03_head_dim(int d, F&& f) {
   return dispatch_head_dim_of<64, 128>(d, static_cast<F&&>(f));
@@ -252,8 +296,10 @@ using Bwd03HeadDims = BuiltHeadDims<64, 128>;
 template <class Cfg> struct Bwd03Smem {
   static constexpr int kKVBytes = Cfg::kBlockN * Cfg::kHeadDim * 2;  // K or V
   static constexpr int kQBytes = Cfg::kBlockM * Cfg::kHeadDim * 2;   // one stage of Q or dO
-  static constexpr int kDsBytes = Cfg::kBlockN * Cfg::kBlockM * 2;   // dS^T: [key][query], kBlockM / 64 column blocks
-  static constexpr int kDqBytes = kDqBlockFloats * 4;                // one warpgroup's dQ staging block
+  // dS^T: [key][query], kBlockM / 64 column blocks; kDqTransposed: dS,
+  // [query][key], one 64-key column block per warpgroup.
+  static constexpr int kDsBytes = Cfg::kBlockN * Cfg::kBlockM * 2;
+  static constexpr int kDqBytes = Cfg::kDqFloats * 4;  // one warpgroup's dQ staging block
   static constexpr int kRowBytes = Cfg::kBlockM * 4;                  // one stage of LSE or dpsum
   static constexpr int kK = 0;
   static constexpr int kV = kK + kKVBytes;
@@ -274,7 +320,8 @@ template <class Cfg> struct Bwd03Smem {
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
   // The producer's LSE and dpsum copies read whole steps of the padded row
   // arrays; a step holds whole dQ counter tiles (BwdDqOrder).
-  static_assert(kBwdRowPad % Cfg::kBlockM == 0 && Cfg::kBlockM % kBwdDqTileRows == 0, "steps tile the row arrays");
+  static_assert(Cfg::kRowPad % Cfg::kBlockM == 0 && (Cfg::kPlainOnly || Cfg::kBlockM % kBwdDqTileRows == 0),
+                "steps tile the row arrays");
   // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
   static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
   static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
@@ -355,8 +402,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
         // reductions in flight would add in either order).
         if (kDeterministic && Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
         const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
-        bulk_reduce_add_f32(gdq + Cfg::dq_row(c) * Cfg::kHeadDim + Cfg::dq_dims_block(c) * kDqBlockFloats, sdq,
-                            Smem::kDqBytes);
+        bulk_reduce_add_f32(gdq + Cfg::dq_offset(c), sdq, Smem::kDqBytes);
         tma_store_commit();
       }
       if constexpr (kDeterministic) {
@@ -387,6 +433,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   using Smem = Bwd03Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kNTilesS = kBlockM / 8;  // n-tiles of S^T and dP^T (queries)
+  static constexpr bool kDqByRed = Cfg::kDqByRed && !kDeterministic;
+  // dQ's accumulator fragment: a 64 x 64 block, or (kDqTransposed) 64 dims
+  // x kBlockM queries of dQ^T.
+  static constexpr int kDqN = Cfg::kDqTransposed ? kBlockM : kDqBlock;
 
   const BwdParams& p;
   std::uint32_t base;   // shared address of the tiles
@@ -424,6 +474,33 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       const std::uint64_t db = wgmma_desc_sw128(k_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
       WgmmaOp<kDqBlock>::template ss_mn<T>(acc, da, db, kk > 0);
     }
+  }
+
+  // kDqTransposed: this warpgroup's dQ^T block, dims 64 c.. x the step's
+  // kBlockM queries: K^T (A, M-major: K's dims block c, [key][dim]) times
+  // dS^T (B, K-major: dS stored [query][key], one 64-key column block per
+  // warpgroup), over all kBlockN keys.
+  __device__ void gemm_dqt(std::uint32_t ds_tile, float (&acc)[kDqN / 2]) const {
+    const std::uint32_t k_cols = base + Smem::kK + c * kBlockN * 128;
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      const std::uint64_t da = wgmma_desc_sw128(k_cols, 16 * kk * 128, kBlockN * 128, 1024);
+      const std::uint64_t db = wgmma_desc_sw128(ds_tile + (kk / 4) * kBlockM * 128, (kk % 4) * 32, 16, 1024);
+      WgmmaOp<kDqN>::template ss_a_mmajor<T>(acc, da, db, kk > 0);
+    }
+  }
+  // kDqTransposed: dS (this warpgroup's keys) into shared memory as [query]
+  // [key], keys contiguous, in column block c (the 128-byte swizzle: 16-byte
+  // chunk (key % 64) / 8 ^ (query % 8) of the query's row). The lane's A
+  // fragment dsa[kk][r] is the 8 x 8 matrix of keys 16 w + 8 (r % 2).. and
+  // queries 16 kk + 8 (r / 2)..; stmatrix .trans writes each transposed, so
+  // lane 8 m + j names the row of query 16 kk + 8 (m / 2) + j, chunk
+  // 2 w + m % 2 (five stmatrix per thread and step).
+  __device__ void store_ds_rows(std::uint32_t ds_tile, const std::uint32_t (&ds)[kBlockM / 16][4]) const {
+    const int m = lane / 8, j = lane % 8;
+    const std::uint32_t row0 = ds_tile + c * kBlockM * 128 + (8 * (m / 2) + j) * 128 + (((2 * warp + m % 2) ^ j) * 16);
+#pragma unroll
+    for (int kk = 0; kk < kBlockM / 16; ++kk) stmatrix_x4_trans(row0 + 16 * kk * 128, ds[kk]);
   }
 
   // dS^T (this warpgroup's keys) into shared memory: [key][query], queries
@@ -526,7 +603,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       // previous step's buffer in its dQ product (it passed this step's
       // barrier only after finishing the step before, so buffer i % 2 is free).
       const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
-      store_ds(smem + ds_off, dsa);
+      if constexpr (Cfg::kDqTransposed) store_ds_rows(base + ds_off, dsa);
+      else store_ds(smem + ds_off, dsa);
       if constexpr (Cfg::kDvAfterDs) issue_dv();
       fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
       if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
@@ -536,27 +614,38 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       // and staged while dK runs. (dK issued before the barrier instead, so
       // that it overlapped the wait for the other warpgroup, left dQ queued
       // behind it: 1-2% slower, docs/NOTES.md.)
-      float dq[kDqBlock / 2];
+      float dq[kDqN / 2];
       wgmma_fence();
-      gemm_dq(base + ds_off, dq);
+      if constexpr (Cfg::kDqTransposed) gemm_dqt(base + ds_off, dq);
+      else gemm_dq(base + ds_off, dq);
       wgmma_commit();
       gemm_kv(dsa, q_tile, dk);
       wgmma_commit();
-      handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
+      if constexpr (!kDqByRed) handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
       wgmma_wait<1>();  // dQ (dK may still run)
       fence_registers(dq);
 
-      // The dQ block to the accumulator: staged in fragment order (lane l's
-      // float4 of n-tile j of warp w at ((w * 8 + j) * 32 + l) * 4, 512
-      // contiguous bytes per warp and n-tile), then handed to the writer,
+      // The dQ block to the accumulator, in fragment order (lane l's float4
+      // of n-tile j of warp w at ((w * 8 + j) * 32 + l) * 4, 512 contiguous
+      // bytes per warp and n-tile): by float4 reductions from registers
+      // (kDqByRed), or staged in shared memory and handed to the writer,
       // which adds it with one bulk reduction.
-      float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+      if constexpr (kDqByRed) {
+        // kDqTransposed: the step's block c of BwdDqTLayout (dims 64 c..).
+        float* gdq = p.dq_accum + (bwd_ws_row0(p, seq, b, step.h) + m0) * kHeadDim + Cfg::dq_offset(c);
 #pragma unroll
-      for (int j = 0; j < kDqBlock / 8; ++j)
-        *reinterpret_cast<float4*>(sdq + ((warp * (kDqBlock / 8) + j) * 32 + lane) * 4) =
-            make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
-      fence_async_shared();  // the staging stores, before the copy engine reads them
-      handoff.consumer_commit(c);  // an arrival: no wait
+        for (int j = 0; j < kDqN / 8; ++j)
+          atomic_add4(gdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4,
+                      make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
+      } else {
+        float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+#pragma unroll
+        for (int j = 0; j < kDqN / 8; ++j)
+          *reinterpret_cast<float4*>(sdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4) =
+              make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+        fence_async_shared();  // the staging stores, before the copy engine reads them
+        handoff.consumer_commit(c);  // an arrival: no wait
+      }
       wgmma_wait<0>();  // dK (and dV)
       fence_registers(dk);
       fence_registers(dv);
@@ -629,7 +718,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     // The dQ writer is the first thread of the second warp (its own warp,
     // so the producer's loop never waits on its spins).
     constexpr int kWriterThread = 32;
-    if (threadIdx.x == kWriterThread && steps > 0)
+    if (threadIdx.x == kWriterThread && steps > 0 && (kDeterministic || !Cfg::kDqByRed))
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
     return;
   }
@@ -652,9 +741,28 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
   return bwd_tma_check<WgmmaBwdConfig, Bwd03Smem>(p, dev, dispatch_head_dim);
 }
 
-std::size_t workspace_bytes(const BwdParams& p) { return bwd_tma_workspace_bytes(p); }
+// Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without a mask,
+// deterministic mode, score modifiers or variable lengths (sinks need
+// nothing per element, so they may).
+bool uses_rows80(const BwdParams& p) {
+  return p.head_dim == 128 && !p.deterministic && !p.has_score_mods() && p.cu_seqlens_q == nullptr &&
+         !p.call_mask.has_left && !p.call_mask.has_right;
+}
+
+std::size_t workspace_bytes(const BwdParams& p) {
+  return uses_rows80(p) ? bwd_tma_workspace_bytes(p, WgmmaBwdConfig80<128>::kRowPad) : bwd_tma_workspace_bytes(p);
+}
 
 cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
+  if (uses_rows80(params)) {
+    const auto kernel_of80 = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
+      return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig80<decltype(hd)::value>,
+                                    decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
+    };
+    const auto only_128 = [](int d, auto&& f) { return dispatch_head_dim_of<128>(d, f); };
+    return bwd_tma_run<WgmmaBwdConfig80, Bwd03Smem>(params, workspace, stream, only_128, kernel_of80,
+                                                     WgmmaBwdConfig80<128>::kRowPad);
+  }
   const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
     return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig<decltype(hd)::value>,
                                   decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;

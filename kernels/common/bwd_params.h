@@ -89,18 +89,27 @@ inline std::int64_t bwd_ws_head_rows(const BwdParams& p) {
   return (static_cast<std::int64_t>(p.total_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad +
          static_cast<std::int64_t>(kBwdRowPad) * p.batch;
 }
-inline std::size_t bwd_ws_rows(const BwdParams& p) {
+// Dense calls pad each (batch, head)'s rows to a multiple of row_pad (a
+// multiple of kBwdRowPad: a variant whose steps are not a divisor of it, as
+// bwd_03's 80-row steps, asks for more).
+inline std::size_t bwd_ws_rows(const BwdParams& p, int row_pad = kBwdRowPad) {
   if (p.cu_seqlens_q != nullptr) return static_cast<std::size_t>(p.heads_q) * bwd_ws_head_rows(p);
   return static_cast<std::size_t>(p.batch) * p.heads_q *
-         ((static_cast<std::size_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad);
+         ((static_cast<std::size_t>(p.seqlen_q) + row_pad - 1) / row_pad * row_pad);
+}
+// The rows of the bound workspace (bind_bwd_workspace).
+inline std::size_t bwd_bound_rows(const BwdParams& p) {
+  if (p.cu_seqlens_q != nullptr) return static_cast<std::size_t>(p.heads_q) * p.ws_head_rows;
+  return static_cast<std::size_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
 }
 
 // Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator when
 // with_dq_accum, plus its counters when with_dq_semaphore; 256-byte aligned
 // pieces.
-inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum, bool with_dq_semaphore = false) {
+inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum, bool with_dq_semaphore = false,
+                                       int row_pad = kBwdRowPad) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
-  const std::size_t rows = bwd_ws_rows(p);
+  const std::size_t rows = bwd_ws_rows(p, row_pad);
   std::size_t bytes = 2 * align(rows * sizeof(float));
   if (with_dq_accum) bytes += align(rows * p.head_dim * sizeof(float));
   if (with_dq_semaphore) bytes += align(rows / kBwdDqTileRows * sizeof(int));
@@ -108,12 +117,13 @@ inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum, b
 }
 
 // Points p's workspace arrays into `ws` (bwd_workspace_bytes long, with the
-// same flags).
-inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum, bool with_dq_semaphore = false) {
+// same flags and row_pad).
+inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum, bool with_dq_semaphore = false,
+                               int row_pad = kBwdRowPad) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
-  p.seqlen_q_pad = (p.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
+  p.seqlen_q_pad = (p.seqlen_q + row_pad - 1) / row_pad * row_pad;
   p.ws_head_rows = p.cu_seqlens_q != nullptr ? bwd_ws_head_rows(p) : 0;
-  const std::size_t rows = bwd_ws_rows(p);
+  const std::size_t rows = bwd_ws_rows(p, row_pad);
   char* base = static_cast<char*>(ws);
   p.lse_log2 = reinterpret_cast<float*>(base);
   p.dpsum = reinterpret_cast<float*>(base + align(rows * sizeof(float)));

@@ -1,15 +1,17 @@
 // What the backward kernels share about a call's sequences: where sequence b
 // lives (SeqRows, dense or variable-length) and the variable-length dQ
-// convert (bwd_convert_dq_varlen_kernel), which each variant instantiates
+// convert (bwd_convert_dq_kernel), which each variant instantiates
 // with the order of its own dQ accumulator. Device code (kernel translation
 // units only).
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "common/bwd_params.h"
 #include "common/mask.h"
 #include "common/mma.cuh"  // pack2
+#include "common/numeric.cuh"  // from_float
 
 namespace flash::detail {
 
@@ -73,32 +75,73 @@ template <> struct SeqRows<true> {
   __device__ __forceinline__ std::int64_t ws_row0(int h) const { return p.ws_row0(b, h, q0); }
 };
 
-// dQ = scale * accumulator, rounded to the dtype, for a variable-length
-// call: a (query tiles, heads_q, batch) grid over the max_seqlen_q bound,
-// one CTA per tile of Order::kTileRows rows of its sequence (whose block
-// starts at ws_row0 + m0 rows of the accumulator: the row arrays hold each
-// sequence from a whole tile on), which stores the sequence's rows. Order
-// is the variant's accumulator order within a tile: kTileRows, kHeadDim,
-// and position(f, row, col), which says that the float4 at float f of the
-// tile's block holds dQ[row][col, col + 1] and dQ[row + 8][col, col + 1].
-template <class T, class Order>
-__global__ void __launch_bounds__(256) bwd_convert_dq_varlen_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kTileFloats = Order::kTileRows * Order::kHeadDim;
-  if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
-  const int m0 = blockIdx.x * Order::kTileRows, h = blockIdx.y, b = blockIdx.z;
-  const SeqRows<true> seq(p, b);
-  if (m0 >= seq.seqlen_q()) return;
-  const float4* acc = reinterpret_cast<const float4*>(p.dq_accum + (seq.ws_row0(h) + m0) * Order::kHeadDim);
-  T* gdQ = static_cast<T*>(p.dq) + seq.dq() + h * p.dq_head_stride;
-  for (int i4 = threadIdx.x; i4 < kTileFloats / 4; i4 += 256) {
+// dQ = scale * accumulator, rounded to the dtype: a (query tiles, heads_q,
+// batch) grid (variable-length: over the max_seqlen_q bound), one CTA per
+// tile of Order::kTileRows rows of its sequence (whose block starts at
+// ws_row0 + m0 rows of the accumulator: the row arrays hold each sequence
+// from a whole tile on), which stores the sequence's rows. Order is the
+// variant's accumulator order within a tile: kTileRows, kHeadDim, and
+// position(f, row, col), which says that the float4 at float f of the
+// tile's block holds dQ[row][col, col + 1] and dQ[row + 8][col, col + 1]
+// (an Order with kTransposed = true: dQ[row][col], dQ[row + 1][col],
+// dQ[row][col + 8] and dQ[row + 1][col + 8], BwdDqTLayout).
+// The tile goes through shared memory, rounded, as rows: loaded by float4s
+// in the accumulator's order (each thread's loads all in flight before it
+// stores any), stored to dQ by 16-byte row pieces where dQ's rows start on
+// 16-byte boundaries (else element by element). Session 24 (H100, ncu, 16k
+// tokens, hdim 128): 86 us for the float4-at-a-time grid-stride convert
+// that stored 4-byte pairs straight from the fragment order, 132 us for
+// the same stores from per-tile CTAs; see the kernel header of bwd_03 for
+// this one's figure.
+template <class Order, class = void> constexpr bool kOrderTransposed = false;
+template <class Order> constexpr bool kOrderTransposed<Order, std::void_t<decltype(Order::kTransposed)>> = Order::kTransposed;
+
+template <class T, class Order, bool kVarlen>
+__global__ void __launch_bounds__(256) bwd_convert_dq_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kThreads = 256, kRows = Order::kTileRows, kDim = Order::kHeadDim, kTileFloats = kRows * kDim;
+  constexpr int kPerThread = kTileFloats / 4 / kThreads;
+  // Rows padded by 16 bytes: the fragment-order stores below and the 16-byte
+  // row reads fall on distinct banks.
+  constexpr int kPitch = kDim + 8, kPieces = kDim / 8;
+  static_assert(kTileFloats % (4 * kThreads) == 0 && kDim % 8 == 0, "whole float4s per thread, 16-byte row pieces");
+  __shared__ alignas(16) T tile[kRows * kPitch];
+  if constexpr (kVarlen)
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  const int m0 = blockIdx.x * kRows, h = blockIdx.y, b = blockIdx.z;
+  const SeqRows<kVarlen> seq(p, b);
+  if (m0 >= seq.seqlen_q()) return;  // the whole CTA, before the barrier
+  const float4* acc = reinterpret_cast<const float4*>(p.dq_accum + (seq.ws_row0(h) + m0) * kDim);
+  float4 v[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) v[k] = acc[threadIdx.x + k * kThreads];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
     int row, col;
-    Order::position(4 * i4, row, col);  // within the tile's block
-    row += m0;
-    if (row >= seq.seqlen_q()) continue;
-    const float4 v = acc[i4];
-    T* dq = gdQ + row * p.dq_row_stride + col;
-    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
-    if (row + 8 < seq.seqlen_q()) *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
+    Order::position(4 * (threadIdx.x + k * kThreads), row, col);  // within the tile
+    T* t = tile + row * kPitch + col;
+    if constexpr (kOrderTransposed<Order>) {
+      t[0] = from_float<T>(v[k].x * p.scale);
+      t[kPitch] = from_float<T>(v[k].y * p.scale);
+      t[8] = from_float<T>(v[k].z * p.scale);
+      t[kPitch + 8] = from_float<T>(v[k].w * p.scale);
+    } else {
+      *reinterpret_cast<std::uint32_t*>(t) = pack2<T>(v[k].x * p.scale, v[k].y * p.scale);
+      *reinterpret_cast<std::uint32_t*>(t + 8 * kPitch) = pack2<T>(v[k].z * p.scale, v[k].w * p.scale);
+    }
+  }
+  __syncthreads();
+  const int rows = min(kRows, seq.seqlen_q() - m0);
+  T* gdq = static_cast<T*>(p.dq) + seq.dq() + h * p.dq_head_stride + m0 * p.dq_row_stride;
+  const bool vec = ((reinterpret_cast<std::uintptr_t>(gdq) | (p.dq_row_stride * sizeof(T))) & 15) == 0;
+  if (vec) {
+    for (int i = threadIdx.x; i < rows * kPieces; i += kThreads) {
+      const int row = i / kPieces, piece = i % kPieces;
+      *reinterpret_cast<uint4*>(gdq + row * p.dq_row_stride + 8 * piece) =
+          *reinterpret_cast<const uint4*>(tile + row * kPitch + 8 * piece);
+    }
+  } else {
+    for (int i = threadIdx.x; i < rows * kDim; i += kThreads)
+      gdq[i / kDim * p.dq_row_stride + i % kDim] = tile[i / kDim * kPitch + i % kDim];
   }
 }
 

@@ -268,8 +268,8 @@ constexpr int kDqBlockFloats = kDqBlock * kDqBlock;
 // accumulator's fragment order: the float4 at ((w * 8 + j) * 32 + l) * 4 holds
 // rows 16 w + l / 4 and + 8, dims 8 j + 2 (l % 4) and + 1. position(f, row,
 // col): the float4 at float f of a tile's head_dim * 64 floats holds
-// dQ[row][col, col + 1] and dQ[row + 8][...] (as the variable-length
-// convert, common/bwd_seq.cuh, asks).
+// dQ[row][col, col + 1] and dQ[row + 8][...] (as the convert,
+// common/bwd_seq.cuh, asks).
 template <int kHeadDim_> struct BwdDqLayout {
   static constexpr int kTileRows = kDqBlock, kHeadDim = kHeadDim_;
   __device__ __forceinline__ static void position(int in_tile, int& row, int& col) {
@@ -280,28 +280,38 @@ template <int kHeadDim_> struct BwdDqLayout {
   }
 };
 
-// dQ = scale * accumulator, rounded to the dtype (dense calls; variable-
-// length ones: bwd_convert_dq_varlen_kernel). One thread per float4.
-template <class T, int kHeadDim>
-__global__ void __launch_bounds__(256) bwd_convert_dq_blocks_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kTileFloats = kDqBlock * kHeadDim;
-  const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * kHeadDim;
-  const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
-  for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
-    const std::int64_t bh = 4 * i4 / head_floats;
-    const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
-    int row, col;
-    BwdDqLayout<kHeadDim>::position(in_head % kTileFloats, row, col);
-    row += in_head / kTileFloats * kDqBlock;
-    if (row >= p.seqlen_q) continue;
-    const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
-    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
-    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
-    if (row + 8 < p.seqlen_q)
-      *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
+// The transposed order (bwd_03's 80-row steps, dQ^T = K^T dS^T, the head dim
+// on wgmma's M): per (sequence, head) and step of kRows query rows,
+// head_dim / 64 blocks of 64 dims x kRows queries, each in the accumulator's
+// fragment order: the float4 at ((w * kRows / 8 + j) * 32 + l) * 4 holds dims
+// 16 w + l / 4 and + 8, queries 8 j + 2 (l % 4) and + 1. position(f, row,
+// col): the float4 at float f holds dQ[row][col], dQ[row + 1][col],
+// dQ[row][col + 8] and dQ[row + 1][col + 8] (kTransposed).
+template <int kRows, int kHeadDim_> struct BwdDqTLayout {
+  static constexpr int kTileRows = kRows, kHeadDim = kHeadDim_;
+  static constexpr bool kTransposed = true;
+  static constexpr int kBlockFloats = kDqBlock * kRows;
+  __device__ __forceinline__ static void position(int in_tile, int& row, int& col) {
+    const int in_block = in_tile % kBlockFloats;
+    const int frag = in_block / 128, lane = in_block % 128 / 4;
+    row = 8 * (frag % (kRows / 8)) + 2 * (lane % 4);
+    col = in_tile / kBlockFloats * kDqBlock + 16 * (frag / (kRows / 8)) + lane / 4;
   }
-}
+};
+// A Cfg's accumulator order: transposed where it says kDqTransposed.
+template <class Cfg, class = void> struct BwdDqLayoutOf {
+  using type = BwdDqLayout<Cfg::kHeadDim>;
+};
+template <class Cfg> struct BwdDqLayoutOf<Cfg, std::enable_if_t<Cfg::kDqTransposed>> {
+  using type = BwdDqTLayout<Cfg::kBlockM, Cfg::kHeadDim>;
+};
+// A Cfg that only serves calls without deterministic mode, score modifiers
+// or variable lengths (kPlainOnly): its kernels for those are not built.
+template <class Cfg, class = void> constexpr bool kBwdPlainOnly = false;
+template <class Cfg> constexpr bool kBwdPlainOnly<Cfg, std::void_t<decltype(Cfg::kPlainOnly)>> = Cfg::kPlainOnly;
+// Rows each dense (batch, head) pads to: Cfg::kRowPad where it names one.
+template <class Cfg, class = void> constexpr int kBwdCfgRowPad = kBwdRowPad;
+template <class Cfg> constexpr int kBwdCfgRowPad<Cfg, std::void_t<decltype(Cfg::kRowPad)>> = Cfg::kRowPad;
 
 // Q and dO as boxes of kBlockM rows, K and V of kBlockN; each map's rows end
 // at its sequence length, so rows past it read as zeros. Variable-length
@@ -357,8 +367,8 @@ std::string bwd_tma_check(const BwdParams& p, const DeviceInfo& dev, DispatchHea
 
 // The rungs' workspace: the dQ accumulator, and in deterministic mode its
 // tiles' counters.
-inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p) {
-  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
+inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p, int row_pad = kBwdRowPad) {
+  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic, row_pad);
 }
 
 // The host side of a Hopper rung's run(): binds the workspace (with the dQ
@@ -372,11 +382,11 @@ inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p) {
 // and converts dQ from the accumulator (BwdDqLayout).
 template <template <int> class CfgOf, template <class> class SmemOf, class DispatchHeadDim, class KernelOf>
 cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t stream,
-                        DispatchHeadDim&& dispatch_head_dim, KernelOf&& kernel_of) {
+                        DispatchHeadDim&& dispatch_head_dim, KernelOf&& kernel_of, int row_pad = kBwdRowPad) {
   BwdTmaParams prm;
   prm.p = params;
   BwdParams& p = prm.p;
-  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic);
+  bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic, row_pad);
   cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
@@ -385,6 +395,9 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     using Cfg = CfgOf<decltype(hd)::value>;
     using Smem = SmemOf<Cfg>;
     constexpr bool kVarlen = decltype(varlen)::value;
+    if constexpr (kBwdPlainOnly<Cfg> && (decltype(det)::value || decltype(mods)::value || kVarlen)) {
+      return;  // the rung's run() never picks this Cfg for such a call
+    } else {
     if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
     // Variable-length: the grids cover max_seqlen_k and max_seqlen_q, either
     // of which may be 0 (every sequence empty on that side): a grid without
@@ -394,16 +407,11 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     if (!kVarlen || grid.x > 0)
       err = bwd_launch(kernel_of(tag, hd, det, mods, varlen), grid, Smem::kThreads, Smem::kBytes, prm, stream);
     if (err != cudaSuccess) return;
-    if constexpr (kVarlen) {
-      using Layout = BwdDqLayout<Cfg::kHeadDim>;
-      const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
-      if (tiles.x > 0) bwd_convert_dq_varlen_kernel<T, Layout><<<tiles, 256, 0, stream>>>(p);
-    } else {
-      const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-      bwd_convert_dq_blocks_kernel<T, Cfg::kHeadDim>
-          <<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
-    }
+    using Layout = typename BwdDqLayoutOf<Cfg>::type;
+    const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
+    if (tiles.x > 0) bwd_convert_dq_kernel<T, Layout, kVarlen><<<tiles, 256, 0, stream>>>(p);
     err = cudaGetLastError();
+    }
   };
   const auto go_mode = [&](auto tag, auto hd) {
     dispatch_score_mods(p, [&](auto mods) {

@@ -14,6 +14,9 @@ writing by hand. Run from this directory: python3 gen_wgmma.py > wgmma_ops.inc
          K stores head_dim, the N of this product, contiguously)
   ss_b_nmajor<N>: D(64 x N, fp32) (+)= A(64 x 16, shared, K-major) * B(16 x N, shared, N-major)
          (bwd_04's dQ = dS K: dS stored [query][key], keys contiguous)
+  ss_a_mmajor<N>: D(64 x N, fp32) (+)= A(64 x 16, shared, M-major) * B(16 x N, shared, K-major)
+         (bwd_03's dQ^T = K^T dS^T with 80-row steps: K stores head_dim, the M
+         of this product, contiguously, and dS is stored [query][key])
 """
 import sys
 
@@ -77,6 +80,10 @@ def main():
         out.append("  template <class T>")
         out.append(f"  static __device__ __forceinline__ void ss_b_nmajor(float (&d)[{n // 2}], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {{")
         out.append(body(n, "ss", 1, 0))
+        out.append("  }")
+        out.append("  template <class T>")
+        out.append(f"  static __device__ __forceinline__ void ss_a_mmajor(float (&d)[{n // 2}], std::uint64_t desc_a, std::uint64_t desc_b, int scale_d) {{")
+        out.append(body(n, "ss", 0, 1))
         out.append("  }")
         out.append("};")
     out.append("// NOLINTEND")

@@ -121,6 +121,18 @@ __device__ __forceinline__ void to_a_operand(const float (&acc)[kN / 2], std::ui
 //   and B N-major; rs_kmajor the same with B K-major.
 // WgmmaOp<N>::ss_mn<T>(d, desc_a, desc_b, scale_d): A and B from shared
 //   memory, A M-major and B N-major (both "transposed").
+// WgmmaOp<N>::ss_a_mmajor<T>(d, desc_a, desc_b, scale_d): A M-major, B K-major.
+// Four 8 x 8 matrices of 16-bit values stored transposed (stmatrix .trans):
+// r[m] holds matrix m in the accumulator layout (lane l: row l / 4, columns
+// 2 (l % 4), + 1), and lanes 8 m .. 8 m + 7 give the addresses of the rows
+// of matrix m's transpose (lane 8 m + j: row j, i.e. column j of matrix m),
+// 16 bytes each.
+__device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t addr, const std::uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.trans.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]),
+               "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+
 template <int kN> struct WgmmaOp;
 #include "common/hopper/wgmma_ops.inc"
 
