@@ -1,5 +1,5 @@
 # Usage, on the H200 with FlashAttention-4 staged (../shared/anchors/fa4/stage.sh):
-#   python3 benchmarks/fa4_bwd_matched.py <path to ./bench> <out.json>
+#   python3 benchmarks/fa4_bwd_matched.py <path to ./bench> <out.json> [head dims, default 64,128,256]
 # Issue 18, matched timing: per cell of the issue's table, flash's ./bench --bwd (kernel auto; CUDA
 # events, warm-up, median over >= 0.5 s) and FA4's backward timed two ways with do_bench (median):
 # as fa4_bench.py does (warmup 5 ms, rep 40 ms) and over as long as our bench times (warmup 100 ms,
@@ -10,8 +10,9 @@ import json, re, subprocess, sys, time, torch
 from triton.testing import do_bench
 from flash_attn.cute.interface import flash_attn_func
 bench, out = sys.argv[1], sys.argv[2]
+dheads = [int(x) for x in (sys.argv[3] if len(sys.argv) > 3 else "64,128,256").split(",")]
 rows = []
-for d in (64, 128, 256):
+for d in dheads:
     H = 2048 // d
     for causal in (False, True):
         for N in (8192, 16384):

@@ -134,16 +134,22 @@
 // from warpgroup_index() (a lane-0 shuffle the compiler knows is uniform):
 // one uniform add per wgmma, 987M instructions, tensor pipe 64% -> 68%;
 // +7% at hdim 128 (549.9 / 515.3 TFLOPS full / causal 8k), +3% at hdim 64.
-// 80-row steps at hdim 128 without a mask (WgmmaBwdConfig80, session 23,
-// prepared without a GPU, to be measured): FlashAttention-4's tile for
-// these calls (it issues 57M HGMMAs to our 67M for the same FLOPs at
-// hdim 128 full 8k): S^T and dP^T m64n80; dQ^T = K^T dS^T (80 is not a
-// wgmma M) with dS stored [query][key] by stmatrix .trans; dQ^T by float4
-// reductions in its own fragment order (BwdDqTLayout, each (batch, head)
-// padded to 640 rows); dV issued after the dS stores (kDvAfterDs: issued
-// before them, ptxas spilled P^T and serialized every wgmma). SASS (local
-// cuobjdump): R237, no spills, four wgmma waits a step as at 64 rows, 34
-// HGMMAs per 80 rows against 32 per 64; 186 KB of shared memory.
+// 80-row steps at hdim 128 without a mask (WgmmaBwdConfig80, sessions
+// 23-24): FlashAttention-4's tile for these calls (it issues 57M HGMMAs to
+// our 67M for the same FLOPs at hdim 128 full 8k): S^T and dP^T m64n80;
+// dQ^T = K^T dS^T (80 is not a wgmma M) with dS stored [query][key] by
+// stmatrix .trans; dQ^T staged in its own fragment order (BwdDqTLayout,
+// each (batch, head) padded to 640 rows) for the writer, 20 KB per
+// warpgroup; dV issued after the dS stores (kDvAfterDs: issued before them,
+// ptxas spilled P^T and serialized every wgmma). SASS: R237, no spills,
+// four wgmma waits a step as at 64 rows, 34 HGMMAs per 80 rows against 32
+// per 64; 226 KB of shared memory. Measured 2026-11-27 on an H100 (the
+// lease's card that day; A/B in one call): hdim 128 full 8k 544.7 -> 571.5
+// TFLOPS (+4.9%), 16k 573.3 -> 604.0 (+5.4%); with dQ^T by float4
+// reductions from registers instead of staged, +7-10% over the 64-row
+// kernel with the same reductions but no better than the 64-row kernel
+// staged (reductions from registers cost 8-9% there); three Q/dO stages
+// (no staging room then, reductions) -3%.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
@@ -205,15 +211,9 @@
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
-#include "common/reduce.cuh"
 #include "common/scores.h"
 
 namespace flash::detail {
-
-// Session 23's experiment switch (1: dQ by RED.128 in non-deterministic mode).
-#ifndef FLASH_BWD03_DQ_RED
-#define FLASH_BWD03_DQ_RED 0
-#endif
 
 #if FLASH_HAS_SM90A
 namespace {
@@ -232,8 +232,9 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // takes dQ^T's fragment order (BwdDqTLayout), each dense (batch, head)
   // padded to kRowPad rows (whole steps and whole kBwdRowPad tiles); dQ^T
   // staged for the writer's bulk reductions as dQ is (20 KB per warpgroup).
-  // Only calls without deterministic mode, score modifiers or variable
-  // lengths (kPlainOnly).
+  // Only calls without score modifiers or variable lengths (kPlainOnly);
+  // deterministic mode counts each step on the 64-row tile of its first row
+  // (BwdDqOrder).
   static constexpr bool kDqTransposed = kBlockM == 80;
   static constexpr bool kPlainOnly = kDqTransposed;
   static constexpr int kRowPad = kDqTransposed ? 5 * kBwdRowPad : kBwdRowPad;
@@ -258,11 +259,6 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // rounded and stored first, and then P^T rounded and dV issued
   // (FlashAttention-3's order at hdim 64).
   static constexpr bool kDvAfterDs = kBlockM == 128 || kDqTransposed;
-  // Non-deterministic mode: each consumer thread adds its dQ fragment to the
-  // accumulator by float4 reductions (RED.128) straight from registers,
-  // instead of staging the block in shared memory for the dQ writer's bulk
-  // reduction (no staging stores, proxy fence or hand-off per step).
-  static constexpr bool kDqByRed = FLASH_BWD03_DQ_RED;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");
@@ -319,9 +315,11 @@ template <class Cfg> struct Bwd03Smem {
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
   // The producer's LSE and dpsum copies read whole steps of the padded row
-  // arrays; a step holds whole dQ counter tiles (BwdDqOrder).
-  static_assert(Cfg::kRowPad % Cfg::kBlockM == 0 && (Cfg::kPlainOnly || Cfg::kBlockM % kBwdDqTileRows == 0),
-                "steps tile the row arrays");
+  // arrays; a step holds whole dQ counter tiles (BwdDqOrder), or (80 rows)
+  // starts in a counter tile of its own.
+  static_assert(Cfg::kRowPad % Cfg::kBlockM == 0 &&
+                    (Cfg::kDqTransposed ? Cfg::kBlockM >= kBwdDqTileRows : Cfg::kBlockM % kBwdDqTileRows == 0),
+                "steps tile the row arrays; distinct steps have distinct counter tiles");
   // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
   static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
   static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
@@ -433,7 +431,6 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   using Smem = Bwd03Smem<Cfg>;
   static constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   static constexpr int kNTilesS = kBlockM / 8;  // n-tiles of S^T and dP^T (queries)
-  static constexpr bool kDqByRed = Cfg::kDqByRed && !kDeterministic;
   // dQ's accumulator fragment: a 64 x 64 block, or (kDqTransposed) 64 dims
   // x kBlockM queries of dQ^T.
   static constexpr int kDqN = Cfg::kDqTransposed ? kBlockM : kDqBlock;
@@ -621,31 +618,23 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       wgmma_commit();
       gemm_kv(dsa, q_tile, dk);
       wgmma_commit();
-      if constexpr (!kDqByRed) handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
+      handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
       wgmma_wait<1>();  // dQ (dK may still run)
       fence_registers(dq);
 
-      // The dQ block to the accumulator, in fragment order (lane l's float4
-      // of n-tile j of warp w at ((w * 8 + j) * 32 + l) * 4, 512 contiguous
-      // bytes per warp and n-tile): by float4 reductions from registers
-      // (kDqByRed), or staged in shared memory and handed to the writer,
-      // which adds it with one bulk reduction.
-      if constexpr (kDqByRed) {
-        // kDqTransposed: the step's block c of BwdDqTLayout (dims 64 c..).
-        float* gdq = p.dq_accum + (bwd_ws_row0(p, seq, b, step.h) + m0) * kHeadDim + Cfg::dq_offset(c);
+      // The dQ block staged in the accumulator's fragment order (lane l's
+      // float4 of n-tile j of warp w at ((w * kDqN / 8 + j) * 32 + l) * 4,
+      // 512 contiguous bytes per warp and n-tile) and handed to the writer,
+      // which adds it with one bulk reduction. (Float4 reductions from
+      // registers instead, no staging or hand-off: 8-9% slower at hdim 128,
+      // session 24.)
+      float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
 #pragma unroll
-        for (int j = 0; j < kDqN / 8; ++j)
-          atomic_add4(gdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4,
-                      make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]));
-      } else {
-        float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
-#pragma unroll
-        for (int j = 0; j < kDqN / 8; ++j)
-          *reinterpret_cast<float4*>(sdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4) =
-              make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
-        fence_async_shared();  // the staging stores, before the copy engine reads them
-        handoff.consumer_commit(c);  // an arrival: no wait
-      }
+      for (int j = 0; j < kDqN / 8; ++j)
+        *reinterpret_cast<float4*>(sdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4) =
+            make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+      fence_async_shared();  // the staging stores, before the copy engine reads them
+      handoff.consumer_commit(c);  // an arrival: no wait
       wgmma_wait<0>();  // dK (and dV)
       fence_registers(dk);
       fence_registers(dv);
@@ -718,7 +707,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     // The dQ writer is the first thread of the second warp (its own warp,
     // so the producer's loop never waits on its spins).
     constexpr int kWriterThread = 32;
-    if (threadIdx.x == kWriterThread && steps > 0 && (kDeterministic || !Cfg::kDqByRed))
+    if (threadIdx.x == kWriterThread && steps > 0)
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
     return;
   }
@@ -742,10 +731,10 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 }
 
 // Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without a mask,
-// deterministic mode, score modifiers or variable lengths (sinks need
-// nothing per element, so they may).
+// score modifiers or variable lengths (sinks need nothing per element, so
+// they may), in either mode.
 bool uses_rows80(const BwdParams& p) {
-  return p.head_dim == 128 && !p.deterministic && !p.has_score_mods() && p.cu_seqlens_q == nullptr &&
+  return p.head_dim == 128 && !p.has_score_mods() && p.cu_seqlens_q == nullptr &&
          !p.call_mask.has_left && !p.call_mask.has_right;
 }
 
