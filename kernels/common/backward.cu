@@ -4,6 +4,9 @@
 // dQ accumulator, whose order is its own).
 // All are memory-bound and tiny next to the main kernels (O and dO are read
 // once; the main kernels read Q, dO, K and V once per tile).
+// The preprocess by 16-byte loads where rows allow (session 24, H100, ncu,
+// 16k tokens, hdim 128): 90 -> 62 us against one element per lane; whole
+// backward +2.7% at hdim 64 causal 8k with the dQ convert of bwd_seq.cuh.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
