@@ -20,7 +20,7 @@ namespace flash::detail {
 namespace {
 
 constexpr int kThreads = 256;
-constexpr int kRowsPerBlock = kThreads / 32;  // one warp per row
+constexpr int kRowsPerBlock = kThreads / 32;  // warps per block: rows of the kernels that take a warp per row
 
 unsigned blocks_for(std::int64_t n, std::int64_t per_block) {
   constexpr std::int64_t kMaxBlocks = 1 << 16;  // grid-strided beyond this
@@ -29,32 +29,31 @@ unsigned blocks_for(std::int64_t n, std::int64_t per_block) {
 
 // Row entry r of the row arrays: dpsum = rowsum(dO * O) from the row at
 // o_off / do_off and lse_log2 from the LSE at lse_off; a padding row
-// (!valid) gets dpsum 0 and lse_log2 +inf. A group of kLanes lanes per row:
-// kVector, 16 lanes and 16-byte loads (rows 16-byte aligned,
-// rows_aligned16), else 32 lanes and one element each. Every lane of the
-// group calls it (the sum is a shuffle); `write` says whether the group's
-// row exists (the last pair of rows may have one).
-template <class T, bool kVector>
+// (!valid) gets dpsum 0 and lse_log2 +inf. Half a warp per row, by 16-byte
+// loads: every backward variant takes only views whose rows start on
+// 16-byte boundaries (bwd_variant's alignment, checked by the library before
+// any launch). Every lane of the half calls it (the sum is a shuffle);
+// `write` says whether the half's row exists (the last pair of rows may have
+// one).
+constexpr int kRowLanes = 16, kRowsPerWarp = 32 / kRowLanes;
+
+template <class T>
 __device__ __forceinline__ void preprocess_row(const BwdParams& p, bool valid, bool write, std::int64_t o_off,
                                                std::int64_t do_off, std::int64_t lse_off, std::int64_t r, int lane) {
-  constexpr int kLanes = kVector ? 16 : 32, kStep = kVector ? kVec16<T> : 1;
+  constexpr int kStep = kVec16<T>;
   float sum = 0.0f, lse2 = INFINITY;
   if (valid) {
     const T* o = static_cast<const T*>(p.o) + o_off;
     const T* d = static_cast<const T*>(p.dout) + do_off;
-    for (int c = lane * kStep; c < p.head_dim; c += kLanes * kStep) {
-      if constexpr (kVector) {
-        float a[kVec16<T>], b[kVec16<T>];
-        load16_as_float(o + c, a);
-        load16_as_float(d + c, b);
+    for (int c = lane * kStep; c < p.head_dim; c += kRowLanes * kStep) {
+      float a[kStep], b[kStep];
+      load16_as_float(o + c, a);
+      load16_as_float(d + c, b);
 #pragma unroll
-        for (int e = 0; e < kVec16<T>; ++e) sum += a[e] * b[e];
-      } else {
-        sum += to_float(o[c]) * to_float(d[c]);
-      }
+      for (int e = 0; e < kStep; ++e) sum += a[e] * b[e];
     }
   }
-  sum = group_sum<kLanes>(sum);
+  sum = group_sum<kRowLanes>(sum);
   if (valid) {
     const float lse = p.lse[lse_off];
     // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
@@ -66,41 +65,41 @@ __device__ __forceinline__ void preprocess_row(const BwdParams& p, bool valid, b
   }
 }
 
-// Dense calls: a group of lanes per padded row of every (batch, head),
+// Dense calls: half a warp per padded row of every (batch, head),
 // grid-strided (each warp's rows together, so that its shuffles see every
 // lane).
-template <class T, bool kVector>
-__global__ void __launch_bounds__(kThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kGroups = kVector ? 2 : 1, kLanes = 32 / kGroups, kRows = kRowsPerBlock * kGroups;
-  const int lane = threadIdx.x % kLanes, group = (threadIdx.x / kLanes) % kGroups;
+template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
+  constexpr int kRows = kRowsPerBlock * kRowsPerWarp;
+  const int lane = threadIdx.x % kRowLanes, group = (threadIdx.x / kRowLanes) % kRowsPerWarp;
   const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
-  for (std::int64_t r0 = blockIdx.x * static_cast<std::int64_t>(kRows) + threadIdx.x / 32 * kGroups; r0 < rows;
+  for (std::int64_t r0 = blockIdx.x * static_cast<std::int64_t>(kRows) + threadIdx.x / 32 * kRowsPerWarp; r0 < rows;
        r0 += static_cast<std::int64_t>(gridDim.x) * kRows) {
     const std::int64_t r = r0 + group;
     const bool in = r < rows;
     const int i = in ? static_cast<int>(r % p.seqlen_q_pad) : 0;
     const std::int64_t bh = in ? r / p.seqlen_q_pad : 0;
     const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    preprocess_row<T, kVector>(p, in && i < p.seqlen_q, in, b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride,
+    preprocess_row<T>(p, in && i < p.seqlen_q, in, b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride,
                                b * p.do_batch_stride + h * p.do_head_stride + i * p.do_row_stride,
                                p.lse_offset(b, h, i), r, lane);
   }
 }
 
 // Variable-length calls: a (row blocks, heads_q, batch) grid over each
-// sequence's rows padded to whole kBwdRowPad tiles (BwdParams::ws_row0), a
-// group of lanes per row.
-template <class T, bool kVector>
+// sequence's rows padded to whole kBwdRowPad tiles (BwdParams::ws_row0),
+// half a warp per row.
+template <class T>
 __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const __grid_constant__ BwdParams p) {
-  constexpr int kGroups = kVector ? 2 : 1, kLanes = 32 / kGroups, kRows = kRowsPerBlock * kGroups;
+  constexpr int kRows = kRowsPerBlock * kRowsPerWarp;
   if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): the lengths may point anywhere
-  const int lane = threadIdx.x % kLanes, group = (threadIdx.x / kLanes) % kGroups, h = blockIdx.y, b = blockIdx.z;
+  const int lane = threadIdx.x % kRowLanes, group = (threadIdx.x / kRowLanes) % kRowsPerWarp, h = blockIdx.y,
+            b = blockIdx.z;
   const auto seq = p.seq_span(b);
   const std::int64_t do_off = p.grad_span(b).dout, row0 = p.ws_row0(b, h, seq.lse_row0);
   const int rows = (seq.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
-  for (int i0 = blockIdx.x * kRows + threadIdx.x / 32 * kGroups; i0 < rows; i0 += gridDim.x * kRows) {
-    const int i = i0 + group;  // rows is a multiple of kGroups: every group has a row
-    preprocess_row<T, kVector>(p, i < seq.seqlen_q, true, seq.o + h * p.o_head_stride + i * p.o_row_stride,
+  for (int i0 = blockIdx.x * kRows + threadIdx.x / 32 * kRowsPerWarp; i0 < rows; i0 += gridDim.x * kRows) {
+    const int i = i0 + group;  // rows is a multiple of kRowsPerWarp: every half warp has a row
+    preprocess_row<T>(p, i < seq.seqlen_q, true, seq.o + h * p.o_head_stride + i * p.o_row_stride,
                                do_off + h * p.do_head_stride + i * p.do_row_stride,
                                p.lse_offset(b, h, seq.lse_row0 + i), row0 + i, lane);
   }
@@ -184,19 +183,6 @@ cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
-// Whether every row of O and dO starts on a 16-byte boundary (the vector
-// preprocess's loads): the pointers and every stride that moves between rows.
-static bool rows_aligned16(const BwdParams& p) {
-  const std::int64_t es = static_cast<std::int64_t>(dtype_size(p.dtype));
-  const auto ok = [&](const void* ptr, std::int64_t batch, std::int64_t row, std::int64_t head) {
-    return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0 && (batch * es) % 16 == 0 && (row * es) % 16 == 0 &&
-           (head * es) % 16 == 0;
-  };
-  const bool varlen = p.cu_seqlens_q != nullptr;  // sequences start at a row (cu_seqlens_q[b] * row stride)
-  return p.head_dim * es % 16 == 0 && ok(p.o, varlen ? 0 : p.o_batch_stride, p.o_row_stride, p.o_head_stride) &&
-         ok(p.dout, varlen ? 0 : p.do_batch_stride, p.do_row_stride, p.do_head_stride);
-}
-
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   if (p.dq_accum != nullptr) {
     const std::size_t bytes = bwd_bound_rows(p) * p.head_dim * sizeof(float);
@@ -211,21 +197,15 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   const bool varlen = p.cu_seqlens_q != nullptr;
   const cudaError_t err = dispatch_dtype(p.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const bool vector = rows_aligned16(p);
     if (!varlen) {
       const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
-      if (vector) bwd_preprocess_kernel<T, true><<<blocks_for(rows, 2 * kRowsPerBlock), kThreads, 0, stream>>>(p);
-      else bwd_preprocess_kernel<T, false><<<blocks_for(rows, kRowsPerBlock), kThreads, 0, stream>>>(p);
+      bwd_preprocess_kernel<T><<<blocks_for(rows, kRowsPerWarp * kRowsPerBlock), kThreads, 0, stream>>>(p);
       return cudaGetLastError();
     }
     if (p.seqlen_q > 0) {  // max_seqlen_q: no sequence has more rows
       const std::int64_t rows = (static_cast<std::int64_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
-      if (vector)
-        bwd_preprocess_varlen_kernel<T, true>
-            <<<dim3(blocks_for(rows, 2 * kRowsPerBlock), p.heads_q, p.batch), kThreads, 0, stream>>>(p);
-      else
-        bwd_preprocess_varlen_kernel<T, false>
-            <<<dim3(blocks_for(rows, kRowsPerBlock), p.heads_q, p.batch), kThreads, 0, stream>>>(p);
+      bwd_preprocess_varlen_kernel<T>
+          <<<dim3(blocks_for(rows, kRowsPerWarp * kRowsPerBlock), p.heads_q, p.batch), kThreads, 0, stream>>>(p);
       if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
     }
     if (p.seqused_k != nullptr && p.total_k > 0)

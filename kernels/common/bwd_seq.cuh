@@ -87,8 +87,9 @@ template <> struct SeqRows<true> {
 // dQ[row][col + 8] and dQ[row + 1][col + 8], BwdDqTLayout).
 // The tile goes through shared memory, rounded, as rows: loaded by float4s
 // in the accumulator's order (each thread's loads all in flight before it
-// stores any), stored to dQ by 16-byte row pieces where dQ's rows start on
-// 16-byte boundaries (else element by element). Session 24 (H100, ncu, 16k
+// stores any), stored to dQ by 16-byte row pieces (every backward variant
+// takes only views whose rows start on 16-byte boundaries: bwd_variant's
+// alignment, checked before any launch). Session 24 (H100, ncu, 16k
 // tokens, hdim 128): 86.9 -> 64.9 us against the float4-at-a-time
 // grid-stride convert that stored 4-byte pairs straight from the fragment
 // order (the same stores from per-tile CTAs: 132 us); the 80-row
@@ -103,8 +104,8 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(const __grid_consta
   constexpr int kPerThread = kTileFloats / 4 / kThreads;
   // Rows padded by 16 bytes: the fragment-order stores below and the 16-byte
   // row reads fall on distinct banks.
-  constexpr int kPitch = kDim + 8, kPieces = kDim / 8;
-  static_assert(kTileFloats % (4 * kThreads) == 0 && kDim % 8 == 0, "whole float4s per thread, 16-byte row pieces");
+  constexpr int kVec = kVec16<T>, kPitch = kDim + kVec, kPieces = kDim / kVec;
+  static_assert(kTileFloats % (4 * kThreads) == 0 && kDim % kVec == 0, "whole float4s per thread, 16-byte row pieces");
   __shared__ alignas(16) T tile[kRows * kPitch];
   if constexpr (kVarlen)
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
@@ -133,16 +134,10 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(const __grid_consta
   __syncthreads();
   const int rows = min(kRows, seq.seqlen_q() - m0);
   T* gdq = static_cast<T*>(p.dq) + seq.dq() + h * p.dq_head_stride + m0 * p.dq_row_stride;
-  const bool vec = ((reinterpret_cast<std::uintptr_t>(gdq) | (p.dq_row_stride * sizeof(T))) & 15) == 0;
-  if (vec) {
-    for (int i = threadIdx.x; i < rows * kPieces; i += kThreads) {
-      const int row = i / kPieces, piece = i % kPieces;
-      *reinterpret_cast<uint4*>(gdq + row * p.dq_row_stride + 8 * piece) =
-          *reinterpret_cast<const uint4*>(tile + row * kPitch + 8 * piece);
-    }
-  } else {
-    for (int i = threadIdx.x; i < rows * kDim; i += kThreads)
-      gdq[i / kDim * p.dq_row_stride + i % kDim] = tile[i / kDim * kPitch + i % kDim];
+  for (int i = threadIdx.x; i < rows * kPieces; i += kThreads) {
+    const int row = i / kPieces, piece = i % kPieces;
+    *reinterpret_cast<uint4*>(gdq + row * p.dq_row_stride + kVec * piece) =
+        *reinterpret_cast<const uint4*>(tile + row * kPitch + kVec * piece);
   }
 }
 
