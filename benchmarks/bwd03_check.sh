@@ -19,7 +19,9 @@ mkdir -p "$OUT"
 export LD_LIBRARY_PATH=$PWD/.gpu/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 STEPS=${STEPS:-"smoke tests sanitize runner bench"}
 BIN=.gpu/bin
-[ -d $BIN ] || tar -xzf .gpu/bundle.tgz -C .gpu  # pack_gpu.sh carries one tarball
+# pack_gpu.sh carries one tarball (.txz; older bundles .tgz); Python's
+# tarfile reads both, whether or not the machine has xz.
+[ -d $BIN ] || python3 -c 'import glob, tarfile; tarfile.open(glob.glob(".gpu/bundle.t?z")[0]).extractall(".gpu")'
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 $BIN/runner --list > "$OUT/variants.txt" 2>&1; grep -E "wgmma|mma" "$OUT/variants.txt"
 # The suites that reach the backward variants (the score suites run wgmma on

@@ -17,7 +17,9 @@ STEPS=${STEPS:-"tests sanitize runner bench sdpa"}
 SEQS=${SEQS:-"512 1024 2048 4096 8192 16384"}
 DHEADS=${DHEADS:-"128"}
 BIN=.gpu/bin
-[ -d $BIN ] || tar -xzf .gpu/bundle.tgz -C .gpu  # pack_gpu.sh carries one tarball
+# pack_gpu.sh carries one tarball (.txz; older bundles .tgz); Python's
+# tarfile reads both, whether or not the machine has xz.
+[ -d $BIN ] || python3 -c 'import glob, tarfile; tarfile.open(glob.glob(".gpu/bundle.t?z")[0]).extractall(".gpu")'
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv | tee "$OUT/gpu.txt"
 for step in $STEPS; do
   echo "=== $step"
