@@ -2,10 +2,11 @@
 # Session 25's device calls, prepared in session 24 (run from the repository root on the device).
 # Build here first (about 12 minutes on 2 cores):
 #   cmake --preset h200 && cmake --build --preset h200 && benchmarks/pack_gpu.sh      # .gpu/bundle.txz, ~16 MB
-#   git worktree add /tmp/det80 HEAD && git -C /tmp/det80 apply "$PWD"/docs/results/2026-11-27_session24/exp_bwd03_rows80_det.patch
-#   cmake -S /tmp/det80 -B /tmp/bdet80 -G Ninja -DCMAKE_CUDA_ARCHITECTURES=90a \
-#     '-DFLASH_VARIANTS=bwd_wgmma;wgmma_persistent' -DFLASH_HEAD_DIMS=128 && ninja -C /tmp/bdet80 bench
-#   mkdir -p .gpu/det80 && xz -T1 -c /tmp/bdet80/bin/bench > .gpu/det80/bench.xz
+#   three deterministic-mode builds of bench (subset bwd_wgmma;bwd_wgmma_wide;wgmma_persistent, hdims
+#   64;128;256, sm_90a), each a worktree of HEAD with patches from this folder: d80 =
+#   exp_bwd03_rows80_det.patch, dg = exp_bwd_det_head_groups.patch, dg80 = both; their bench
+#   binaries in d80/ dg/ dg80/ of one tarball: tar -cf - d80 dg dg80 | xz -T1
+#   --lzma2=preset=6,dict=192MiB > .gpu/det.txz (session 24 built them so: ~9 min, 16 MB)
 #   ../shared/anchors/fa4/stage.sh                                                      # .anchors/, once
 #   cp docs/results/2026-11-27_session24/next_call.sh .gpu/
 # Calls (the machine stays warm 30 s: issue each right after the one before):
@@ -17,7 +18,7 @@ set -u
 G=$(cd "$(dirname "$0")" && pwd)
 O=$(mkdir -p "${OUT:-./out}" && cd "${OUT:-./out}" && pwd)
 [ -d "$G/bin" ] || python3 -c 'import tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$G/bundle.txz" "$G"
-[ -f "$G/det80/bench" ] || { python3 -c 'import lzma, sys; open(sys.argv[2], "wb").write(lzma.open(sys.argv[1]).read())' "$G/det80/bench.xz" "$G/det80/bench" && chmod +x "$G/det80/bench"; }
+[ -d "$G/dg80" ] || python3 -c 'import tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$G/det.txz" "$G"
 export LD_LIBRARY_PATH=$G/lib
 B=$G/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee -a "$O/gpu.txt"
@@ -30,12 +31,17 @@ ours)  # flash's table rows, both modes (README "The Hopper backward against Fla
   for d in 64 128; do for s in 8192 16384; do for c in "" --causal; do
     timeout 60 "$B/bench" --bwd --seq $s --dhead $d $c --benchmark_filter=bwd/wgmma 2>&1 | grep -E "^bwd"
   done; done; done | tee "$O/flash_bwd.txt" ;;
-detab)  # deterministic mode on 80-row steps (exp_bwd03_rows80_det.patch) against the tree's 64-row steps
-  for r in 0 1; do for s in 8192 16384; do
-    order="$B/bench $G/det80/bench"; [ $r = 1 ] && order="$G/det80/bench $B/bench"
-    for bin in $order; do
-      tag=A; [ "$bin" = "$G/det80/bench" ] && tag=D80
-      timeout 60 "$bin" --bwd --seq $s --dhead 128 --kernel wgmma 2>&1 | grep -E "^bwd" | sed "s/^/$tag /"
+detab)  # deterministic mode: the tree (A) against 80-row steps (d80), head groups (dg), both (dg80)
+  cells=("--seq 8192 --dhead 128|A d80 dg dg80" "--seq 16384 --dhead 128|A d80 dg dg80"
+         "--seq 8192 --dhead 128 --causal|A dg" "--seq 8192 --dhead 64|A dg" "--seq 8192 --dhead 64 --causal|A dg"
+         "--seq 8192 --dhead 256|A dg")
+  for r in 0 1; do for c in "${cells[@]}"; do
+    cell=${c%%|*}; order=${c#*|}; [ $r = 1 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
+    k=wgmma; case "$cell" in *256*) k=wgmma_wide;; esac
+    for t in $order; do
+      bin=$G/$t/bench; [ $t = A ] && bin=$B/bench
+      # shellcheck disable=SC2086
+      timeout 60 "$bin" --bwd $cell --kernel $k 2>&1 | grep -E "^bwd" | sed "s/^/$t /"
     done
   done; done | tee "$O/detab.txt" ;;
 tests)  # the backward tests in 4 shards (line-buffered: a killed shard still says where it was), then sanitizers
