@@ -65,7 +65,10 @@
 // reductions and the padding rows are those of a dense call, and a
 // per-tile convert kernel (bwd_convert_dq_kernel, shared with
 // bwd_03) stores each sequence's rows. As a template flag: dense calls run
-// the kernels they ran before. Not yet measured on a GPU.
+// the kernels they ran before. Not yet measured on a GPU. (Since session 24
+// dense calls take the same convert, through shared memory with 16-byte
+// row stores, for the grid-stride one of scattered 4-byte stores that this
+// rung had; the same change measured 87 -> 65 us for bwd_03.)
 // Run it: ./runner --bwd --kernel mma ; ./bench --bwd --kernel mma --seq 4096 --dhead 128
 #include <algorithm>
 #include <cmath>
@@ -142,8 +145,8 @@ template <int kHeadDim_> struct MmaBwdDqConfig {
 // tile), warp w's fragments form block w of Cfg::kDqWarpFloats floats, in
 // which lane l's float4 for fragment (mt, nt) sits at ((mt * kDqNT + nt) * 32
 // + l) * 4. A lane's four values are then contiguous (one 16-byte vector) and a
-// warp's whole tile is one contiguous block; bwd_02_mma_convert_dq_kernel maps
-// the order back to rows.
+// warp's whole tile is one contiguous block; MmaDqOrder maps the order back
+// to rows for the convert (common/bwd_seq.cuh).
 //   kNone    deterministic mode: the dq kernel computes dQ instead.
 //   kAtomic  one float4 atomic per lane and fragment (four scalar ones
 //            before sm_90).
@@ -541,46 +544,18 @@ __global__ void __launch_bounds__(Cfg::kWarpsQ * 32) bwd_02_mma_dq_kernel(const 
   }
 }
 
-// Where the float4 at float `in_head` of a (sequence, head)'s dQ accumulator
-// rows goes (the dkv kernel's fragment order, DqMode: one block of
-// kBlockM * kHeadDim floats per query tile): its row from the first one and
-// its column. It holds dQ[row][col, col + 1] and dQ[row + 8][col, col + 1].
-template <class Cfg> __device__ __forceinline__ void dq_float4_position(int in_head, int& row, int& col) {
-  constexpr int kTileFloats = Cfg::kBlockM * Cfg::kHeadDim;
-  const int in_tile = in_head % kTileFloats, warp = in_tile / Cfg::kDqWarpFloats;
-  const int frag = in_tile % Cfg::kDqWarpFloats / 128, lane = in_tile % 128 / 4;
-  const int mt = frag / Cfg::kDqNT, nt = frag % Cfg::kDqNT;
-  row = in_head / kTileFloats * Cfg::kBlockM + warp % Cfg::kDqWarpsM * Cfg::kDqRows + mt * 16 + lane / 4;
-  col = warp / Cfg::kDqWarpsM * Cfg::kDqCols + nt * 8 + 2 * (lane % 4);
-}
-
-// dQ = scale * accumulator, rounded to the dtype: the dkv kernel's fragment
-// order (DqMode) back to rows, one thread per float4 (two dQ pairs, rows g
-// and g + 8 of a fragment).
-template <class T, class Cfg>
-__global__ void __launch_bounds__(256) bwd_02_mma_convert_dq_kernel(const __grid_constant__ BwdParams p) {
-  const std::int64_t head_floats = static_cast<std::int64_t>(p.seqlen_q_pad) * Cfg::kHeadDim;
-  const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * head_floats / 4;
-  for (std::int64_t i4 = blockIdx.x * 256ll + threadIdx.x; i4 < n4; i4 += static_cast<std::int64_t>(gridDim.x) * 256) {
-    const std::int64_t bh = 4 * i4 / head_floats;
-    const int in_head = static_cast<int>(4 * i4 - bh * head_floats);
-    int row, col;
-    dq_float4_position<Cfg>(in_head, row, col);
-    if (row >= p.seqlen_q) continue;
-    const float4 v = reinterpret_cast<const float4*>(p.dq_accum)[i4];
-    const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    T* dq = static_cast<T*>(p.dq) + b * p.dq_batch_stride + h * p.dq_head_stride + row * p.dq_row_stride + col;
-    *reinterpret_cast<std::uint32_t*>(dq) = pack2<T>(v.x * p.scale, v.y * p.scale);
-    if (row + 8 < p.seqlen_q) *reinterpret_cast<std::uint32_t*>(dq + 8 * p.dq_row_stride) = pack2<T>(v.z * p.scale, v.w * p.scale);
-  }
-}
-
-// The dkv kernel's accumulator order within one query tile, for the shared
-// variable-length convert (common/bwd_seq.cuh).
+// The dkv kernel's accumulator order within one query tile (DqMode: one
+// block of kBlockM * kHeadDim floats per tile), for the convert
+// (common/bwd_seq.cuh): the float4 at float in_tile holds dQ[row][col, col +
+// 1] and dQ[row + 8][col, col + 1].
 template <class Cfg> struct MmaDqOrder {
   static constexpr int kTileRows = Cfg::kBlockM, kHeadDim = Cfg::kHeadDim;
   __device__ __forceinline__ static void position(int in_tile, int& row, int& col) {
-    dq_float4_position<Cfg>(in_tile, row, col);
+    const int warp = in_tile / Cfg::kDqWarpFloats;
+    const int frag = in_tile % Cfg::kDqWarpFloats / 128, lane = in_tile % 128 / 4;
+    const int mt = frag / Cfg::kDqNT, nt = frag % Cfg::kDqNT;
+    row = warp % Cfg::kDqWarpsM * Cfg::kDqRows + mt * 16 + lane / 4;
+    col = warp / Cfg::kDqWarpsM * Cfg::kDqCols + nt * 8 + 2 * (lane % 4);
   }
 };
 
@@ -626,13 +601,8 @@ cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
                      : bwd_launch(bwd_02_mma_dkv_kernel<T, Cfg, DqMode::kAtomic, false, kVarlen>, grid, kThreads, Cfg::smem_bytes(false), p, stream);
       }
       if (err != cudaSuccess) return;
-      if constexpr (kVarlen) {
-        const dim3 tiles((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
-        if (tiles.x > 0) bwd_convert_dq_kernel<T, MmaDqOrder<Cfg>, true><<<tiles, 256, 0, stream>>>(p);
-      } else {
-        const std::int64_t n4 = static_cast<std::int64_t>(p.batch) * p.heads_q * p.seqlen_q_pad * Cfg::kHeadDim / 4;
-        bwd_02_mma_convert_dq_kernel<T, Cfg><<<static_cast<unsigned>(std::min<std::int64_t>((n4 + 255) / 256, 1 << 20)), 256, 0, stream>>>(p);
-      }
+      const dim3 tiles((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
+      if (tiles.x > 0) bwd_convert_dq_kernel<T, MmaDqOrder<Cfg>, kVarlen><<<tiles, 256, 0, stream>>>(p);
       err = cudaGetLastError();
     } else {
       dispatch_score_mods(p, [&](auto m) {
