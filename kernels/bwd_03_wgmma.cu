@@ -232,8 +232,9 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // takes dQ^T's fragment order (BwdDqTLayout), each dense (batch, head)
   // padded to kRowPad rows (whole steps and whole kBwdRowPad tiles); dQ^T
   // staged for the writer's bulk reductions as dQ is (20 KB per warpgroup).
-  // Only calls without deterministic mode, score modifiers or variable
-  // lengths (kPlainOnly).
+  // Only calls without score modifiers or variable lengths (kPlainOnly);
+  // deterministic mode counts each step on the 64-row tile of its first row
+  // (BwdDqOrder).
   static constexpr bool kDqTransposed = kBlockM == 80;
   static constexpr bool kPlainOnly = kDqTransposed;
   static constexpr int kRowPad = kDqTransposed ? 5 * kBwdRowPad : kBwdRowPad;
@@ -314,9 +315,11 @@ template <class Cfg> struct Bwd03Smem {
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
   // The producer's LSE and dpsum copies read whole steps of the padded row
-  // arrays; a step holds whole dQ counter tiles (BwdDqOrder).
-  static_assert(Cfg::kRowPad % Cfg::kBlockM == 0 && (Cfg::kPlainOnly || Cfg::kBlockM % kBwdDqTileRows == 0),
-                "steps tile the row arrays");
+  // arrays; a step holds whole dQ counter tiles (BwdDqOrder), or (80 rows)
+  // starts in a counter tile of its own.
+  static_assert(Cfg::kRowPad % Cfg::kBlockM == 0 &&
+                    (Cfg::kDqTransposed ? Cfg::kBlockM >= kBwdDqTileRows : Cfg::kBlockM % kBwdDqTileRows == 0),
+                "steps tile the row arrays; distinct steps have distinct counter tiles");
   // setmaxnreg moves registers within what the CTA got at launch (see Fa3Smem).
   static constexpr int kThreads = kWarpgroupThreads * (1 + Cfg::kConsumerWGs);
   static_assert(setmaxnreg_fits(Cfg::kProducerRegs, Cfg::kConsumerRegs, Cfg::kConsumerWGs),
@@ -728,11 +731,10 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 }
 
 // Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without a mask,
-// deterministic mode, score modifiers or variable lengths (sinks need
-// nothing per element, so they may; deterministic mode: prepared, not yet
-// measured, results/2026-11-27_session24/exp_bwd03_rows80_det.patch).
+// score modifiers or variable lengths (sinks need nothing per element, so
+// they may), in either mode.
 bool uses_rows80(const BwdParams& p) {
-  return p.head_dim == 128 && !p.deterministic && !p.has_score_mods() && p.cu_seqlens_q == nullptr &&
+  return p.head_dim == 128 && !p.has_score_mods() && p.cu_seqlens_q == nullptr &&
          !p.call_mask.has_left && !p.call_mask.has_right;
 }
 

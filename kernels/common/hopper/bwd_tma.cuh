@@ -198,9 +198,11 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // descending key block, from the last key block that sees the tile down to
 // the first. A counter per tile (BwdParams::dq_semaphore, zeroed by the
 // preprocess; it has one per kBwdDqTileRows = 64 rows, and a 128-row step
-// uses its first tile's) counts the key blocks whose additions to it have
-// completed; key block n adds its dQ blocks when the counter says turn(m,
-// n) key blocks have, the number of key blocks above n that see tile m, and
+// uses its first tile's, an 80-row step the tile of its first row: steps 80
+// rows apart from a multiple of 640 start in distinct 64-row tiles) counts
+// the key blocks whose additions to it have completed; key block n adds its
+// dQ blocks when the counter says turn(m, n) key blocks have, the number of
+// key blocks above n that see tile m, and
 // then increments it. bwd_03: the dQ writer adds warpgroup 0's block, then
 // warpgroup 1's (split keys: both to the same floats, the second issued once
 // the first completed; split dims or query rows: two blocks, both in
@@ -305,8 +307,8 @@ template <class Cfg, class = void> struct BwdDqLayoutOf {
 template <class Cfg> struct BwdDqLayoutOf<Cfg, std::enable_if_t<Cfg::kDqTransposed>> {
   using type = BwdDqTLayout<Cfg::kBlockM, Cfg::kHeadDim>;
 };
-// A Cfg that only serves calls without deterministic mode, score modifiers
-// or variable lengths (kPlainOnly): its kernels for those are not built.
+// A Cfg that only serves calls without score modifiers or variable lengths
+// (kPlainOnly): its kernels for those are not built.
 template <class Cfg, class = void> constexpr bool kBwdPlainOnly = false;
 template <class Cfg> constexpr bool kBwdPlainOnly<Cfg, std::void_t<decltype(Cfg::kPlainOnly)>> = Cfg::kPlainOnly;
 // Rows each dense (batch, head) pads to: Cfg::kRowPad where it names one.
@@ -395,7 +397,7 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     using Cfg = CfgOf<decltype(hd)::value>;
     using Smem = SmemOf<Cfg>;
     constexpr bool kVarlen = decltype(varlen)::value;
-    if constexpr (kBwdPlainOnly<Cfg> && (decltype(det)::value || decltype(mods)::value || kVarlen)) {
+    if constexpr (kBwdPlainOnly<Cfg> && (decltype(mods)::value || kVarlen)) {
       return;  // the rung's run() never picks this Cfg for such a call
     } else {
     if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
