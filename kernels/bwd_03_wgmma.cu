@@ -149,7 +149,15 @@
 // reductions from registers instead of staged, +7-10% over the 64-row
 // kernel with the same reductions but no better than the 64-row kernel
 // staged (reductions from registers cost 8-9% there); three Q/dO stages
-// (no staging room then, reductions) -3%.
+// (no staging room then, reductions) -3%. Deterministic mode on the 80-row
+// steps too (session 25: the dQ counter of a step is the 64-row tile of its
+// first row; steps from a multiple of 640 rows never share one): H100,
+// 475.9 -> 510.2 TFLOPS at 8k (+7.2%), 506.8 -> 549.4 at 16k (+8.4%).
+// Tried and not kept (session 25, results/2026-11-28_session25): a
+// persistent grid for calls whose tiles all take the same steps (one CTA
+// per SM taking every 132nd tile, the next tile's K and V loading while
+// dK and dV are stored): -0.6% / -1.3% at 8k / 16k, 0.0% at 2k (where a
+// per-CTA cost would weigh most), deterministic -1% to -11%.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
