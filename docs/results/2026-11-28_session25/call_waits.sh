@@ -32,6 +32,13 @@ for t in D DG; do for d in 128 64; do
   grep "^DIAG" "$O/raw.txt" | tail -128 > "$O/waits_${t}_d$d.txt"
 done; done | tee "$O/bench_det.txt"
 rm -f "$O/raw.txt"
+# 3. The L2 side of the head groups at hdim 128 (four heads' Q, dO and dQ accumulator in flight
+#    instead of two: 32 MB against 16): ncu's memory sections of the deterministic kernel, D and DG.
+for t in D DG; do
+  timeout 90 ncu -k regex:dkv --launch-skip 3 --launch-count 1 --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    "$G/$t/bench" --bwd --seq 8192 --dhead 128 --kernel wgmma --min-time 0.02 --benchmark_filter='bwd/wgmma-det/' > "$O/ncu_det_$t.txt" 2>&1
+  echo "$t: $(grep -E "Duration|L2 Hit Rate|DRAM Throughput" "$O/ncu_det_$t.txt" | tr -s ' ' | tr '\n' ';')"
+done | tee "$O/ncu_det.txt"
 python3 - "$O" <<'P' | tee "$O/summary.txt"
 import sys, glob, os
 def rows(f, tag):
