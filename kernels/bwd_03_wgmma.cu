@@ -68,8 +68,8 @@
 // blocks add in descending order, the CTA of key block n waiting until the
 // counter says every key block above n that sees the tile has added, and
 // incrementing it once its own additions completed (BwdDqOrder says why
-// descending, and why the CTAs' launch order, key block = gridDim.x - 1 -
-// blockIdx.x, cannot deadlock). The waiting is done by the dQ writer (the
+// descending, and why the CTAs' launch order, descending key blocks of
+// interleaved head groups, cannot deadlock). The waiting is done by the dQ writer (the
 // same hand-off as the non-deterministic mode; the writer adds the counter
 // wait and increment, and frees the blocks only once the additions
 // completed), so the consumers stall only when the writer is a whole step
@@ -675,7 +675,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 };
 
 // One CTA per (key block, KV head, batch); deterministic mode takes the key
-// blocks in descending order of blockIdx.x and adds dQ through the writer.
+// blocks in descending order, (KV head, batch) pairs interleaved in groups
+// (BwdDqOrder::cta), and adds dQ through the writer.
 // kVarlen: the grid covers max_seqlen_k, and a CTA past its sequence's keys
 // exits (its keys past seqused_k got their zeros from the preprocess).
 template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen>
@@ -690,7 +691,8 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const Bwd03Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
   const BwdParams& p = prm.p;
-  const int n_block = BwdDqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
+  const BwdCta cta = BwdDqOrder<Cfg>::cta(kDeterministic);
+  const int n_block = cta.n_block, h_kv = cta.h_kv, b = cta.b;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written

@@ -491,7 +491,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 };
 
 // One CTA per (key block, KV head, batch); deterministic mode takes the key
-// blocks in descending order of blockIdx.x (BwdDqOrder). kVarlen: the grid
+// blocks in descending order, head groups interleaved (BwdDqOrder::cta). kVarlen: the grid
 // covers max_seqlen_k, and a CTA past its sequence's keys exits.
 template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen>
 __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
@@ -505,7 +505,8 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   const Ring ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd04DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Ring::kNumBars};
   const BwdParams& p = prm.p;
-  const int n_block = BwdDqOrder<Cfg>::key_block(kDeterministic), h_kv = blockIdx.y, b = blockIdx.z;
+  const BwdCta cta = BwdDqOrder<Cfg>::cta(kDeterministic);
+  const int n_block = cta.n_block, h_kv = cta.h_kv, b = cta.b;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written

@@ -10,6 +10,7 @@
 #include <limits>
 #include <string>
 
+#include "common/bwd_params.h"  // bwd_deterministic_cta
 #include "cpu_test.h"
 #include "flash/flash.h"
 #include "flash/variants.h"
@@ -287,6 +288,41 @@ TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
   args_.k.shape[1] = args_.v.shape[1] = args_.dk.shape[1] = args_.dv.shape[1] = 0;
   expect_valid([&] { EXPECT_EQ(flash::plan_backward(args_).workspace_bytes, 0u); });
   for (auto x : buf_.dq) ASSERT_EQ(x, kPattern) << "dq was written";
+}
+
+// Deterministic mode's launch order (bwd_deterministic_cta): over ragged
+// grids, every (key block, KV head, batch) exactly once; each pair's key
+// blocks in descending order of linear block index (the deadlock argument of
+// BwdDqOrder needs it); and any window of kBwdDetHeadGroup x blocks
+// consecutive CTAs inside a group touches at most kBwdDetHeadGroup pairs.
+TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
+  using flash::detail::bwd_deterministic_cta;
+  constexpr unsigned kGroup = flash::detail::kBwdDetHeadGroup;
+  for (unsigned blocks : {1u, 2u, 7u, 64u})
+    for (unsigned heads : {1u, 3u, 4u, 8u})
+      for (unsigned batch : {1u, 2u, 5u}) {
+        SCOPED_TRACE(::testing::Message() << blocks << " blocks, " << heads << " heads, batch " << batch);
+        const unsigned pairs = heads * batch;
+        std::vector<std::int64_t> launched(static_cast<std::size_t>(blocks) * pairs, -1);
+        std::vector<int> last_block(pairs, static_cast<int>(blocks));  // the key block each pair took last
+        for (unsigned z = 0; z < batch; ++z)
+          for (unsigned y = 0; y < heads; ++y)
+            for (unsigned x = 0; x < blocks; ++x) {
+              const auto c = bwd_deterministic_cta(x, y, z, blocks, heads, batch);
+              ASSERT_TRUE(c.n_block >= 0 && c.n_block < static_cast<int>(blocks) && c.h_kv >= 0 &&
+                          c.h_kv < static_cast<int>(heads) && c.b >= 0 && c.b < static_cast<int>(batch));
+              const unsigned pair = c.h_kv + heads * c.b;
+              auto& slot = launched[static_cast<std::size_t>(pair) * blocks + c.n_block];
+              ASSERT_EQ(slot, -1) << "a CTA taken twice";
+              slot = x + static_cast<std::int64_t>(blocks) * (y + heads * z);
+              // Linear index order within a pair: x is fastest, so walking x, y, z
+              // in this nest is walking the linear index upwards.
+              EXPECT_EQ(c.n_block, last_block[pair] - 1) << "pair " << pair << " skipped or repeated a key block";
+              last_block[pair] = c.n_block;
+              EXPECT_EQ(pair / kGroup, (y + heads * z) / kGroup) << "a CTA left its group";
+            }
+        for (int n : last_block) EXPECT_EQ(n, 0);
+      }
 }
 
 TEST(BackwardRegistry, ListsTheLadder) {

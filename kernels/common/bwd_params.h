@@ -23,6 +23,30 @@ inline constexpr int kBwdRowPad = 128;
 inline constexpr int kBwdDqTileRows = 64;
 static_assert(kBwdRowPad % kBwdDqTileRows == 0, "a (sequence, head)'s padded rows are whole counter tiles");
 
+// A backward CTA's key block, KV head and batch (grid: key blocks, KV heads,
+// batch).
+struct BwdCta {
+  int n_block, h_kv, b;
+};
+// Deterministic mode's launch order (common/hopper/bwd_tma.cuh, BwdDqOrder,
+// says why): block (x, y, z) of a (blocks, heads, batch) grid, whose linear
+// index is x + blocks p with p = y + heads z, takes (KV head, batch) pair
+// kBwdDetHeadGroup g + (its place in group g = p / kBwdDetHeadGroup) %
+// (the group's pairs) and key block blocks - 1 - place / (the group's
+// pairs), the place being x + blocks (p % kBwdDetHeadGroup): each pair's key
+// blocks in descending order of linear index, the group's pairs interleaved.
+// All in 32 bits (the linear index itself may pass 2^32).
+inline constexpr unsigned kBwdDetHeadGroup = 2;
+__host__ __device__ constexpr BwdCta bwd_deterministic_cta(unsigned x, unsigned y, unsigned z, unsigned blocks,
+                                                           unsigned heads, unsigned batch) {
+  const unsigned p = y + heads * z, pairs = heads * batch, group = p / kBwdDetHeadGroup;
+  const unsigned place = x + blocks * (p % kBwdDetHeadGroup);
+  const unsigned left = pairs - group * kBwdDetHeadGroup;
+  const unsigned size = left < kBwdDetHeadGroup ? left : kBwdDetHeadGroup;  // the last group may be smaller
+  const unsigned pair = group * kBwdDetHeadGroup + place % size;
+  return {static_cast<int>(blocks - 1 - place / size), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
+}
+
 struct BwdParams : AttnParams {
   // The forward's LSE (AttnParams::lse, fp32, read here), dO and the gradients.
   const void* dout = nullptr;

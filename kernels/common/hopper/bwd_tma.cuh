@@ -222,10 +222,25 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // about one addition's latency behind the block above it, not for a walk.
 // (Ascending order under a causal mask would make key block n wait until
 // key block 0 walked up to n's first tile.)
-//   Deadlock freedom: the key block of a CTA is gridDim.x - 1 - blockIdx.x,
-// so the key blocks that key block n waits for (same KV head and batch,
-// above n) are CTAs with a smaller linear block index (blockIdx.x + gridDim.x
-// * (blockIdx.y + gridDim.y * blockIdx.z)). A CTA waits for nothing but
+//   Which CTA is which (cta()): with the CTAs of one (KV head, batch) started
+// together, an adder's lag behind the first accumulates, one addition's
+// latency per key block above it, so the last key block of a head starts
+// adding (and, its staging blocks not freed, computing) that many latencies
+// late; a head's key blocks all resident at once (an 8k call holds two
+// heads' 64 key blocks on 132 SMs, a 16k call one head's 128) pay the whole
+// chain in every wave. So deterministic CTAs take (KV head, batch) pairs in
+// groups of kBwdDetHeadGroup (bwd_deterministic_cta, common/bwd_params.h),
+// interleaved: the linear block index walks a group's key blocks in
+// descending order, the group's pairs in turn at each key block
+// (FlashAttention-4's deterministic scheduler groups heads the same way),
+// so the CTAs started together hold about half as many of one head's key
+// blocks (measured on an H100, session 26: +1.9% at hdim 128 full 8k, +6.9% at
+// hdim 64 full 8k, within 0.5% elsewhere; groups of 4 lost at hdim 128).
+//   Deadlock freedom: within a group, a pair's key blocks come in descending
+// order of linear block index (blockIdx.x + gridDim.x * (blockIdx.y +
+// gridDim.y * blockIdx.z)), so the key blocks that key block n waits for
+// (same KV head and batch, above n) are CTAs with a smaller linear block
+// index. A CTA waits for nothing but
 // those, its own producer's TMA loads, and its own warpgroups. CUDA hands
 // out the CTAs of a grid in increasing linear index (FlashAttention-3's
 // deterministic backward relies on the same): so whenever some CTA is not
@@ -233,8 +248,11 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // it waits for is either finished or inside itself, so it finishes; by
 // induction every CTA does, however many CTAs fit on the GPU at once.
 template <class Cfg> struct BwdDqOrder {
-  __device__ static int key_block(bool deterministic) {
-    return deterministic ? static_cast<int>(gridDim.x - 1 - blockIdx.x) : static_cast<int>(blockIdx.x);
+  // This CTA's key block, KV head and batch (bwd_deterministic_cta, common/
+  // bwd_params.h, with its CPU test).
+  __device__ static BwdCta cta(bool deterministic) {
+    if (!deterministic) return {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+    return bwd_deterministic_cta(blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y, gridDim.z);
   }
   __device__ static int turn(const Mask& mask, int m0, int n_block) {
     return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
