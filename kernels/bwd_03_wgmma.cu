@@ -691,7 +691,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const Bwd03Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
   const BwdParams& p = prm.p;
-  const BwdCta cta = BwdDqOrder<Cfg>::cta(kDeterministic);
+  const BwdCta cta = BwdDqOrder<Cfg>::cta(p, kDeterministic);
   const int n_block = cta.n_block, h_kv = cta.h_kv, b = cta.b;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
@@ -703,6 +703,8 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   // steps walk them for each query head of the group.
   const TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
   const int steps = tiles.count() * p.group_size;
+  let_next_kernel_start();  // the dQ convert's CTAs may take the SMs this grid leaves (bwd_tma_run)
+  using Done = BwdKvDone<Cfg::kConsumerWGs * kWarpgroupThreads>;
 
   if (threadIdx.x == 0) {
     handoff.init();
@@ -719,6 +721,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     constexpr int kWriterThread = 32;
     if (threadIdx.x == kWriterThread && steps > 0)
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
+    if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -729,6 +732,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
+  Done::consumer_done();
 #endif
 }
 
@@ -752,7 +756,10 @@ std::size_t workspace_bytes(const BwdParams& p) {
   return uses_rows80(p) ? bwd_tma_workspace_bytes(p, WgmmaBwdConfig80<128>::kRowPad) : bwd_tma_workspace_bytes(p);
 }
 
-cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
+cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
+  BwdParams params = call;
+  // Deterministic head groups (BwdDqOrder) where they were measured faster.
+  params.det_head_group = !params.call_mask.has_left && !params.call_mask.has_right ? 2 : 1;
   if (uses_rows80(params)) {
     const auto kernel_of80 = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
       return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig80<decltype(hd)::value>,

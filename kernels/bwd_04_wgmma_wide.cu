@@ -505,7 +505,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   const Ring ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd04DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Ring::kNumBars};
   const BwdParams& p = prm.p;
-  const BwdCta cta = BwdDqOrder<Cfg>::cta(kDeterministic);
+  const BwdCta cta = BwdDqOrder<Cfg>::cta(p, kDeterministic);
   const int n_block = cta.n_block, h_kv = cta.h_kv, b = cta.b;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
@@ -515,6 +515,8 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     if (n0 >= seq.seqlen_k()) return;  // past this sequence's keys (the whole CTA, before any barrier)
   const TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
   const int steps = tiles.count() * p.group_size;
+  let_next_kernel_start();  // the dQ convert's CTAs may take the SMs this grid leaves (bwd_tma_run)
+  using Done = BwdKvDone<Cfg::kConsumerWGs * kWarpgroupThreads>;
 
   if (threadIdx.x == 0) {
     if constexpr (kDeterministic) handoff.init();
@@ -531,6 +533,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     if constexpr (kDeterministic)
       if (threadIdx.x == 32 && steps > 0)
         Bwd04DqWriter<Cfg, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
+    if (threadIdx.x / 32 == 1) Done::count(p, h_kv, b);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -545,6 +548,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     for (int e = 0; e < Cfg::kBlockN / 2; ++e) dk[mb][e] = dv[mb][e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
+  Done::consumer_done();
 #endif
 }
 

@@ -293,22 +293,23 @@ TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
 // Deterministic mode's launch order (bwd_deterministic_cta): over ragged
 // grids, every (key block, KV head, batch) exactly once; each pair's key
 // blocks in descending order of linear block index (the deadlock argument of
-// BwdDqOrder needs it); and any window of kBwdDetHeadGroup x blocks
-// consecutive CTAs inside a group touches at most kBwdDetHeadGroup pairs.
+// BwdDqOrder needs it); and any window of group-size x blocks
+// consecutive CTAs inside a group touches at most group-size pairs;
+// group size 1 is the plain order (pair by pair, key blocks descending).
 TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
   using flash::detail::bwd_deterministic_cta;
-  constexpr unsigned kGroup = flash::detail::kBwdDetHeadGroup;
+  for (unsigned kGroup : {1u, 2u, 3u})
   for (unsigned blocks : {1u, 2u, 7u, 64u})
     for (unsigned heads : {1u, 3u, 4u, 8u})
       for (unsigned batch : {1u, 2u, 5u}) {
-        SCOPED_TRACE(::testing::Message() << blocks << " blocks, " << heads << " heads, batch " << batch);
+        SCOPED_TRACE(::testing::Message() << "groups of " << kGroup << ", " << blocks << " blocks, " << heads << " heads, batch " << batch);
         const unsigned pairs = heads * batch;
         std::vector<std::int64_t> launched(static_cast<std::size_t>(blocks) * pairs, -1);
         std::vector<int> last_block(pairs, static_cast<int>(blocks));  // the key block each pair took last
         for (unsigned z = 0; z < batch; ++z)
           for (unsigned y = 0; y < heads; ++y)
             for (unsigned x = 0; x < blocks; ++x) {
-              const auto c = bwd_deterministic_cta(x, y, z, blocks, heads, batch);
+              const auto c = bwd_deterministic_cta(x, y, z, blocks, heads, batch, kGroup);
               ASSERT_TRUE(c.n_block >= 0 && c.n_block < static_cast<int>(blocks) && c.h_kv >= 0 &&
                           c.h_kv < static_cast<int>(heads) && c.b >= 0 && c.b < static_cast<int>(batch));
               const unsigned pair = c.h_kv + heads * c.b;
@@ -320,6 +321,7 @@ TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
               EXPECT_EQ(c.n_block, last_block[pair] - 1) << "pair " << pair << " skipped or repeated a key block";
               last_block[pair] = c.n_block;
               EXPECT_EQ(pair / kGroup, (y + heads * z) / kGroup) << "a CTA left its group";
+              if (kGroup == 1) EXPECT_EQ(c.n_block, static_cast<int>(blocks - 1 - x)) << "group size 1 is the plain order";
             }
         for (int n : last_block) EXPECT_EQ(n, 0);
       }

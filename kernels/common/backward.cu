@@ -184,8 +184,9 @@ cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream) {
 }
 
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
-  if (p.dq_accum != nullptr) {
-    const std::size_t bytes = bwd_bound_rows(p) * p.head_dim * sizeof(float);
+  if (p.dq_accum != nullptr) {  // and the kv_done counters after it (bind_bwd_workspace)
+    const std::size_t bytes = reinterpret_cast<const char*>(p.kv_done + bwd_kv_done_count(p)) -
+                              reinterpret_cast<const char*>(p.dq_accum);
     const cudaError_t err = cudaMemsetAsync(p.dq_accum, 0, bytes, stream);
     if (err != cudaSuccess) return err;
   }

@@ -14,7 +14,7 @@ namespace flash::detail {
 
 // Before the main kernels: per (sequence, head_q, row) of the padded rows,
 // dpsum = rowsum(dO * O) in fp32 and lse_log2 = LSE * log2(e) (+inf where
-// the LSE is -inf, and in the padding); zeroes dq_accum and dq_semaphore
+// the LSE is -inf, and in the padding); zeroes dq_accum (and kv_done) and dq_semaphore
 // when they are bound; then dsinks when it is bound (it needs every row's dpsum and LSE).
 // Variable-length calls (p.cu_seqlens_q): each sequence's rows (ws_row0),
 // and dK = dV = 0 on the keys past seqused_k[b] of each sequence, which no

@@ -31,19 +31,19 @@ struct BwdCta {
 // Deterministic mode's launch order (common/hopper/bwd_tma.cuh, BwdDqOrder,
 // says why): block (x, y, z) of a (blocks, heads, batch) grid, whose linear
 // index is x + blocks p with p = y + heads z, takes (KV head, batch) pair
-// kBwdDetHeadGroup g + (its place in group g = p / kBwdDetHeadGroup) %
-// (the group's pairs) and key block blocks - 1 - place / (the group's
-// pairs), the place being x + blocks (p % kBwdDetHeadGroup): each pair's key
-// blocks in descending order of linear index, the group's pairs interleaved.
-// All in 32 bits (the linear index itself may pass 2^32).
-inline constexpr unsigned kBwdDetHeadGroup = 2;
+// group_size g + (its place in group g = p / group_size) % (the group's
+// pairs) and key block blocks - 1 - place / (the group's pairs), the place
+// being x + blocks (p % group_size): each pair's key blocks in descending
+// order of linear index, the group's pairs interleaved (group_size 1: pair
+// p, key block blocks - 1 - x). All in 32 bits (the linear index itself may
+// pass 2^32).
 __host__ __device__ constexpr BwdCta bwd_deterministic_cta(unsigned x, unsigned y, unsigned z, unsigned blocks,
-                                                           unsigned heads, unsigned batch) {
-  const unsigned p = y + heads * z, pairs = heads * batch, group = p / kBwdDetHeadGroup;
-  const unsigned place = x + blocks * (p % kBwdDetHeadGroup);
-  const unsigned left = pairs - group * kBwdDetHeadGroup;
-  const unsigned size = left < kBwdDetHeadGroup ? left : kBwdDetHeadGroup;  // the last group may be smaller
-  const unsigned pair = group * kBwdDetHeadGroup + place % size;
+                                                           unsigned heads, unsigned batch, unsigned group_size) {
+  const unsigned p = y + heads * z, pairs = heads * batch, group = p / group_size;
+  const unsigned place = x + blocks * (p % group_size);
+  const unsigned left = pairs - group * group_size;
+  const unsigned size = left < group_size ? left : group_size;  // the last group may be smaller
+  const unsigned pair = group * group_size + place % size;
   return {static_cast<int>(blocks - 1 - place / size), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
 }
 
@@ -59,6 +59,9 @@ struct BwdParams : AttnParams {
   std::int64_t dv_batch_stride = 0, dv_row_stride = 0, dv_head_stride = 0;
 
   bool deterministic = false;
+  // Deterministic mode's head groups (bwd_deterministic_cta): 1, or 2 where
+  // the rung measured them faster (bwd_03, calls without a mask).
+  int det_head_group = 1;
   // Optional fp32 [heads_q] output: the gradient of the sinks (ScoreSpec::sinks).
   float* dsinks = nullptr;
   std::int64_t dsinks_stride = 0;
@@ -81,6 +84,12 @@ struct BwdParams : AttnParams {
   // bwd_03): one counter per kBwdDqTileRows rows of the row arrays (the
   // tile of row r is r / kBwdDqTileRows), zeroed by the preprocess.
   int* dq_semaphore = nullptr;
+  // int32, with dq_accum: per (batch, KV head), the dkv CTAs that finished
+  // (every write of theirs released), zeroed with dq_accum; and the count
+  // that means all of them, which the Hopper rungs' dQ convert waits for
+  // (0: it does not wait; common/hopper/bwd_tma.cuh, bwd_tma_run).
+  int* kv_done = nullptr;
+  int kv_done_target = 0;
 
   // Sequence b's offsets of dO, dQ, dK and dV (seq_span's, for the gradients).
   struct GradSpan {
@@ -127,15 +136,19 @@ inline std::size_t bwd_bound_rows(const BwdParams& p) {
   return static_cast<std::size_t>(p.batch) * p.heads_q * p.seqlen_q_pad;
 }
 
-// Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator when
-// with_dq_accum, plus its counters when with_dq_semaphore; 256-byte aligned
-// pieces.
+// BwdParams::kv_done's counters: one per (batch, KV head).
+inline std::size_t bwd_kv_done_count(const BwdParams& p) { return static_cast<std::size_t>(p.batch) * p.heads_kv; }
+
+// Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator and
+// its kv_done counters when with_dq_accum (right after it, so that one
+// memset zeroes both), plus its tiles' counters when with_dq_semaphore;
+// 256-byte aligned pieces.
 inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum, bool with_dq_semaphore = false,
                                        int row_pad = kBwdRowPad) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
   const std::size_t rows = bwd_ws_rows(p, row_pad);
   std::size_t bytes = 2 * align(rows * sizeof(float));
-  if (with_dq_accum) bytes += align(rows * p.head_dim * sizeof(float));
+  if (with_dq_accum) bytes += align(rows * p.head_dim * sizeof(float)) + align(bwd_kv_done_count(p) * sizeof(int));
   if (with_dq_semaphore) bytes += align(rows / kBwdDqTileRows * sizeof(int));
   return bytes;
 }
@@ -154,6 +167,8 @@ inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum, bool 
   std::size_t next = 2 * align(rows * sizeof(float));
   p.dq_accum = with_dq_accum ? reinterpret_cast<float*>(base + next) : nullptr;
   if (with_dq_accum) next += align(rows * p.head_dim * sizeof(float));
+  p.kv_done = with_dq_accum ? reinterpret_cast<int*>(base + next) : nullptr;
+  if (with_dq_accum) next += align(bwd_kv_done_count(p) * sizeof(int));
   p.dq_semaphore = with_dq_semaphore ? reinterpret_cast<int*>(base + next) : nullptr;
 }
 

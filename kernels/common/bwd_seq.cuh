@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "common/bwd_params.h"
+#include "common/gpu_counter.cuh"  // ld_acquire_gpu
 #include "common/mask.h"
 #include "common/mma.cuh"  // pack2
 #include "common/numeric.cuh"  // from_float
@@ -95,6 +96,10 @@ template <> struct SeqRows<true> {
 // order (the same stores from per-tile CTAs: 132 us); the 80-row
 // transposed order 65.3 us. The floor (134 MB read, 67 MB written at 4.3
 // TB/s) is ~47 us.
+//   p.kv_done_target > 0 (the Hopper rungs' dense calls, launched to start
+// early: common/hopper/bwd_tma.cuh, bwd_tma_run): the CTA first waits until
+// every dkv CTA of its query head's (batch, KV head) has counted itself
+// done in p.kv_done, which it does after all its writes.
 template <class Order, class = void> constexpr bool kOrderTransposed = false;
 template <class Order> constexpr bool kOrderTransposed<Order, std::void_t<decltype(Order::kTransposed)>> = Order::kTransposed;
 
@@ -112,6 +117,13 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(const __grid_consta
   const int m0 = blockIdx.x * kRows, h = blockIdx.y, b = blockIdx.z;
   const SeqRows<kVarlen> seq(p, b);
   if (m0 >= seq.seqlen_q()) return;  // the whole CTA, before the barrier
+  if (p.kv_done_target > 0) {
+    if (threadIdx.x == 0) {
+      const int* done = p.kv_done + static_cast<std::int64_t>(b) * p.heads_kv + h / p.group_size;
+      while (ld_acquire_gpu(done) < p.kv_done_target) __nanosleep(200);
+    }
+    __syncthreads();  // the acquire above, for every thread's loads below
+  }
   const float4* acc = reinterpret_cast<const float4*>(p.dq_accum + (seq.ws_row0(h) + m0) * kDim);
   float4 v[kPerThread];
 #pragma unroll

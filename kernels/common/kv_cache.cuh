@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "common/decode_params.h"
+#include "common/pdl.cuh"  // launch_after, wait_for_previous_kernel, let_next_kernel_start
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
 #include "common/scores.h"
@@ -44,39 +45,6 @@ __device__ __forceinline__ bool metadata_failed(const DecodeParams& p) {
 // Host launchers (kv_cache.cu).
 cudaError_t launch_check_metadata(const DecodeParams& p, cudaStream_t stream);
 cudaError_t launch_append_kv(const DecodeParams& p, cudaStream_t stream);
-
-// Programmatic dependent launch (sm_90): the kernels after the metadata
-// check are launched with launch_after() so that their CTAs start while the
-// previous kernel finishes; each waits here, before its first read of
-// anything the previous kernels write (the status words, the appended keys,
-// the partial results). No-ops before sm_90, where launch_after() launches
-// normally.
-__device__ __forceinline__ void wait_for_previous_kernel() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void let_next_kernel_start() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-
-template <class... KernelArgs, class... Args>
-cudaError_t launch_after(bool pdl, void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t smem,
-                         cudaStream_t stream, Args&&... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t cfg = {};
-  cfg.gridDim = grid;
-  cfg.blockDim = block;
-  cfg.dynamicSmemBytes = smem;
-  cfg.stream = stream;
-  cfg.attrs = attr;
-  cfg.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&cfg, kernel, static_cast<Args&&>(args)...);
-}
 
 // Combine (flash-decoding): each split s left O_s (normalized over its keys;
 // zeros for a split with no key) and LSE_s; the row's LSE is logsumexp_s

@@ -28,6 +28,7 @@
 #include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
+#include "common/pdl.cuh"  // launch_after
 #include "common/scores.h"
 
 namespace flash::detail {
@@ -228,14 +229,17 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // adding (and, its staging blocks not freed, computing) that many latencies
 // late; a head's key blocks all resident at once (an 8k call holds two
 // heads' 64 key blocks on 132 SMs, a 16k call one head's 128) pay the whole
-// chain in every wave. So deterministic CTAs take (KV head, batch) pairs in
-// groups of kBwdDetHeadGroup (bwd_deterministic_cta, common/bwd_params.h),
-// interleaved: the linear block index walks a group's key blocks in
-// descending order, the group's pairs in turn at each key block
-// (FlashAttention-4's deterministic scheduler groups heads the same way),
-// so the CTAs started together hold about half as many of one head's key
-// blocks (measured on an H100, session 26: +1.9% at hdim 128 full 8k, +6.9% at
-// hdim 64 full 8k, within 0.5% elsewhere; groups of 4 lost at hdim 128).
+// chain in every wave. So bwd_03's deterministic calls without a mask take
+// (KV head, batch) pairs in groups of BwdParams::det_head_group = 2
+// (bwd_deterministic_cta, common/bwd_params.h), interleaved: the linear
+// block index walks a group's key blocks in descending order, the group's
+// pairs in turn at each key block (FlashAttention-4's deterministic
+// scheduler groups heads too), so the CTAs started together hold about half
+// as many of one head's key blocks. Measured on an H100 (session 26, two
+// rounds against groups of 1): hdim 128 full 8k +1.9%, hdim 64 full 8k
+// +6.9%, 16k -0.3% / -0.5%; but causal 16k -1.4% and hdim 256 causal -3.5%,
+// so causal calls and bwd_04 keep groups of 1; groups of 4 lost at hdim
+// 128 (session 25).
 //   Deadlock freedom: within a group, a pair's key blocks come in descending
 // order of linear block index (blockIdx.x + gridDim.x * (blockIdx.y +
 // gridDim.y * blockIdx.z)), so the key blocks that key block n waits for
@@ -250,9 +254,10 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 template <class Cfg> struct BwdDqOrder {
   // This CTA's key block, KV head and batch (bwd_deterministic_cta, common/
   // bwd_params.h, with its CPU test).
-  __device__ static BwdCta cta(bool deterministic) {
+  __device__ static BwdCta cta(const BwdParams& p, bool deterministic) {
     if (!deterministic) return {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
-    return bwd_deterministic_cta(blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y, gridDim.z);
+    return bwd_deterministic_cta(blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y, gridDim.z,
+                                 static_cast<unsigned>(p.det_head_group));
   }
   __device__ static int turn(const Mask& mask, int m0, int n_block) {
     return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
@@ -275,6 +280,30 @@ template <class Cfg> struct BwdDqOrder {
   __device__ static void count(int* counter) {
     fence_proxy_async_global();
     red_release_gpu_add(counter, 1);
+  }
+};
+
+// The end of a dkv CTA, for the dQ convert's early start (bwd_tma_run):
+// once every write of the CTA is done (its consumers' dK and dV, and bwd_04's
+// dQ atomics; its dQ writer's bulk reductions completed), the CTA counts
+// itself in p.kv_done, with release semantics, for the convert CTAs of its
+// (batch, KV head), which wait for all of its key blocks. Named barrier
+// kBwdDoneBarrier (the rungs' own barriers take the ids below it) between
+// the consumer warpgroups and the producer warpgroup's second warp (the dQ
+// writer's, whose first lane counts: the thread whose bulk reductions the
+// proxy fence orders).
+inline constexpr int kBwdDoneBarrier = 8;
+template <int kConsumerThreads> struct BwdKvDone {
+  static constexpr int kThreads = kConsumerThreads + 32;
+  // Every consumer thread, after its last global write.
+  __device__ static void consumer_done() { named_barrier_arrive(kBwdDoneBarrier, kThreads); }
+  // Every lane of the writer's warp, after the writer returned.
+  __device__ static void count(const BwdParams& p, int h_kv, int b) {
+    named_barrier_sync(kBwdDoneBarrier, kThreads);
+    if (threadIdx.x % 32 == 0) {
+      fence_proxy_async_global();
+      red_release_gpu_add(p.kv_done + static_cast<std::int64_t>(b) * p.heads_kv + h_kv, 1);
+    }
   }
 };
 
@@ -429,8 +458,21 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     if (err != cudaSuccess) return;
     using Layout = typename BwdDqLayoutOf<Cfg>::type;
     const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
-    if (tiles.x > 0) bwd_convert_dq_kernel<T, Layout, kVarlen><<<tiles, 256, 0, stream>>>(p);
-    err = cudaGetLastError();
+    // Dense calls: the convert starts once every dkv CTA has started
+    // (programmatic dependent launch, common/pdl.cuh), so that its CTAs fill
+    // the SMs that the dkv grid's last wave leaves idle; each converts its
+    // tile once its (batch, KV head)'s grid.x key blocks have counted
+    // themselves done (BwdKvDone). Variable-length calls, whose CTAs past a
+    // sequence's keys or rows exit at once, launch it after the dkv kernel;
+    // deterministic calls too, as measured (session 26, H100, two rounds):
+    // non-deterministic +0.2% to +1.2% (hdim 64 full 8k), deterministic
+    // -0.3% to -3.3% (the convert's traffic slows the ordered additions
+    // still running), so those launch it after the dkv kernel.
+    constexpr bool kEarly = !kVarlen && !decltype(det)::value;
+    p.kv_done_target = kEarly ? static_cast<int>(grid.x) : 0;
+    if (tiles.x > 0)
+      err = launch_after(kEarly, bwd_convert_dq_kernel<T, Layout, kVarlen>, tiles, dim3(256), 0, stream, p);
+    if (err == cudaSuccess) err = cudaGetLastError();
     }
   };
   const auto go_mode = [&](auto tag, auto hd) {

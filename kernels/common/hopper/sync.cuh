@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "common/gpu_counter.cuh"  // ld_acquire_gpu, red_release_gpu_add
+
 namespace flash::detail {
 
 __device__ __forceinline__ void mbar_init(std::uint64_t* bar, std::uint32_t count) {
@@ -91,19 +93,6 @@ __device__ __forceinline__ void bulk_wait_all() { cuda::ptx::cp_async_bulk_wait_
 // its later bulk operations.
 __device__ __forceinline__ void fence_proxy_async_global() {
   asm volatile("fence.proxy.async.global;\n" ::: "memory");
-}
-
-// A counter in global memory shared by CTAs: read with acquire semantics at
-// GPU scope (the writes released before the value read are visible after
-// it), and incremented with release semantics (this thread's earlier writes
-// are visible to whoever acquires the new value).
-__device__ __forceinline__ int ld_acquire_gpu(const int* counter) {
-  int value;
-  asm volatile("ld.global.acquire.gpu.b32 %0, [%1];\n" : "=r"(value) : "l"(counter) : "memory");
-  return value;
-}
-__device__ __forceinline__ void red_release_gpu_add(int* counter, int value) {
-  asm volatile("red.release.gpu.global.add.s32 [%0], %1;\n" ::"l"(counter), "r"(value) : "memory");
 }
 
 // Orders this thread's ordinary shared-memory writes before later reads by
