@@ -158,6 +158,14 @@
 // per SM taking every 132nd tile, the next tile's K and V loading while
 // dK and dV are stored): -0.6% / -1.3% at 8k / 16k, 0.0% at 2k (where a
 // per-CTA cost would weigh most), deterministic -1% to -11%.
+// Session 26 (H100, results/2026-11-28_session26): deterministic calls
+// without a mask take head groups of 2 (BwdDqOrder, BwdParams::
+// det_head_group): hdim 128 full 8k +1.9%, hdim 64 full 8k +6.9%; causal
+// calls keep groups of 1 (16k -1.4% with groups). Every CTA counts itself
+// done at its end (BwdKvDone), so that in non-deterministic dense calls the
+// dQ convert starts on the SMs the last wave leaves (bwd_tma_run): hdim 64
+// full 8k +1.1% / +1.2% in two calls, hdim 128 within +-1%. Tried and not
+// kept: the tensor maps prefetched at entry (-1.7% / -1.4% at 8k / 2k).
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
