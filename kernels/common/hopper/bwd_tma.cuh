@@ -462,12 +462,12 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     // (programmatic dependent launch, common/pdl.cuh), so that its CTAs fill
     // the SMs that the dkv grid's last wave leaves idle; each converts its
     // tile once its (batch, KV head)'s grid.x key blocks have counted
-    // themselves done (BwdKvDone). Variable-length calls, whose CTAs past a
-    // sequence's keys or rows exit at once, launch it after the dkv kernel;
-    // deterministic calls too, as measured (session 26, H100, two rounds):
-    // non-deterministic +0.2% to +1.2% (hdim 64 full 8k), deterministic
-    // -0.3% to -3.3% (the convert's traffic slows the ordered additions
-    // still running), so those launch it after the dkv kernel.
+    // themselves done (BwdKvDone). Variable-length calls (whose CTAs past a
+    // sequence's keys or rows exit at once) and deterministic calls launch
+    // it after the dkv kernel: measured (session 26, H100, two rounds),
+    // the early start gave non-deterministic calls +0.2% to +1.2% (hdim 64
+    // full 8k) and deterministic ones -0.3% to -3.3% (the convert's traffic
+    // probably slows the ordered additions still running).
     constexpr bool kEarly = !kVarlen && !decltype(det)::value;
     p.kv_done_target = kEarly ? static_cast<int>(grid.x) : 0;
     if (tiles.x > 0)
