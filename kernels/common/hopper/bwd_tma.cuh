@@ -428,7 +428,8 @@ inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p, int row_pad = kBw
 // without one run the kernels they ran before) builds the tensor maps,
 // launches kernel_of(tag, head dim, det, mods, varlen) over (key blocks, KV
 // heads, batch) with CfgOf<head dim>'s tiles and SmemOf's threads and bytes,
-// and converts dQ from the accumulator (BwdDqLayout).
+// and converts dQ from the accumulator (BwdDqLayout; started while the dkv
+// grid's last wave runs in non-deterministic dense calls, BwdKvDone).
 template <template <int> class CfgOf, template <class> class SmemOf, class DispatchHeadDim, class KernelOf>
 cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t stream,
                         DispatchHeadDim&& dispatch_head_dim, KernelOf&& kernel_of, int row_pad = kBwdRowPad) {
