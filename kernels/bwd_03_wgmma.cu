@@ -350,6 +350,8 @@ template <class Cfg> using Bwd03Ring = BwdRing<Cfg, Bwd03Smem<Cfg>>;
 enum Bwd03Barrier : int {
   kBwd03DsReady = 1,  // hdim 128: both warpgroups' dS^T are in shared memory (256 threads);
                       // hdim 64: + 1 + warpgroup, its own dS^T (128 threads)
+  kBwd03StoreReady = 4,  // both warpgroups' last products are done (256 threads);
+                         // + 1 + warpgroup, its dK and dV rows are in shared memory (128 threads)
 };
 
 // Each consumer warpgroup hands its staged dQ block to the dQ writer (one
@@ -659,26 +661,33 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     }
   }
 
-  // dK = scale * dS^T Q and dV, rounded, from registers; keys past seqlen_k
-  // (the sequence's attended keys, variable-length) are not stored.
+  // dK = scale * dS^T Q and dV, rounded, through shared memory (BwdRowTile:
+  // warpgroup c's 64 keys into its half of the K and V tiles, once both
+  // warpgroups' last products, which read all of K, are done), then copied
+  // out in 16-byte row pieces; keys past seqlen_k (the sequence's attended
+  // keys, variable-length) are not stored.
   __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kHeadDim / 2],
                         const float (&dv)[kHeadDim / 2]) const {
+    using Tile = BwdRowTile<64, kHeadDim>;
+    static_assert(2 * Tile::kBytes == Smem::kKVBytes, "a warpgroup's half of K (V) holds its dK (dV)");
+    named_barrier_sync(kBwd03StoreReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+    std::uint8_t* tk = smem + Smem::kK + c * Tile::kBytes;
+    std::uint8_t* tv = smem + Smem::kV + c * Tile::kBytes;
     const int g = lane / 4, t = lane % 4;
-    T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride;
-    T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride;
 #pragma unroll
-    for (int half = 0; half < 2; ++half) {
-      const int key = key0 + 16 * warp + g + 8 * half;
-      if (key >= seq.seqlen_k()) continue;
+    for (int half = 0; half < 2; ++half)
 #pragma unroll
       for (int j = 0; j < kHeadDim / 8; ++j) {
-        const int col = 8 * j + 2 * t;
-        *reinterpret_cast<std::uint32_t*>(gdk + key * p.dk_row_stride + col) =
-            pack2<T>(dk[4 * j + 2 * half] * p.scale, dk[4 * j + 2 * half + 1] * p.scale);
-        *reinterpret_cast<std::uint32_t*>(gdv + key * p.dv_row_stride + col) =
-            pack2<T>(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]);
+        const int r = 16 * warp + g + 8 * half;
+        Tile::put(tk, r, 4 * j + t, pack2<T>(dk[4 * j + 2 * half] * p.scale, dk[4 * j + 2 * half + 1] * p.scale));
+        Tile::put(tv, r, 4 * j + t, pack2<T>(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]));
       }
-    }
+    named_barrier_sync(kBwd03StoreReady + 1 + c, kWarpgroupThreads);
+    const int rows = seq.seqlen_k() - key0;
+    T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride + std::int64_t{key0} * p.dk_row_stride;
+    T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride + std::int64_t{key0} * p.dv_row_stride;
+    Tile::template copy_out<kWarpgroupThreads>(tk, gdk, p.dk_row_stride, rows, tid);
+    Tile::template copy_out<kWarpgroupThreads>(tv, gdv, p.dv_row_stride, rows, tid);
   }
 };
 

@@ -255,6 +255,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
 // Named barrier (bar.sync ids; 0 is __syncthreads): both warpgroups' P and
 // dS columns are in shared memory (256 threads).
 constexpr int kBwd04PdsReady = 1;
+constexpr int kBwd04StoreReady = 2;  // dK and dV through shared memory (Bwd04Consumer::store)
 
 template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> struct Bwd04Consumer {
   using Smem = Bwd04SmemOf<Cfg, kDeterministic>;
@@ -466,27 +467,38 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 
   // dK = scale * (dK^T)^T and dV, rounded; element (dim, key) of block mb's
   // accumulator at [4 j + 2 half + e]: dim kDims c + 64 mb + 16 w + g + 8
-  // half, key n0 + 8 j + 2 t + e. Keys past seqlen_k are not stored.
+  // half, key n0 + 8 j + 2 t + e. Through shared memory (BwdRowTile): once
+  // both warpgroups' last products (which read all of K and V) are done,
+  // each writes its dims of the [key][dim] tiles into the K and V tiles, and
+  // all 256 threads copy the rows out in 16-byte pieces. Keys past seqlen_k
+  // are not stored.
   __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kDimBlocks][kBlockN / 2],
                         const float (&dv)[kDimBlocks][kBlockN / 2]) const {
+    using Tile = BwdRowTile<kBlockN, kHeadDim>;
+    static_assert(Tile::kBytes == Smem::kKVBytes, "the K (V) tile holds dK (dV)");
+    constexpr int kThreads = Cfg::kConsumerWGs * kWarpgroupThreads;
+    named_barrier_sync(kBwd04StoreReady, kThreads);
+    std::uint8_t* tk = smem + Smem::kK;
+    std::uint8_t* tv = smem + Smem::kV;
     const int g = lane / 4, t = lane % 4;
-    T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride;
-    T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride;
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j)
 #pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int key = n0 + 8 * j + 2 * t + e;
-        if (key >= seq.seqlen_k()) continue;
+      for (int e = 0; e < 2; ++e)
 #pragma unroll
         for (int mb = 0; mb < kDimBlocks; ++mb)
 #pragma unroll
           for (int half = 0; half < 2; ++half) {
-            const int dim = kDims * c + 64 * mb + 16 * warp + g + 8 * half;
-            gdk[key * p.dk_row_stride + dim] = from_float<T>(dk[mb][4 * j + 2 * half + e] * p.scale);
-            gdv[key * p.dv_row_stride + dim] = from_float<T>(dv[mb][4 * j + 2 * half + e]);
+            const int key = 8 * j + 2 * t + e, dim = kDims * c + 64 * mb + 16 * warp + g + 8 * half;
+            Tile::put_one(tk, key, dim, from_float<T>(dk[mb][4 * j + 2 * half + e] * p.scale));
+            Tile::put_one(tv, key, dim, from_float<T>(dv[mb][4 * j + 2 * half + e]));
           }
-      }
+    named_barrier_sync(kBwd04StoreReady, kThreads);
+    const int rows = seq.seqlen_k() - n0, tid = kWarpgroupThreads * c + 32 * warp + lane;
+    T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride + std::int64_t{n0} * p.dk_row_stride;
+    T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride + std::int64_t{n0} * p.dv_row_stride;
+    Tile::template copy_out<kThreads>(tk, gdk, p.dk_row_stride, rows, tid);
+    Tile::template copy_out<kThreads>(tv, gdv, p.dv_row_stride, rows, tid);
   }
 };
 

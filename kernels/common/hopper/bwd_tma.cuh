@@ -283,6 +283,40 @@ template <class Cfg> struct BwdDqOrder {
   }
 };
 
+// dK and dV leave a dkv CTA through shared memory: each warpgroup writes its
+// rounded rows into a tile of kRows rows of kDim 16-bit values (16-byte
+// chunk ch of row r at chunk ch ^ (r % 8): conflict-free for the fragment
+// order's 4-byte stores and for the 16-byte reads), then copies the tile out
+// in 16-byte pieces, a warp instruction covering whole rows (512 contiguous
+// bytes at hdim 128). Rows at or past `rows` are not stored. (From registers,
+// each warp instruction wrote 8 rows x 16 bytes: ~9 us per CTA after its last
+// step, session 26's stamps.)
+template <int kRows, int kDim> struct BwdRowTile {
+  static constexpr int kChunks = kDim / 8;  // 16-byte chunks per row
+  static_assert(kChunks % 8 == 0, "the swizzle permutes 8 chunks");
+  static constexpr int kBytes = kRows * kDim * 2;
+  __device__ static int offset(int r, int ch) { return r * kDim * 2 + ((ch ^ (r % 8)) * 16); }
+  // The 4-byte pair of (row r, columns 2 k, 2 k + 1).
+  __device__ static void put(std::uint8_t* tile, int r, int k, std::uint32_t v) {
+    *reinterpret_cast<std::uint32_t*>(tile + offset(r, k / 4) + 4 * (k % 4)) = v;
+  }
+  // One 16-bit value at (row r, column col).
+  template <class T> __device__ static void put_one(std::uint8_t* tile, int r, int col, T v) {
+    *reinterpret_cast<T*>(tile + offset(r, col / 8) + 2 * (col % 8)) = v;
+  }
+  // Thread `tid` of kThreads copies rows [0, rows) to dst (row stride in elements).
+  template <int kThreads, class T>
+  __device__ static void copy_out(const std::uint8_t* tile, T* dst, std::int64_t row_stride, int rows, int tid) {
+    static_assert(kRows * kChunks % kThreads == 0, "whole passes");
+#pragma unroll
+    for (int k = 0; k < kRows * kChunks / kThreads; ++k) {
+      const int i = tid + k * kThreads, r = i / kChunks, ch = i % kChunks;
+      if (r < rows)
+        *reinterpret_cast<uint4*>(dst + r * row_stride + 8 * ch) = *reinterpret_cast<const uint4*>(tile + offset(r, ch));
+    }
+  }
+};
+
 // The end of a dkv CTA, for the dQ convert's early start (bwd_tma_run):
 // once every write of the CTA is done (its consumers' dK and dV, and bwd_04's
 // dQ atomics; its dQ writer's bulk reductions completed), the CTA counts
