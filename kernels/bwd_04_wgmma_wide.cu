@@ -478,8 +478,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     static_assert(Tile::kBytes == Smem::kKVBytes, "the K (V) tile holds dK (dV)");
     constexpr int kThreads = Cfg::kConsumerWGs * kWarpgroupThreads;
     named_barrier_sync(kBwd04StoreReady, kThreads);
-    std::uint8_t* tk = smem + Smem::kK;
-    std::uint8_t* tv = smem + Smem::kV;
+    const std::uint32_t tk = base + Smem::kK, tv = base + Smem::kV;
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int j = 0; j < kBlockN / 8; ++j)

@@ -295,24 +295,33 @@ template <int kRows, int kDim> struct BwdRowTile {
   static constexpr int kChunks = kDim / 8;  // 16-byte chunks per row
   static_assert(kChunks % 8 == 0, "the swizzle permutes 8 chunks");
   static constexpr int kBytes = kRows * kDim * 2;
-  __device__ static int offset(int r, int ch) { return r * kDim * 2 + ((ch ^ (r % 8)) * 16); }
-  // The 4-byte pair of (row r, columns 2 k, 2 k + 1).
-  __device__ static void put(std::uint8_t* tile, int r, int k, std::uint32_t v) {
-    *reinterpret_cast<std::uint32_t*>(tile + offset(r, k / 4) + 4 * (k % 4)) = v;
+  __device__ static std::uint32_t offset(int r, int ch) { return r * kDim * 2 + ((ch ^ (r % 8)) * 16); }
+  // The 4-byte pair of (row r, columns 2 k, 2 k + 1); tile: a shared address.
+  __device__ static void put(std::uint32_t tile, int r, int k, std::uint32_t v) {
+    asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(tile + offset(r, k / 4) + 4 * (k % 4)), "r"(v) : "memory");
   }
   // One 16-bit value at (row r, column col).
-  template <class T> __device__ static void put_one(std::uint8_t* tile, int r, int col, T v) {
-    *reinterpret_cast<T*>(tile + offset(r, col / 8) + 2 * (col % 8)) = v;
+  template <class T> __device__ static void put_one(std::uint32_t tile, int r, int col, T v) {
+    static_assert(sizeof(T) == 2, "16-bit values");
+    std::uint16_t bits;
+    __builtin_memcpy(&bits, &v, 2);
+    asm volatile("st.shared.b16 [%0], %1;\n" ::"r"(tile + offset(r, col / 8) + 2 * (col % 8)), "h"(bits) : "memory");
   }
   // Thread `tid` of kThreads copies rows [0, rows) to dst (row stride in elements).
   template <int kThreads, class T>
-  __device__ static void copy_out(const std::uint8_t* tile, T* dst, std::int64_t row_stride, int rows, int tid) {
+  __device__ static void copy_out(std::uint32_t tile, T* dst, std::int64_t row_stride, int rows, int tid) {
     static_assert(kRows * kChunks % kThreads == 0, "whole passes");
 #pragma unroll
     for (int k = 0; k < kRows * kChunks / kThreads; ++k) {
       const int i = tid + k * kThreads, r = i / kChunks, ch = i % kChunks;
-      if (r < rows)
-        *reinterpret_cast<uint4*>(dst + r * row_stride + 8 * ch) = *reinterpret_cast<const uint4*>(tile + offset(r, ch));
+      if (r < rows) {
+        uint4 v;
+        asm volatile("ld.shared.v4.b32 {%0, %1, %2, %3}, [%4];\n"
+                     : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                     : "r"(tile + offset(r, ch))
+                     : "memory");
+        *reinterpret_cast<uint4*>(dst + r * row_stride + 8 * ch) = v;
+      }
     }
   }
 };

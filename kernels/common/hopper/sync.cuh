@@ -101,6 +101,13 @@ __device__ __forceinline__ void fence_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
 }
 
+// x, through a move the compiler cannot see into: a value read afresh where
+// keeping it live (or recomputing what it feeds) would cost more.
+__device__ __forceinline__ std::uint32_t opaque(std::uint32_t x) {
+  asm volatile("mov.u32 %0, %1;\n" : "=r"(x) : "r"(x));
+  return x;
+}
+
 // Named barriers 1..15 (0 is __syncthreads): sync waits for `count` threads
 // (arrivals included); arrive counts this thread and moves on.
 __device__ __forceinline__ void named_barrier_sync(int id, int count) {
