@@ -671,24 +671,22 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     using Tile = BwdRowTile<64, kHeadDim>;
     static_assert(2 * Tile::kBytes == Smem::kKVBytes, "a warpgroup's half of K (V) holds its dK (dV)");
     named_barrier_sync(kBwd03StoreReady, Cfg::kConsumerWGs * kWarpgroupThreads);
-    // At hdim 128 the thread's place and the tile base are read afresh here
-    // (opaque to the compiler) rather than kept from before the step loop:
-    // kept, ptxas recomputed the loop's wgmma descriptors every step (26-37
-    // more uniform instructions a step; -2.2% at hdim 128 full 8k, session
-    // 27). At hdim 64 reading them afresh serializes the wgmmas (C7512), so
-    // the members stay there.
-    constexpr bool kAfresh = kHeadDim == 128;
-    const std::uint32_t tid_x = kAfresh ? opaque(threadIdx.x) : 0;
-    const int wc = kAfresh ? tid_x / kWarpgroupThreads - 1 : c, wtid = kAfresh ? tid_x % kWarpgroupThreads : tid;
-    const int wwarp = kAfresh ? wtid / 32 : warp, wlane = kAfresh ? wtid % 32 : lane;
-    const std::uint32_t tbase = kAfresh ? opaque(base) : base;
+    // The warpgroup and the tile base are read afresh here (opaque to the
+    // compiler) rather than kept from before the step loop: kept, ptxas
+    // recomputed the loop's wgmma descriptors every step (26-37 uniform
+    // instructions more a step; -2.2% at hdim 128 full 8k, session 27).
+    // Each thread's own lane and warp stay (read afresh too, the hdim 64
+    // kernels serialized their wgmmas, C7512). With this, the step loops are
+    // as long as before the store went through shared memory.
+    const int wc = static_cast<int>(opaque(threadIdx.x)) / kWarpgroupThreads - 1;
+    const std::uint32_t tbase = opaque(base);
     const std::uint32_t tk = tbase + Smem::kK + wc * Tile::kBytes, tv = tbase + Smem::kV + wc * Tile::kBytes;
-    const int g = wlane / 4, t = wlane % 4;
+    const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int half = 0; half < 2; ++half)
 #pragma unroll
       for (int j = 0; j < kHeadDim / 8; ++j) {
-        const int r = 16 * wwarp + g + 8 * half;
+        const int r = 16 * warp + g + 8 * half;
         Tile::put(tk, r, 4 * j + t, pack2<T>(dk[4 * j + 2 * half] * p.scale, dk[4 * j + 2 * half + 1] * p.scale));
         Tile::put(tv, r, 4 * j + t, pack2<T>(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]));
       }
@@ -696,8 +694,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const int rows = seq.seqlen_k() - key0;
     T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride + std::int64_t{key0} * p.dk_row_stride;
     T* gdv = static_cast<T*>(p.dv) + seq.dv() + h_kv * p.dv_head_stride + std::int64_t{key0} * p.dv_row_stride;
-    Tile::template copy_out<kWarpgroupThreads>(tk, gdk, p.dk_row_stride, rows, wtid);
-    Tile::template copy_out<kWarpgroupThreads>(tv, gdv, p.dv_row_stride, rows, wtid);
+    Tile::template copy_out<kWarpgroupThreads>(tk, gdk, p.dk_row_stride, rows, tid);
+    Tile::template copy_out<kWarpgroupThreads>(tv, gdv, p.dv_row_stride, rows, tid);
   }
 };
 
@@ -748,7 +746,8 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     constexpr int kWriterThread = 32;
     if (threadIdx.x == kWriterThread && steps > 0)
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
-    if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
+    if constexpr (!kDeterministic)
+      if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -759,7 +758,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
-  Done::consumer_done();
+  if constexpr (!kDeterministic) Done::consumer_done();  // only the early convert waits for it
 #endif
 }
 
