@@ -166,6 +166,23 @@
 // dQ convert starts on the SMs the last wave leaves (bwd_tma_run): hdim 64
 // full 8k +1.1% / +1.2% in two calls, hdim 128 within +-1%. Tried and not
 // kept: the tensor maps prefetched at entry (-1.7% / -1.4% at 8k / 2k).
+// Session 27 (H100, results/2026-11-28_session27): dK and dV leave through
+// shared memory (BwdRowTile: each warpgroup's rows into its half of the K
+// and V tiles, then 16-byte row pieces, 512 contiguous bytes per warp
+// instruction) instead of 4-byte stores from the fragments (8 rows x 16
+// bytes per warp instruction; session 26's stamps put 9 us between a CTA's
+// last step and its stores' issue). Predicted +2% at hdim 128 full 8k,
+// +6-8% at 2k. Measured (call 3, two rounds): hdim 128 full 2k +5.4%, 8k
+// +1.4%, 16k +0.3%, causal 8k / 16k +1.4% / +0.5%; hdim 64 full 2k +3.7%,
+// 8k +0.2%, causal 8k +1.0%; deterministic hdim 128 full 8k +2.4%, causal
+// 16k +2.2%. The first build lost 2.2-2.4% at hdim 128 full 8k / 16k:
+// ptxas recomputed the step loop's wgmma descriptors every step (26-37
+// uniform instructions more) once the store needed the warpgroup and the
+// tile base after the loop; store() reads both afresh (opaque), and the
+// step loops are as long as before (SASS). Deterministic kernels no longer
+// count themselves done (only the early convert waits for it). Tried and
+// not kept: two chains of ordered dQ additions (exp_bwd_det_chains2.patch):
+// deterministic -9% / -7% at hdim 128 full 8k / 16k, -2.3% at hdim 64.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:

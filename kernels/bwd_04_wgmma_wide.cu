@@ -71,6 +71,12 @@
 // dO stage costs ~9% by itself; with warpgroup 1's dQ last, 352.5 / 340.9 /
 // 361.0 / 357.8 against 393.7 / 379.8 / 399.5 / 397.1 non-deterministic:
 // 0.90x (issue 18's target; 0.88-0.89x at 8k in a later call).
+// Session 27 (H100): dK and dV through shared memory as bwd_03 stores them
+// (BwdRowTile, the transposed accumulators written 2 bytes at a time into
+// [key][dim] rows, then 16-byte row pieces by all 256 consumer threads)
+// instead of 2-byte global stores (4 rows x 16 bytes per warp
+// instruction): full / causal 8k +0.3% / +0.2%, deterministic causal 8k
+// +2.5% (call 3, two rounds; the step loop's SASS unchanged).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
