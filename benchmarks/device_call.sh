@@ -1,0 +1,106 @@
+#!/usr/bin/env bash
+# The pieces every device call of the backward work repeated (sessions 24-27), to be sourced by
+# a short call script that `run` executes from the repository root:
+#
+#   #!/usr/bin/env bash
+#   # What this call measures, and what each binary is.
+#   source benchmarks/device_call.sh
+#   dc_setup B                                    # .gpu/bundle.txz is binary "B"; A.txz holds A/bench
+#   { dc_ab A B 'bwd/wgmma/' "--seq 8192 --dhead 128 --kernel wgmma" "--seq 2048 --dhead 128 --kernel wgmma"
+#     dc_ab A B 'det/' "--seq 16384 --dhead 128 --causal --kernel wgmma"; } | tee "$O/ab.txt"
+#   dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
+#   dc_sanitize "$B/runner --bwd --kernel wgmma --batch 3 --seq 700 --seq-k 1333 --heads 8 --heads-kv 2 --dhead 128"
+#   dc_tests '*Backward*:*Bwd*:Concurrency*' 300
+#
+# Binaries: .gpu/bundle.txz (benchmarks/pack_gpu.sh) unpacks to $G/bin and $G/lib, and its bench
+# answers to the tag given to dc_setup; every other .gpu/*.txz holds TAG/bench for another tag
+# (tar it with `xz --lzma2=preset=6,dict=192MiB`: the library inside each bench is the same bytes,
+# so a second bench costs ~14 MB alone, 1-4 MB inside one archive). The device returns only 8 files
+# from $OUT: the functions write few.
+# Benchmark filters: Google Benchmark's filter starting with '-' is negative; 'det/' selects the
+# deterministic rows, 'bwd/wgmma/' the non-deterministic ones of bwd_03.
+
+# dc_setup TAG: G (the .gpu folder), O ($OUT), B ($G/bin); unpacks; prints the GPU.
+dc_setup() {
+  set -u
+  G=$(cd .gpu && pwd)
+  O=$(mkdir -p "${OUT:-./out}" && cd "${OUT:-./out}" && pwd)
+  local a
+  for a in "$G"/*.txz; do
+    [ "$(basename "$a")" = bundle.txz ] && [ -d "$G/bin" ] && continue
+    python3 -c 'import tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$a" "$G"
+  done
+  mkdir -p "$G/$1" && ln -sf "$G/bin/bench" "$G/$1/bench"
+  export LD_LIBRARY_PATH=$G/lib
+  B=$G/bin
+  DC_T0=$SECONDS
+  nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$O/gpu.txt"
+}
+
+# dc_ab X Y FILTER CELL...: `bench --bwd CELL` of tags X and Y, two rounds, the order rotated
+# each round; one line per benchmark, prefixed by the tag. DC_BENCH_FLAGS adds flags (--fwd cells:
+# set it to "" and put the mode in the cell).
+dc_ab() {
+  local x=$1 y=$2 f=$3 r c t order
+  shift 3
+  for r in 0 1; do
+    for c in "$@"; do
+      order="$x $y"; [ $r = 1 ] && order="$y $x"
+      for t in $order; do
+        # shellcheck disable=SC2086  # a cell is several flags
+        timeout 60 "$G/$t/bench" ${DC_BENCH_FLAGS---bwd} $c --benchmark_filter="$f" 2>&1 |
+          grep -E "^(bwd|fwd|decode)|ERROR|rror" | sed -E 's/ +[0-9.]+ ms +[0-9.]+ ms +[0-9]+//' | sed "s/^/$t /"
+      done
+    done
+  done
+  echo "dc_ab: $((SECONDS - DC_T0)) s since setup" >&2
+}
+
+# dc_summary X Y FILE: the mean TFLOPS of each (shape, kernel) for X and Y, and Y's change.
+dc_summary() {
+  python3 - "$@" <<'P'
+import collections, re, sys
+x, y, path = sys.argv[1:4]
+d = collections.defaultdict(list)
+for line in open(path):
+    m = re.match(r'(\S+) (?:bwd|fwd|decode)/(\S+?)/(\S+?)/.*TFLOPS=([\d.]+)', line)
+    if m: d[(m[3], m[2], m[1])].append(float(m[4]))
+for k in sorted(set((a, b) for a, b, _ in d)):
+    a, b = d.get(k + (x,), []), d.get(k + (y,), [])
+    if a and b:
+        ma, mb = sum(a) / len(a), sum(b) / len(b)
+        print(f"{k[0]:46s} {k[1]:16s} {x} {ma:7.1f} {y} {mb:7.1f} {100 * (mb / ma - 1):+5.1f}%  {a} {b}")
+P
+}
+
+# dc_sanitize CMD...: memcheck and racecheck of each command line (60 s each at most);
+# the summaries to sanitizers.txt.
+dc_sanitize() {
+  local cmd tool
+  for cmd in "$@"; do
+    for tool in memcheck racecheck; do
+      # shellcheck disable=SC2086  # a command line
+      timeout 90 compute-sanitizer --tool $tool --error-exitcode 9 $cmd > "$O/$tool.txt" 2>&1
+      echo "$tool rc=$? : $cmd"
+      grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$O/$tool.txt" | head -3
+    done
+  done 2>&1 | tee -a "$O/sanitizers.txt"
+}
+
+# dc_tests FILTER SECONDS: test_gpu's FILTER in 4 shards at once (the backward suites need ~280 s
+# so on the device's 16 cores), line-buffered; per-shard counts, then one tests.txt.
+dc_tests() {
+  local k
+  for k in 0 1 2 3; do
+    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$k timeout "$2" stdbuf -oL "$B/test_gpu" --gtest_filter="$1" \
+      > "$O/tests_$k.txt" 2>&1 &
+  done
+  wait
+  for k in 0 1 2 3; do
+    echo "shard $k: $(grep -c '^\[       OK' "$O/tests_$k.txt") ok"
+    grep -E "^\[  (PASSED|FAILED)|FAILED  \]" "$O/tests_$k.txt" | head -5
+  done
+  cat "$O"/tests_?.txt > "$O/tests.txt"
+  rm -f "$O"/tests_?.txt
+  echo "dc_tests: $((SECONDS - DC_T0)) s since setup"
+}
