@@ -139,7 +139,7 @@ TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {
 // query-tile range (the tiles a CTA walks) holds tile m must be exactly the
 // key tiles of tile m's rows, or a CTA would wait for an addition that never
 // comes (or skip one). Every tile, 128-key blocks and the rung's query
-// tiles: 64 rows (hdim 128) and 128 (hdim 64).
+// tiles: 64 or 80 rows (hdim 128) and 128 (hdim 64).
 template <int kBlockM> void expect_key_blocks_of_query_tiles_are_key_tiles() {
   constexpr int kBlockN = 128;
   std::mt19937 rng(20261125);
@@ -177,6 +177,7 @@ template <int kBlockM> void expect_key_blocks_of_query_tiles_are_key_tiles() {
 
 TEST(Mask, KeyBlocksOfAQueryTileAreItsKeyTiles) {
   expect_key_blocks_of_query_tiles_are_key_tiles<64>();
+  expect_key_blocks_of_query_tiles_are_key_tiles<80>();  // bwd_03's 80-row steps
   expect_key_blocks_of_query_tiles_are_key_tiles<128>();
 }
 
