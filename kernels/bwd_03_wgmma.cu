@@ -134,8 +134,8 @@
 // from warpgroup_index() (a lane-0 shuffle the compiler knows is uniform):
 // one uniform add per wgmma, 987M instructions, tensor pipe 64% -> 68%;
 // +7% at hdim 128 (549.9 / 515.3 TFLOPS full / causal 8k), +3% at hdim 64.
-// 80-row steps at hdim 128 without a mask (WgmmaBwdConfig80, sessions
-// 23-24): FlashAttention-4's tile for these calls (it issues 57M HGMMAs to
+// 80-row steps at hdim 128 (WgmmaBwdConfig80, sessions 23-24; masked
+// calls too since session 28): FlashAttention-4's tile for these calls (it issues 57M HGMMAs to
 // our 67M for the same FLOPs at hdim 128 full 8k): S^T and dP^T m64n80;
 // dQ^T = K^T dS^T (80 is not a wgmma M) with dS stored [query][key] by
 // stmatrix .trans; dQ^T staged in its own fragment order (BwdDqTLayout,
@@ -183,6 +183,15 @@
 // count themselves done (only the early convert waits for it). Tried and
 // not kept: two chains of ordered dQ additions (exp_bwd_det_chains2.patch):
 // deterministic -9% / -7% at hdim 128 full 8k / 16k, -2.3% at hdim 64.
+// Session 28 (H100, results/2026-11-28_session28): causal and window calls
+// at hdim 128 take the 80-row steps too (host dispatch only; the kernels
+// already took their Mask at run time). Predicted causal +3-5% / +4-6% at
+// 8k / 16k, deterministic +5-8%. Measured (two rounds): causal 8k +4.1%
+// (524.5 -> 546.3), 16k +4.1% (567.8 -> 591.3), window (4096, 0) 16k
+// +3.6%, full unchanged (-0.2%); deterministic causal 8k +6.2%, 16k +9.0%
+// (484.6 -> 528.1). Per-CTA stamps (diag_edges.patch) put a CTA's edges at
+// ~4 us of 70-500 (entry to K/V landed 2 us, writer done to exit 1.5 us,
+// 0.26 us between CTAs on an SM); the SMs are busy 96-97% of the span.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
@@ -256,8 +265,8 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // Query rows per step: the N of S^T and dP^T, the k of dV and dK. hdim 64
   // takes 128 (FlashAttention-3's 128 x 128 tile; 64 there is the rung's
   // first shape, kept for the A/B); hdim 128 has no registers for 128 (S^T,
-  // dP^T, dK and dV would be 64 floats each): 64, or 80 for calls without a
-  // mask (WgmmaBwdConfig80).
+  // dP^T, dK and dV would be 64 floats each): 80 (WgmmaBwdConfig80), or 64
+  // with score modifiers or variable lengths.
   static constexpr int kBlockM = kBlockM_;
   // 80-row steps: 80 is not a wgmma M, so dQ is computed transposed, dQ^T =
   // K^T dS^T (the head dim on M: warpgroup c takes dims 64 c..), with dS
@@ -787,12 +796,13 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
   return bwd_tma_check<WgmmaBwdConfig, Bwd03Smem>(p, dev, dispatch_head_dim);
 }
 
-// Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without a mask,
-// score modifiers or variable lengths (sinks need nothing per element, so
-// they may), in either mode.
+// Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without score
+// modifiers or variable lengths (sinks need nothing per element, so they
+// may), in either mode, with or without a mask (the Mask's query tiles, its
+// transposed rule and BwdDqOrder's turn take any kBlockM; test_mask checks
+// the key blocks of 80-row tiles against their walks).
 bool uses_rows80(const BwdParams& p) {
-  return p.head_dim == 128 && !p.has_score_mods() && p.cu_seqlens_q == nullptr &&
-         !p.call_mask.has_left && !p.call_mask.has_right;
+  return p.head_dim == 128 && !p.has_score_mods() && p.cu_seqlens_q == nullptr;
 }
 
 std::size_t workspace_bytes(const BwdParams& p) {
