@@ -204,7 +204,8 @@
 // with a softcap or ALiBi, kMods, R237 at both head dims and in both
 // modes), and the dQ writer fits the producer's 24 (the code after
 // setmaxnreg.dec names at most R21 in SASS, both modes); no spills, no
-// local memory; ptxas
+// local memory, except one 4-byte spill (an STL / LDL pair) in the
+// variable-length kernels with kMods (SASS, 2026-11-28); ptxas
 // keeps the wgmmas unserialized (4 fences, 3 waits per step, kMods too; at
 // hdim 64 only with dV issued after the dS^T stores: ptxas serialized every
 // wgmma (C7512) with dV issued before dS^T is computed, or just before its
@@ -772,7 +773,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     constexpr int kWriterThread = 32;
     if (threadIdx.x == kWriterThread && steps > 0)
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
-    if constexpr (!kDeterministic)
+    if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
       if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
     return;
   }
@@ -784,7 +785,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
-  if constexpr (!kDeterministic) Done::consumer_done();  // only the early convert waits for it
+  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done();  // only the early convert waits
 #endif
 }
 

@@ -550,7 +550,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     if constexpr (kDeterministic)
       if (threadIdx.x == 32 && steps > 0)
         Bwd04DqWriter<Cfg, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
-    if constexpr (!kDeterministic)
+    if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
       if (threadIdx.x / 32 == 1) Done::count(p, h_kv, b);
     return;
   }
@@ -566,7 +566,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     for (int e = 0; e < Cfg::kBlockN / 2; ++e) dk[mb][e] = dv[mb][e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
-  if constexpr (!kDeterministic) Done::consumer_done();  // only the early convert waits for it
+  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done();  // only the early convert waits
 #endif
 }
 

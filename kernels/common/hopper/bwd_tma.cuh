@@ -336,6 +336,9 @@ template <int kRows, int kDim> struct BwdRowTile {
 // writer's, whose first lane counts: the thread whose bulk reductions the
 // proxy fence orders).
 inline constexpr int kBwdDoneBarrier = 8;
+// Which calls start the convert early, and so which dkv kernels count
+// themselves done: dense non-deterministic ones (bwd_tma_run says why).
+template <bool kDeterministic, bool kVarlen> inline constexpr bool kBwdEarlyConvert = !kDeterministic && !kVarlen;
 template <int kConsumerThreads> struct BwdKvDone {
   static constexpr int kThreads = kConsumerThreads + 32;
   // Every consumer thread, after its last global write.
@@ -512,7 +515,7 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     // the early start gave non-deterministic calls +0.2% to +1.2% (hdim 64
     // full 8k) and deterministic ones -0.3% to -3.3% (the convert's traffic
     // probably slows the ordered additions still running).
-    constexpr bool kEarly = !kVarlen && !decltype(det)::value;
+    constexpr bool kEarly = kBwdEarlyConvert<decltype(det)::value, decltype(varlen)::value>;
     p.kv_done_target = kEarly ? static_cast<int>(grid.x) : 0;
     if (tiles.x > 0)
       err = launch_after(kEarly, bwd_convert_dq_kernel<T, Layout, kVarlen>, tiles, dim3(256), 0, stream, p);
