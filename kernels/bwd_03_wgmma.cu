@@ -801,9 +801,17 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 // modifiers or variable lengths (sinks need nothing per element, so they
 // may), in either mode, with or without a mask (the Mask's query tiles, its
 // transposed rule and BwdDqOrder's turn take any kBlockM; test_mask checks
-// the key blocks of 80-row tiles against their walks).
+// the key blocks of 80-row tiles against their walks), where they walk
+// fewer rows, weighted by speed: an 80-row step costs ~5% less per row
+// (sessions 24-28: +4.9-5.4% full, +4.1% causal), but every key block walks
+// whole tiles, so a narrow window can walk a quarter more rows at 80 (a
+// (128, 0) window: each key block's 256 rows in four tiles either way);
+// docs/NOTES.md, session 28, has the table.
 bool uses_rows80(const BwdParams& p) {
-  return p.head_dim == 128 && !p.has_score_mods() && p.cu_seqlens_q == nullptr;
+  if (p.head_dim != 128 || p.has_score_mods() || p.cu_seqlens_q != nullptr) return false;
+  const Mask& m = p.call_mask;
+  constexpr int kN = WgmmaBwdConfig80<128>::kBlockN;
+  return m.walked_rows<80, kN>() * 19 < m.walked_rows<64, kN>() * 20;
 }
 
 std::size_t workspace_bytes(const BwdParams& p) {

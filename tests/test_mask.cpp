@@ -5,6 +5,7 @@
 // seqlen_q != seqlen_k both ways, and windows on either side.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <utility>
 #include <string>
@@ -179,6 +180,39 @@ TEST(Mask, KeyBlocksOfAQueryTileAreItsKeyTiles) {
   expect_key_blocks_of_query_tiles_are_key_tiles<64>();
   expect_key_blocks_of_query_tiles_are_key_tiles<80>();  // bwd_03's 80-row steps
   expect_key_blocks_of_query_tiles_are_key_tiles<128>();
+}
+
+// walked_rows (bwd_03's choice of step height) against a count of whole
+// tiles from the element rule: every tile of kBlockM rows that holds a
+// visible (row, key) pair of the key block, kBlockM rows each.
+template <int kBlockM> long long walked_rows_by_rule(const MaskSpec& spec, int sq, int sk) {
+  long long rows = 0;
+  for (int n0 = 0; n0 < sk; n0 += 128)
+    for (int m0 = 0; m0 < sq; m0 += kBlockM) {
+      bool any = false;
+      for (int i = m0; i < std::min(m0 + kBlockM, sq) && !any; ++i)
+        for (int j = n0; j < std::min(n0 + 128, sk) && !any; ++j) any = window_rule(spec, sq, sk, i, j);
+      rows += any ? kBlockM : 0;
+    }
+  return rows;
+}
+
+TEST(Mask, WalkedRowsCountTheTilesThatSeeEachKeyBlock) {
+  std::mt19937 rng(28);
+  const MaskSpec specs[] = {{false, -1, -1}, {true, -1, -1}, {false, 128, 0}, {false, 100, 3},
+                            {false, 0, 0},   {false, 7, 300}, {true, 50, -1}, {false, -1, 20}};
+  for (int trial = 0; trial < 24; ++trial) {
+    const int sq = 1 + static_cast<int>(rng() % 700), sk = 1 + static_cast<int>(rng() % 700);
+    for (const MaskSpec& spec : specs) {
+      const Mask m(spec, sq, sk);
+      EXPECT_EQ((m.walked_rows<64, 128>()), walked_rows_by_rule<64>(spec, sq, sk)) << sq << " x " << sk;
+      EXPECT_EQ((m.walked_rows<80, 128>()), walked_rows_by_rule<80>(spec, sq, sk)) << sq << " x " << sk;
+    }
+  }
+  // The case the choice is for: a (128, 0) window walks a quarter more rows at 80.
+  const Mask narrow(MaskSpec{false, 128, 0}, 16384, 16384);
+  EXPECT_EQ((narrow.walked_rows<64, 128>()), 128LL * 4 * 64 - 2 * 64);
+  EXPECT_GT((narrow.walked_rows<80, 128>()) * 19, (narrow.walked_rows<64, 128>()) * 20);
 }
 
 // The per-element rule on an m16n8 accumulator fragment, every lane: element

@@ -134,6 +134,16 @@ struct Mask {
     if (m_end <= m_begin) return {num, num};
     return {m_begin / kBlockM, (m_end + kBlockM - 1) / kBlockM};
   }
+  // The query rows a backward walks over all key blocks of kBlockN keys at
+  // kBlockM-row steps (whole tiles of query_tiles, padding included): what a
+  // step height costs a call before the per-row speed of each (bwd_03's 64-
+  // or 80-row steps; host code, one pass over the key blocks).
+  template <int kBlockM, int kBlockN> long long walked_rows() const {
+    long long rows = 0;
+    for (int n0 = 0; n0 < seqlen_k; n0 += kBlockN)
+      rows += static_cast<long long>(query_tiles<kBlockM>(n0, kBlockN).count()) * kBlockM;
+    return rows;
+  }
 
   // -inf for the hidden elements of an m16n8 accumulator fragment (the
   // layout of mma.sync and of wgmma's register accumulators): element e of
