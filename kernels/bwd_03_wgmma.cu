@@ -204,8 +204,10 @@
 // with a softcap or ALiBi, kMods, R237 at both head dims and in both
 // modes), and the dQ writer fits the producer's 24 (the code after
 // setmaxnreg.dec names at most R21 in SASS, both modes); no spills, no
-// local memory, except one 4-byte spill (an STL / LDL pair) in the
-// variable-length kernels with kMods (SASS, 2026-11-28); ptxas
+// local memory, except one 4-byte spill (an STL / LDL pair) in the kMods
+// kernels at hdim 64 (both modes, dense and variable-length) and the
+// non-deterministic variable-length kMods kernel at hdim 128 (SASS,
+// 2026-11-28); ptxas
 // keeps the wgmmas unserialized (4 fences, 3 waits per step, kMods too; at
 // hdim 64 only with dV issued after the dS^T stores: ptxas serialized every
 // wgmma (C7512) with dV issued before dS^T is computed, or just before its
