@@ -1,13 +1,19 @@
 #!/usr/bin/env bash
-# Prepared in session 28 for the next session (not run; ~6 minutes).
+# Prepared in session 28 for the next session (not run; ~7 minutes).
 #  1. A/B of the 80-row choice: A = exp_rows80_always.patch (call 1's dispatch: 80-row steps for
 #     every mask at hdim 128), B = the tree (80-row steps where Mask::walked_rows says they walk
 #     fewer rows, weighted by speed). Predicted (NOTES, session 28): (128, 0) +15-19%, (512, 0)
 #     +3-5%, causal 2k within 1% (B runs the 64-row kernel in all three).
-#  2. Issue 16's table (flash forward and backward, `auto`) and FA4's features part in one call.
+#  2. exp_dk_after_dv.patch (C) against the tree (B): dK's product issued once dV is done
+#     (FlashAttention-4's order: both warpgroups' dQ products ahead of either dK). SASS here: one
+#     more WARPGROUP.DEPBAR per step, same instruction count and registers, no serialization.
+#     Predicted +1-2% at hdim 64 and 128 (the 7-15% of stall samples at the dQ wait shrink).
+#  3. Issue 16's table (flash forward and backward, `auto`) and FA4's features part in one call.
 # Build here: A = apply the patch, cmake --build --preset h200 --target bench,
 #   mkdir -p /tmp/Apack/A && cp build-gpu/bin/bench /tmp/Apack/A/, git checkout kernels,
 #   rebuild, benchmarks/pack_gpu.sh (B), tar -cf - -C /tmp/Apack A | xz -T2 --lzma2=preset=6,dict=192MiB > .gpu/A.txz,
+#   C = apply exp_dk_after_dv.patch, rebuild bench, mkdir -p /tmp/Apack/C && cp build-gpu/bin/bench
+#   /tmp/Apack/C/, git checkout kernels; pack A and C together: tar -cf - -C /tmp/Apack A C | xz ... > .gpu/A.txz;
 #   cp this script to .gpu/.
 # Device: stage FA4 first (two calls within the warm window, call3_fa4.sh's header), then
 #   bash .gpu/next_call.sh with carry [".gpu", ".anchors/fa4-part2"].
@@ -16,7 +22,9 @@ dc_setup B
 c="--batch 1 --heads 16 --seq 16384 --dhead 128 --kernel wgmma"
 dc_ab A B 'bwd/wgmma' "$c --causal --window 128,0" "$c --causal --window 512,0" \
   "--batch 8 --heads 16 --seq 2048 --dhead 128 --causal --kernel wgmma" | tee "$O/ab.txt"
-dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
+dc_ab B C 'bwd/wgmma' "--seq 8192 --dhead 64 --kernel wgmma" "--seq 8192 --dhead 128 --kernel wgmma" \
+  "--seq 16384 --dhead 128 --causal --kernel wgmma" | tee -a "$O/ab.txt"
+{ dc_summary A B "$O/ab.txt"; dc_summary B C "$O/ab.txt"; } | tee "$O/ab_summary.txt"
 STEPS="wbench" WBWD=1 WBKERNEL=auto OUT=$O benchmarks/h200_check.sh > /dev/null 2>&1
 cat "$O/wbench.txt"
 if source .anchors/fa4-part2/install.sh; then
