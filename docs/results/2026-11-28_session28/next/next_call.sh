@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in session 28 for the next session (not run; ~7 minutes).
+# Prepared in session 28 for the next session (not run; ~8 minutes).
 #  1. A/B of the 80-row choice: A = exp_rows80_always.patch (call 1's dispatch: 80-row steps for
 #     every mask at hdim 128), B = the tree (80-row steps where Mask::walked_rows says they walk
 #     fewer rows, weighted by speed). Predicted (NOTES, session 28): (128, 0) +15-19%, (512, 0)
@@ -8,12 +8,20 @@
 #     (FlashAttention-4's order: both warpgroups' dQ products ahead of either dK). SASS here: one
 #     more WARPGROUP.DEPBAR per step, same instruction count and registers, no serialization.
 #     Predicted +1-2% at hdim 64 and 128 (the 7-15% of stall samples at the dQ wait shrink).
+#  2b. exp_dq_named_barriers.patch (D) against B: the dQ hand-off on named barriers (160
+#     threads per consumer warpgroup) with the writer a whole warp that blocks in BAR.SYNC
+#     (FlashAttention-4's protocol) instead of mbarriers and a one-thread spinning writer. SASS
+#     here: consumer step loops 1-2 instructions shorter, the writer's loop unrolled (~750
+#     instructions after setmaxnreg.dec, highest R21 of the 24 kept: writer_regs.py). Predicted
+#     +0.5-1.5% (no spinning warp beside consumer warps, no diverged warp); racecheck before
+#     landing.
 #  3. hdim 256 in both modes; issue 16's table (flash forward and backward, `auto`) and FA4's features part in one call.
 # Build here: A = apply the patch, cmake --build --preset h200 --target bench,
 #   mkdir -p /tmp/Apack/A && cp build-gpu/bin/bench /tmp/Apack/A/, git checkout kernels,
 #   rebuild, benchmarks/pack_gpu.sh (B), tar -cf - -C /tmp/Apack A | xz -T2 --lzma2=preset=6,dict=192MiB > .gpu/A.txz,
 #   C = apply exp_dk_after_dv.patch, rebuild bench, mkdir -p /tmp/Apack/C && cp build-gpu/bin/bench
-#   /tmp/Apack/C/, git checkout kernels; pack A and C together: tar -cf - -C /tmp/Apack A C | xz ... > .gpu/A.txz;
+#   /tmp/Apack/C/, git checkout kernels; D the same with exp_dq_named_barriers.patch;
+#   pack A, C and D together: tar -cf - -C /tmp/Apack A C D | xz ... > .gpu/A.txz;
 #   cp this script to .gpu/.
 # Device: stage FA4 first (two calls within the warm window, call3_fa4.sh's header), then
 #   bash .gpu/next_call.sh with carry [".gpu", ".anchors/fa4-part2"].
@@ -24,7 +32,9 @@ dc_ab A B 'bwd/wgmma' "$c --causal --window 128,0" "$c --causal --window 512,0" 
   "--batch 8 --heads 16 --seq 2048 --dhead 128 --causal --kernel wgmma" | tee "$O/ab.txt"
 dc_ab B C 'bwd/wgmma' "--seq 8192 --dhead 64 --kernel wgmma" "--seq 8192 --dhead 128 --kernel wgmma" \
   "--seq 16384 --dhead 128 --causal --kernel wgmma" | tee -a "$O/ab.txt"
-{ dc_summary A B "$O/ab.txt"; dc_summary B C "$O/ab.txt"; } | tee "$O/ab_summary.txt"
+dc_ab B D 'bwd/wgmma' "--seq 8192 --dhead 64 --kernel wgmma" "--seq 8192 --dhead 128 --kernel wgmma" \
+  "--seq 16384 --dhead 128 --causal --kernel wgmma" | tee -a "$O/ab.txt"
+{ dc_summary A B "$O/ab.txt"; dc_summary B C "$O/ab.txt"; dc_summary B D "$O/ab.txt"; } | tee "$O/ab_summary.txt"
 # hdim 256, both modes (issue 18's det / non-det >= 0.9; 0.85 on the H100 in session 28's call 2).
 for m in "" "--causal"; do for q in 8192 16384; do
   timeout 60 "$B/bench" --bwd --seq $q --dhead 256 $m --kernel wgmma_wide 2>&1 | grep -E "^bwd" |
