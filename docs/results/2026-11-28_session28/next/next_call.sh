@@ -12,7 +12,7 @@
 #     threads per consumer warpgroup) with the writer a whole warp that blocks in BAR.SYNC
 #     (FlashAttention-4's protocol) instead of mbarriers and a one-thread spinning writer. SASS
 #     here: consumer step loops 1-2 instructions shorter, the writer's loop unrolled (~750
-#     instructions after setmaxnreg.dec, highest R21 of the 24 kept: writer_regs.py). Predicted
+#     instructions after setmaxnreg.dec, highest R21 of the 24 kept: benchmarks/sass_walk.py). Predicted
 #     +0.5-1.5% (no spinning warp beside consumer warps, no diverged warp); racecheck before
 #     landing.
 #  3. hdim 256 in both modes; issue 16's table (flash forward and backward, `auto`) and FA4's features part in one call.
