@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Prepared in session 28 for the next session (not run; ~8 minutes).
+# Prepared in session 28 for the next session (not run; ~9 minutes).
 #  1. A/B of the 80-row choice: A = exp_rows80_always.patch (call 1's dispatch: 80-row steps for
 #     every mask at hdim 128), B = the tree (80-row steps where Mask::walked_rows says they walk
 #     fewer rows, weighted by speed). Predicted (NOTES, session 28): (128, 0) +15-19%, (512, 0)
@@ -15,13 +15,20 @@
 #     instructions after setmaxnreg.dec, highest R21 of the 24 kept: benchmarks/sass_walk.py). Predicted
 #     +0.5-1.5% (no spinning warp beside consumer warps, no diverged warp); racecheck before
 #     landing.
+#  2c. exp_fwd_k_before_v.patch (E) against B, forward: the producer loads K of tile i + 1 before
+#     V of tile i (FlashAttention-3/4's order; dense calls, produce() only). Why: session 21's
+#     source counters show the producer retrying 24.4M (hdim 128) / 9.5M (hdim 256) times on V's
+#     empty barrier and ~0 on K's, and the consumers' waits for K/V data at 3.2-3.8% of samples
+#     at hdims 128 / 256 (0.6% at hdim 64's three stages). SASS here: +48-56 instructions per
+#     kernel (load_k inlined twice), producer code at most R21. Predicted +1-2% at hdims 128 and
+#     256, ~0 at hdim 64. Forward tests and sanitizers before it could land.
 #  3. hdim 256 in both modes; issue 16's table (flash forward and backward, `auto`) and FA4's features part in one call.
 # Build here: A = apply the patch, cmake --build --preset h200 --target bench,
 #   mkdir -p /tmp/Apack/A && cp build-gpu/bin/bench /tmp/Apack/A/, git checkout kernels,
 #   rebuild, benchmarks/pack_gpu.sh (B), tar -cf - -C /tmp/Apack A | xz -T2 --lzma2=preset=6,dict=192MiB > .gpu/A.txz,
 #   C = apply exp_dk_after_dv.patch, rebuild bench, mkdir -p /tmp/Apack/C && cp build-gpu/bin/bench
-#   /tmp/Apack/C/, git checkout kernels; D the same with exp_dq_named_barriers.patch;
-#   pack A, C and D together: tar -cf - -C /tmp/Apack A C D | xz ... > .gpu/A.txz;
+#   /tmp/Apack/C/, git checkout kernels; D the same with exp_dq_named_barriers.patch, E with
+#   exp_fwd_k_before_v.patch; pack A, C, D and E together: tar -cf - -C /tmp/Apack A C D E | xz ... > .gpu/A.txz;
 #   cp this script to .gpu/.
 # Device: stage FA4 first (two calls within the warm window, call3_fa4.sh's header), then
 #   bash .gpu/next_call.sh with carry [".gpu", ".anchors/fa4-part2"].
@@ -34,7 +41,9 @@ dc_ab B C 'bwd/wgmma' "--seq 8192 --dhead 64 --kernel wgmma" "--seq 8192 --dhead
   "--seq 16384 --dhead 128 --causal --kernel wgmma" | tee -a "$O/ab.txt"
 dc_ab B D 'bwd/wgmma' "--seq 8192 --dhead 64 --kernel wgmma" "--seq 8192 --dhead 128 --kernel wgmma" \
   "--seq 16384 --dhead 128 --causal --kernel wgmma" | tee -a "$O/ab.txt"
-{ dc_summary A B "$O/ab.txt"; dc_summary B C "$O/ab.txt"; dc_summary B D "$O/ab.txt"; } | tee "$O/ab_summary.txt"
+DC_BENCH_FLAGS="" dc_ab B E 'fwd/auto' "--seq 16384 --dhead 128 --kernel auto" "--seq 8192 --dhead 128 --causal --kernel auto" \
+  "--seq 8192 --dhead 256 --causal --kernel auto" "--seq 8192 --dhead 64 --causal --kernel auto" | tee -a "$O/ab.txt"
+{ dc_summary A B "$O/ab.txt"; dc_summary B C "$O/ab.txt"; dc_summary B D "$O/ab.txt"; dc_summary B E "$O/ab.txt"; } | tee "$O/ab_summary.txt"
 # hdim 256, both modes (issue 18's det / non-det >= 0.9; 0.85 on the H100 in session 28's call 2).
 for m in "" "--causal"; do for q in 8192 16384; do
   timeout 60 "$B/bench" --bwd --seq $q --dhead 256 $m --kernel wgmma_wide 2>&1 | grep -E "^bwd" |
