@@ -192,6 +192,9 @@
 // (484.6 -> 528.1). Per-CTA stamps (diag_edges.patch) put a CTA's edges at
 // ~4 us of 70-500 (entry to K/V landed 2 us, writer done to exit 1.5 us,
 // 0.26 us between CTAs on an SM); the SMs are busy 96-97% of the span.
+// After that call the choice became a count (uses_rows80, Mask::walked_rows):
+// 80-row steps only where their rows, less 5%, are fewer than 64-row steps'
+// (a (128, 0) window walks a quarter more rows at 80); not yet timed.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
@@ -269,7 +272,8 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // takes 128 (FlashAttention-3's 128 x 128 tile; 64 there is the rung's
   // first shape, kept for the A/B); hdim 128 has no registers for 128 (S^T,
   // dP^T, dK and dV would be 64 floats each): 80 (WgmmaBwdConfig80), or 64
-  // with score modifiers or variable lengths.
+  // with score modifiers or variable lengths, and where 64-row steps walk
+  // fewer rows (uses_rows80: narrow windows, short calls).
   static constexpr int kBlockM = kBlockM_;
   // 80-row steps: 80 is not a wgmma M, so dQ is computed transposed, dQ^T =
   // K^T dS^T (the head dim on M: warpgroup c takes dims 64 c..), with dS
