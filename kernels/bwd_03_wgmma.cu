@@ -42,8 +42,11 @@
 //       dim over its own 64 keys, no cross-warpgroup barrier, the two
 //       partial blocks add in the accumulator), stages it in shared memory
 //       in fragment order and hands it to the dQ writer through two
-//       mbarriers per warpgroup (Bwd03DqHandoff: the consumers wait for
-//       "freed", store, fence and only arrive on "staged"); the writer adds
+//       barriers per warpgroup (Bwd03DqHandoff: the consumers wait for
+//       "freed", store, fence and only arrive on "staged"; mbarriers and a
+//       one-thread writer, or at 128-row steps named barriers and a whole
+//       writer warp, FlashAttention-4's protocol: +3.2-4.7% at hdim 64, +2-3%
+//       deterministic, H200, session 29); the writer adds
 //       it to the fp32 accumulator with one bulk reduction
 //       (cp.reduce.async.bulk), as bwd_02 does on sm_90, and frees the
 //       block once the copy engine has read it. So a consumer blocks on a
@@ -207,10 +210,10 @@
 // with a softcap or ALiBi, kMods, R237 at both head dims and in both
 // modes), and the dQ writer fits the producer's 24 (the code after
 // setmaxnreg.dec names at most R21 in SASS, both modes); no spills, no
-// local memory, except one 4-byte spill (an STL / LDL pair) in the kMods
-// kernels at hdim 64 (both modes, dense and variable-length) and the
+// local memory, except one 4-byte spill (an STL / LDL pair) in the
 // non-deterministic variable-length kMods kernel at hdim 128 (SASS,
-// 2026-11-28); ptxas
+// 2026-11-28; the hdim 64 kMods kernels lost theirs with the named dQ
+// hand-off, session 29, whose writer warp still names at most R21); ptxas
 // keeps the wgmmas unserialized (4 fences, 3 waits per step, kMods too; at
 // hdim 64 only with dV issued after the dS^T stores: ptxas serialized every
 // wgmma (C7512) with dV issued before dS^T is computed, or just before its
@@ -308,6 +311,12 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // rounded and stored first, and then P^T rounded and dV issued
   // (FlashAttention-3's order at hdim 64).
   static constexpr bool kDvAfterDs = kBlockM == 128 || kDqTransposed;
+  // The dQ hand-off (Bwd03DqHandoff): named barriers and a whole writer warp
+  // at 128-row steps (hdim 64: +4.9% full 8k, +2.2% deterministic, H200,
+  // session 29); mbarriers and one spinning writer thread otherwise (the
+  // named protocol at hdim 128's 80-row steps: +-0.2% non-deterministic,
+  // -1.6% / -4.3% deterministic full 8k / causal 16k).
+  static constexpr bool kDqNamedHandoff = kBlockM == 128;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");
@@ -385,18 +394,30 @@ enum Bwd03Barrier : int {
                       // hdim 64: + 1 + warpgroup, its own dS^T (128 threads)
   kBwd03StoreReady = 4,  // both warpgroups' last products are done (256 threads);
                          // + 1 + warpgroup, its dK and dV rows are in shared memory (128 threads)
+  // (8 is kBwdDoneBarrier.) The named dQ hand-off (Cfg::kDqNamedHandoff), per
+  // consumer warpgroup c, between its 128 threads and the writer's warp:
+  kBwd03DqFull = 9,    // + c: warpgroup c's block is staged (160 threads)
+  kBwd03DqEmpty = 11,  // + c: the writer has read warpgroup c's previous block (160 threads)
 };
 
-// Each consumer warpgroup hands its staged dQ block to the dQ writer (one
-// thread of the producer warpgroup, Bwd03DqWriter), which issues the bulk
-// reduction that adds it to the accumulator (deterministic mode: in the
-// fixed order, BwdDqOrder), so that the consumers never wait for a
-// reduction (or that order) themselves. One use per step; the parities come
-// from the step index, as in the ring.
-//   staged(c)  every thread of warpgroup c stored its part of the block;
-//   freed(c)   the writer's reduction from block c has read it (it may be
-//              overwritten; deterministic mode: the addition completed).
+// Each consumer warpgroup hands its staged dQ block to the dQ writer (in the
+// producer warpgroup, Bwd03DqWriter), which issues the bulk reduction that
+// adds it to the accumulator (deterministic mode: in the fixed order,
+// BwdDqOrder), so that the consumers never wait for a reduction (or that
+// order) themselves. One use per step. Two protocols (Cfg::kDqNamedHandoff):
+// - mbarriers, one writer thread that spins on them; the parities come from
+//   the step index, as in the ring:
+//     staged(c)  every thread of warpgroup c stored its part of the block;
+//     freed(c)   the writer's reduction from block c has read it (it may be
+//                overwritten; deterministic mode: the addition completed).
+// - named barriers (FlashAttention-4's), a whole writer warp that blocks in
+//   bar.sync: full(c) as staged(c); empty(c) as freed(c), but the writer
+//   arrives on it at the start of each of its steps, step 0 included, so
+//   arrivals and waits pair up one to one without parities.
 template <class Cfg> struct Bwd03DqHandoff {
+  static constexpr bool kNamed = Cfg::kDqNamedHandoff;
+  static constexpr int kWriterThreads = kNamed ? 32 : 1;
+  static constexpr int kNamedThreads = kWarpgroupThreads + 32;  // a consumer warpgroup and the writer's warp
   std::uint64_t* bars;
 
   __device__ std::uint64_t* staged(int c) const { return bars + c; }
@@ -405,63 +426,96 @@ template <class Cfg> struct Bwd03DqHandoff {
 
   // One thread, before Bwd03Ring::init (whose fence publishes these too).
   __device__ void init() const {
-    for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
-      mbar_init(staged(c), kWarpgroupThreads);
-      mbar_init(freed(c), 1);
-    }
+    if constexpr (!kNamed)
+      for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+        mbar_init(staged(c), kWarpgroupThreads);
+        mbar_init(freed(c), 1);
+      }
   }
   // Consumers, every thread: step i may overwrite the block (the reduction of
-  // step i - 1 read it; step 0 passes at once), then announce it staged.
-  // Every thread arrives, so that each one's stores are ordered before the
-  // writer's bulk reduction reads them.
-  __device__ void consumer_acquire(int c, int i) const { mbar_wait(freed(c), parity(i) ^ 1); }
-  __device__ void consumer_commit(int c) const { mbar_arrive(staged(c)); }
-  // The writer.
-  __device__ void writer_wait(int c, int i) const { mbar_wait(staged(c), parity(i)); }
-  __device__ void writer_release(int c) const { mbar_arrive(freed(c)); }
+  // step i - 1 read it; mbarriers: step 0 passes at once), then announce it
+  // staged. Every thread arrives, so that each one's stores are ordered
+  // before the writer's bulk reduction reads them.
+  __device__ void consumer_acquire(int c, int i) const {
+    if constexpr (kNamed) named_barrier_sync(kBwd03DqEmpty + c, kNamedThreads);
+    else mbar_wait(freed(c), parity(i) ^ 1);
+  }
+  __device__ void consumer_commit(int c) const {
+    if constexpr (kNamed) named_barrier_arrive(kBwd03DqFull + c, kNamedThreads);
+    else mbar_arrive(staged(c));
+  }
+  // The writer: every one of its threads.
+  __device__ void writer_wait(int c, int i) const {
+    if constexpr (kNamed) named_barrier_sync(kBwd03DqFull + c, kNamedThreads);
+    else mbar_wait(staged(c), parity(i));
+  }
+  __device__ void writer_release(int c) const {
+    if constexpr (kNamed) named_barrier_arrive(kBwd03DqEmpty + c, kNamedThreads);
+    else mbar_arrive(freed(c));
+  }
 };
 
 
-// The dQ writer (one thread): per step, each consumer warpgroup's staged
-// block added to the accumulator by one bulk reduction, in both modes.
-// Non-deterministic: both reductions in flight, each block freed as soon as
-// the copy engine has read it (the consumers then wait for the writer only
-// when it is a whole step behind). Deterministic: first its turn on the
-// tile's counter, then the reductions, then, once the additions completed,
-// the blocks freed and the counter incremented.
+// The dQ writer (one thread, or a warp whose lane 0 issues the reductions,
+// since bulk groups are per thread, and takes the deterministic turns): per
+// step, each consumer warpgroup's staged block added to the accumulator by
+// one bulk reduction, in both modes. Non-deterministic: both reductions in
+// flight, each block freed as soon as the copy engine has read it (the
+// consumers then wait for the writer only when it is a whole step behind).
+// Deterministic: first its turn on the tile's counter, then the reductions,
+// then, once the additions completed, the blocks freed (named: at the next
+// step's start) and the counter incremented.
 template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
   using Smem = Bwd03Smem<Cfg>;
+  static constexpr bool kNamed = Cfg::kDqNamedHandoff;
   static_assert(Cfg::kConsumerWGs == 2, "the non-deterministic releases below name two bulk groups");
 
   __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd03DqHandoff<Cfg>& handoff, int n_block,
                              int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
     const Mask& mask = seq.mask();  // deterministic, variable-length: the sequence's (its key blocks are the ones turn() counts)
+    const bool leader = !kNamed || threadIdx.x % 32 == 0;
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       int* counter = nullptr;  // row0: a whole step from the row arrays' tile start
-      if constexpr (kDeterministic) counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block);
+      if constexpr (kDeterministic) {
+        if constexpr (kNamed)  // the previous step's additions completed (below): both blocks are free
+#pragma unroll
+          for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
+        if (leader) counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block);
+        if constexpr (kNamed) __syncwarp();
+      }
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
+        if constexpr (kNamed && !kDeterministic) {
+          // The groups read their sources in commit order: the previous
+          // step's block c has been read once at most one group is left.
+          if (leader) bulk_wait_read<1>();
+          __syncwarp();
+          handoff.writer_release(c);
+        }
         handoff.writer_wait(c, i);
-        // Deterministic, split keys: both blocks add to the same floats; the
-        // first addition completes before the second is issued (two
-        // reductions in flight would add in either order).
-        if (kDeterministic && Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
-        const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
-        bulk_reduce_add_f32(gdq + Cfg::dq_offset(c), sdq, Smem::kDqBytes);
-        tma_store_commit();
+        if (leader) {
+          // Deterministic, split keys: both blocks add to the same floats;
+          // the first addition completes before the second is issued (two
+          // reductions in flight would add in either order).
+          if (kDeterministic && Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
+          const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+          bulk_reduce_add_f32(gdq + Cfg::dq_offset(c), sdq, Smem::kDqBytes);
+          tma_store_commit();
+        }
       }
       if constexpr (kDeterministic) {
-        bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
+        if (leader) bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
+        if constexpr (!kNamed)
 #pragma unroll
-        for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
-        BwdDqOrder<Cfg>::count(counter);
-      } else {
-        // The groups read their sources in commit order: block 0's once at
-        // most one group is left, block 1's once none is.
+          for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
+        if (leader) BwdDqOrder<Cfg>::count(counter);
+      } else if constexpr (!kNamed) {
+        // Block 0's source is read once at most one group is left, block 1's
+        // once none is.
         bulk_wait_read<1>();
         handoff.writer_release(0);
         bulk_wait_read<0>();
@@ -471,7 +525,9 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
     }
     // Shared memory outlives the last reductions' reads (waited for above),
     // and every addition is complete before the writer exits.
-    if constexpr (!kDeterministic) bulk_wait_all();
+    if constexpr (!kDeterministic)
+      if (leader) bulk_wait_all();
+    if constexpr (kNamed) __syncwarp();
   }
 };
 
@@ -775,9 +831,10 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0) BwdProducer<Cfg, Smem, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
     // The dQ writer is the first thread of the second warp (its own warp,
-    // so the producer's loop never waits on its spins).
+    // so the producer's loop never waits on its spins), or that whole warp
+    // (the named hand-off).
     constexpr int kWriterThread = 32;
-    if (threadIdx.x == kWriterThread && steps > 0)
+    if (threadIdx.x >= kWriterThread && threadIdx.x < kWriterThread + Bwd03DqHandoff<Cfg>::kWriterThreads && steps > 0)
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
     if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
       if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
