@@ -418,6 +418,7 @@ template <class Cfg> struct Bwd03DqHandoff {
   static constexpr bool kNamed = Cfg::kDqNamedHandoff;
   static constexpr int kWriterThreads = kNamed ? 32 : 1;
   static constexpr int kNamedThreads = kWarpgroupThreads + 32;  // a consumer warpgroup and the writer's warp
+  static_assert(kNamedThreads % 32 == 0, "bar.sync counts whole warps");
   std::uint64_t* bars;
 
   __device__ std::uint64_t* staged(int c) const { return bars + c; }
