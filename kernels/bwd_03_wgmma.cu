@@ -113,8 +113,8 @@
 // its rows zeroed in shared memory (a fix the ring would have to order).
 // With the ragged maps the steps are a dense call's: query rows past the
 // sequence are zeros with LSE +inf and dpsum 0 in the padded row arrays
-// (ws_row0 pads each sequence to kBwdRowPad rows; a step's kBlockM rows
-// stay inside them, so the LSE/dpsum copies and the dQ reductions, exact
+// (ws_row0 pads each sequence to kBwdRowPad rows, 2 x kBwdRowPad at
+// 80-row steps: bwd_ws_seq_pad; a step's kBlockM rows stay inside them, so the LSE/dpsum copies and the dQ reductions, exact
 // zeros on the padding rows, never touch another sequence's rows), keys
 // past it zeros that the Mask hides. Deterministic mode: the counters are
 // per 64-row tile of the padded rows (row0 / kBwdDqTileRows) and turn()
@@ -197,7 +197,17 @@
 // 0.26 us between CTAs on an SM); the SMs are busy 96-97% of the span.
 // After that call the choice became a count (uses_rows80, Mask::walked_rows):
 // 80-row steps only where their rows, less 5%, are fewer than 64-row steps'
-// (a (128, 0) window walks a quarter more rows at 80); not yet timed.
+// (a (128, 0) window walks a quarter more rows at 80); measured in session
+// 29 ((128, 0) 16k +4.8%, (512, 0) +3.2% against 80 rows for every mask).
+// Variable-length calls (session 30): ncu put issue 17's varlen backward on
+// the 64-row kernel (2.03 ms, 378 M instructions; FlashAttention-4's 1.85
+// ms, 293 M). They now take the 80-row steps too, each sequence padded by
+// 256 rows instead of 128 in the row arrays (bwd_ws_seq_pad: a last step
+// or 80-row dQ tile ends up to 79 rows past its sequence). H200, two rounds,
+// bf16 hdim 128, issue 17's 7 sequences (16 heads): full 500.3 -> 525.0
+// TFLOPS (+4.9%), causal 428.6 -> 442.9 (+3.3%); deterministic +5.4% /
+// +2.9%; 7 mixed lengths (1-5000, GQA 8 / 2) +9.6%, deterministic +11.4%.
+// Dense kernels are SASS-identical.
 // Not in this rung: head dim 256 (dK and dV of 64 keys would take 256
 // registers per thread; auto takes bwd_04_wgmma_wide for it).
 // Shared memory (hdim 64 / 128): 195 / 194 KB (hdim 64 with 64-row steps:
@@ -275,8 +285,8 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // takes 128 (FlashAttention-3's 128 x 128 tile; 64 there is the rung's
   // first shape, kept for the A/B); hdim 128 has no registers for 128 (S^T,
   // dP^T, dK and dV would be 64 floats each): 80 (WgmmaBwdConfig80), or 64
-  // with score modifiers or variable lengths, and where 64-row steps walk
-  // fewer rows (uses_rows80: narrow windows, short calls).
+  // with score modifiers, and where 64-row steps walk fewer rows
+  // (uses_rows80: narrow windows, short calls).
   static constexpr int kBlockM = kBlockM_;
   // 80-row steps: 80 is not a wgmma M, so dQ is computed transposed, dQ^T =
   // K^T dS^T (the head dim on M: warpgroup c takes dims 64 c..), with dS
@@ -284,7 +294,9 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // takes dQ^T's fragment order (BwdDqTLayout), each dense (batch, head)
   // padded to kRowPad rows (whole steps and whole kBwdRowPad tiles); dQ^T
   // staged for the writer's bulk reductions as dQ is (20 KB per warpgroup).
-  // Only calls without score modifiers or variable lengths (kPlainOnly);
+  // Variable-length calls pad each sequence by 256 rows instead of 128
+  // (bwd_ws_seq_pad), since a last step may end 79 rows past the sequence.
+  // Only calls without score modifiers (kPlainOnly);
   // deterministic mode counts each step on the 64-row tile of its first row
   // (BwdDqOrder).
   static constexpr bool kDqTransposed = kBlockM == 80;
@@ -862,8 +874,9 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 }
 
 // Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without score
-// modifiers or variable lengths (sinks need nothing per element, so they
-// may), in either mode, with or without a mask (the Mask's query tiles, its
+// modifiers (sinks need nothing per element, so they may), dense or
+// variable-length (session 30: ncu put issue 17's varlen backward on the
+// 64-row kernel), in either mode, with or without a mask (the Mask's query tiles, its
 // transposed rule and BwdDqOrder's turn take any kBlockM; test_mask checks
 // the key blocks of 80-row tiles against their walks), where they walk
 // fewer rows, weighted by speed: an 80-row step costs ~5% less per row
@@ -872,7 +885,7 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 // (128, 0) window: each key block's 256 rows in four tiles either way);
 // docs/NOTES.md, session 28, has the table.
 bool uses_rows80(const BwdParams& p) {
-  if (p.head_dim != 128 || p.has_score_mods() || p.cu_seqlens_q != nullptr) return false;
+  if (p.head_dim != 128 || p.has_score_mods()) return false;
   const Mask& m = p.call_mask;
   constexpr int kN = WgmmaBwdConfig80<128>::kBlockN;
   return m.walked_rows<80, kN>() * 19 < m.walked_rows<64, kN>() * 20;

@@ -486,12 +486,18 @@ const std::vector<VarlenBwdCase>& varlen_bwd_cases() {
       {"many_short_causal_gqa4_d64_seqused",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = std::vector<int>(48, R),
         .k_lens = std::vector<int>(48, R), .seqused = true, .tail_q = 1}},
-      // Tile edges of the Hopper rung (bwd_03: 128-row steps at d64, 64 at d128, 128-key blocks, 64-row dQ
+      // Tile edges of the Hopper rung (bwd_03: 128-row steps at d64, 64 or 80 at d128, 128-key blocks, 64-row dQ
       // tiles and deterministic counters): lengths at, one below and one above the multiples, next to 0 and 1.
       {"tile_edges_causal_l100_gqa2_d64_seqused",
        {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .causal = true, .window_left = 100,
         .q_lens = {1, 0, 127, 128, 129, 255, 64, 65}, .k_lens = {R, 1, 128, 127, 129, 300, 0, 257}, .seqused = true,
         .tail_q = 3, .tail_k = 2}},
+      // bwd_03's 80-row steps at d128 (full and causal calls without score modifiers, session 30): a
+      // sequence's last step and 80-row dQ tile end up to 79 rows past it (250: 320 rows against 256
+      // padded), so each sequence's rows are padded by 256 in the row arrays (bwd_ws_seq_pad).
+      {"tile_edges_80_full_gqa2_d128_seqused",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = {79, 80, 81, 1, 0, 159, 160, 161, 250, 700},
+        .k_lens = {R, R, R, R, R, R, R, R, R, R}, .seqused = true, .tail_q = 5, .tail_k = 3}},
       {"tile_edges_l70_r9_gqa4_d128_seqused",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 128, .window_left = 70, .window_right = 9,
         .q_lens = {63, 1, 0, 129, 64, 200, 257}, .k_lens = {130, 1, 5, 127, 64, 0, 300}, .seqused = true,

@@ -86,8 +86,9 @@ template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_ke
 }
 
 // Variable-length calls: a (row blocks, heads_q, batch) grid over each
-// sequence's rows padded to whole kBwdRowPad tiles (BwdParams::ws_row0),
-// half a warp per row.
+// sequence's rows padded to whole kBwdRowPad tiles, plus the rows its
+// padding adds beyond one tile (ws_seq_pad; bwd_03's 80-row steps read up
+// to 79 rows past the sequence), half a warp per row (BwdParams::ws_row0).
 template <class T>
 __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kRows = kRowsPerBlock * kRowsPerWarp;
@@ -95,8 +96,8 @@ __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const _
   const int lane = threadIdx.x % kRowLanes, group = (threadIdx.x / kRowLanes) % kRowsPerWarp, h = blockIdx.y,
             b = blockIdx.z;
   const auto seq = p.seq_span(b);
-  const std::int64_t do_off = p.grad_span(b).dout, row0 = p.ws_row0(b, h, seq.lse_row0);
-  const int rows = (seq.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
+  const std::int64_t do_off = p.grad_span(b).dout, row0 = p.ws_row0(b, h, seq.lse_row0, p.ws_seq_pad);
+  const int rows = (seq.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad + (p.ws_seq_pad - kBwdRowPad);
   for (int i0 = blockIdx.x * kRows + threadIdx.x / 32 * kRowsPerWarp; i0 < rows; i0 += gridDim.x * kRows) {
     const int i = i0 + group;  // rows is a multiple of kRowsPerWarp: every half warp has a row
     preprocess_row<T>(p, i < seq.seqlen_q, true, seq.o + h * p.o_head_stride + i * p.o_row_stride,
@@ -158,7 +159,7 @@ __global__ void __launch_bounds__(kThreads) bwd_dsinks_kernel(const __grid_const
   float sum = 0.0f;
   for (int b = 0; b < p.batch; ++b) {
     const auto seq = p.seq_span(b);
-    const std::int64_t base = p.ws_row0(b, h, seq.lse_row0);
+    const std::int64_t base = p.ws_row0(b, h, seq.lse_row0, p.ws_seq_pad);
     for (int i = threadIdx.x; i < seq.seqlen_q; i += kThreads) sum += exp2f(sink2 - p.lse_log2[base + i]) * p.dpsum[base + i];
   }
   __shared__ float warp_sums[kThreads / 32];
@@ -204,7 +205,8 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
       return cudaGetLastError();
     }
     if (p.seqlen_q > 0) {  // max_seqlen_q: no sequence has more rows
-      const std::int64_t rows = (static_cast<std::int64_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad;
+      const std::int64_t rows = (static_cast<std::int64_t>(p.seqlen_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad +
+                                (p.ws_seq_pad - kBwdRowPad);
       bwd_preprocess_varlen_kernel<T>
           <<<dim3(blocks_for(rows, kRowsPerWarp * kRowsPerBlock), p.heads_q, p.batch), kThreads, 0, stream>>>(p);
       if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;

@@ -73,6 +73,7 @@ struct BwdParams : AttnParams {
   // row arrays, each padded to whole kBwdRowPad-row tiles (ws_row0 says
   // where one starts):
   int seqlen_q_pad = 0;           // dense: rows per (batch, head), seqlen_q padded
+  int ws_seq_pad = kBwdRowPad;    // variable-length: rows added per sequence (bwd_ws_seq_pad)
   std::int64_t ws_head_rows = 0;  // variable-length: rows per head (bwd_ws_rows)
   float* lse_log2 = nullptr;  // LSE * log2(e); +inf for rows that see no key and for the padding (P = 0 there)
   float* dpsum = nullptr;     // rowsum(dO * O); 0 in the padding
@@ -107,26 +108,37 @@ struct BwdParams : AttnParams {
   // holds the sequences in order, sequence b from q0 rounded up to a whole
   // tile plus one tile per sequence before it, so that its padded rows end
   // before the next one starts (FlashAttention-2's cu_seqlens_q[b] + 128 b).
-  FLASH_HOST_DEVICE std::int64_t ws_row0(int b, int h, int q0) const {
+  // seq_pad: the rows each sequence adds, ws_seq_pad (bwd_ws_seq_pad), which
+  // variable-length code passes; it is one tile (the default) except for
+  // bwd_03's 80-row steps, so dense-only callers, whose kernels never take
+  // this branch, keep the constant.
+  FLASH_HOST_DEVICE std::int64_t ws_row0(int b, int h, int q0, int seq_pad = kBwdRowPad) const {
     if (cu_seqlens_q == nullptr) return (static_cast<std::int64_t>(b) * heads_q + h) * seqlen_q_pad;
     return h * ws_head_rows + (static_cast<std::int64_t>(q0) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad +
-           static_cast<std::int64_t>(kBwdRowPad) * b;
+           static_cast<std::int64_t>(seq_pad) * b;
   }
 };
 
+// Rows each variable-length sequence adds to the row arrays, for a variant
+// whose dense calls pad to row_pad rows: one kBwdRowPad tile where the
+// variant's steps divide a tile; two where they do not (bwd_03's 80-row
+// steps, row_pad 640), since a sequence's region then holds at least
+// 128 * ceil((len + 1) / 128) + 128 >= len + 129 rows, and its last step
+// and the convert's last 80-row tile end at most 79 rows past len.
+constexpr int bwd_ws_seq_pad(int row_pad) { return row_pad == kBwdRowPad ? kBwdRowPad : 2 * kBwdRowPad; }
 // Rows of each row array: dense, batch * heads_q * seqlen_q padded;
-// variable-length, heads_q * (total_q padded + kBwdRowPad * batch) (sequence
-// b's padded rows end by cu_seqlens_q[b + 1] padded + kBwdRowPad * (b + 1);
+// variable-length, heads_q * (total_q padded + seq_pad * batch) (sequence
+// b's padded rows end by cu_seqlens_q[b + 1] padded + seq_pad * (b + 1);
 // see ws_row0).
-inline std::int64_t bwd_ws_head_rows(const BwdParams& p) {
+inline std::int64_t bwd_ws_head_rows(const BwdParams& p, int seq_pad = kBwdRowPad) {
   return (static_cast<std::int64_t>(p.total_q) + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad +
-         static_cast<std::int64_t>(kBwdRowPad) * p.batch;
+         static_cast<std::int64_t>(seq_pad) * p.batch;
 }
 // Dense calls pad each (batch, head)'s rows to a multiple of row_pad (a
 // multiple of kBwdRowPad: a variant whose steps are not a divisor of it, as
 // bwd_03's 80-row steps, asks for more).
 inline std::size_t bwd_ws_rows(const BwdParams& p, int row_pad = kBwdRowPad) {
-  if (p.cu_seqlens_q != nullptr) return static_cast<std::size_t>(p.heads_q) * bwd_ws_head_rows(p);
+  if (p.cu_seqlens_q != nullptr) return static_cast<std::size_t>(p.heads_q) * bwd_ws_head_rows(p, bwd_ws_seq_pad(row_pad));
   return static_cast<std::size_t>(p.batch) * p.heads_q *
          ((static_cast<std::size_t>(p.seqlen_q) + row_pad - 1) / row_pad * row_pad);
 }
@@ -159,7 +171,8 @@ inline void bind_bwd_workspace(BwdParams& p, void* ws, bool with_dq_accum, bool 
                                int row_pad = kBwdRowPad) {
   auto align = [](std::size_t n) { return (n + 255) / 256 * 256; };
   p.seqlen_q_pad = (p.seqlen_q + row_pad - 1) / row_pad * row_pad;
-  p.ws_head_rows = p.cu_seqlens_q != nullptr ? bwd_ws_head_rows(p) : 0;
+  p.ws_seq_pad = bwd_ws_seq_pad(row_pad);
+  p.ws_head_rows = p.cu_seqlens_q != nullptr ? bwd_ws_head_rows(p, p.ws_seq_pad) : 0;
   const std::size_t rows = bwd_ws_rows(p, row_pad);
   char* base = static_cast<char*>(ws);
   p.lse_log2 = reinterpret_cast<float*>(base);

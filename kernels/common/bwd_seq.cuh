@@ -73,7 +73,7 @@ template <> struct SeqRows<true> {
   __device__ __forceinline__ std::int64_t dq() const { return dq_; }
   __device__ __forceinline__ std::int64_t dk() const { return dk_; }
   __device__ __forceinline__ std::int64_t dv() const { return dv_; }
-  __device__ __forceinline__ std::int64_t ws_row0(int h) const { return p.ws_row0(b, h, q0); }
+  __device__ __forceinline__ std::int64_t ws_row0(int h) const { return p.ws_row0(b, h, q0, p.ws_seq_pad); }
 };
 
 // dQ = scale * accumulator, rounded to the dtype: a (query tiles, heads_q,

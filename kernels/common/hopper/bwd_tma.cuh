@@ -400,8 +400,8 @@ template <class Cfg, class = void> struct BwdDqLayoutOf {
 template <class Cfg> struct BwdDqLayoutOf<Cfg, std::enable_if_t<Cfg::kDqTransposed>> {
   using type = BwdDqTLayout<Cfg::kBlockM, Cfg::kHeadDim>;
 };
-// A Cfg that only serves calls without score modifiers or variable lengths
-// (kPlainOnly): its kernels for those are not built.
+// A Cfg that only serves calls without score modifiers (kPlainOnly): its
+// kernels for those are not built.
 template <class Cfg, class = void> constexpr bool kBwdPlainOnly = false;
 template <class Cfg> constexpr bool kBwdPlainOnly<Cfg, std::void_t<decltype(Cfg::kPlainOnly)>> = Cfg::kPlainOnly;
 // Rows each dense (batch, head) pads to: Cfg::kRowPad where it names one.
@@ -491,7 +491,7 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     using Cfg = CfgOf<decltype(hd)::value>;
     using Smem = SmemOf<Cfg>;
     constexpr bool kVarlen = decltype(varlen)::value;
-    if constexpr (kBwdPlainOnly<Cfg> && (decltype(mods)::value || kVarlen)) {
+    if constexpr (kBwdPlainOnly<Cfg> && decltype(mods)::value) {
       return;  // the rung's run() never picks this Cfg for such a call
     } else {
     if (!make_bwd_tma_maps(prm, Cfg::kBlockM, Cfg::kBlockN).empty()) return;  // check() asked the driver already
