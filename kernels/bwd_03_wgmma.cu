@@ -113,9 +113,10 @@
 // its rows zeroed in shared memory (a fix the ring would have to order).
 // With the ragged maps the steps are a dense call's: query rows past the
 // sequence are zeros with LSE +inf and dpsum 0 in the padded row arrays
-// (ws_row0 pads each sequence to kBwdRowPad rows, 2 x kBwdRowPad at
-// 80-row steps: bwd_ws_seq_pad; a step's kBlockM rows stay inside them, so the LSE/dpsum copies and the dQ reductions, exact
-// zeros on the padding rows, never touch another sequence's rows), keys
+// (ws_row0 pads each sequence by kBwdRowPad rows, 2 x kBwdRowPad at
+// 80-row steps: bwd_ws_seq_pad; a step's kBlockM rows stay inside them,
+// so the LSE/dpsum copies and the dQ reductions, exact zeros on the
+// padding rows, never touch another sequence's rows), keys
 // past it zeros that the Mask hides. Deterministic mode: the counters are
 // per 64-row tile of the padded rows (row0 / kBwdDqTileRows) and turn()
 // counts the key blocks of the sequence's Mask, which all exist and do not
@@ -876,10 +877,11 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 // Calls that take 80-row steps (WgmmaBwdConfig80): hdim 128 without score
 // modifiers (sinks need nothing per element, so they may), dense or
 // variable-length (session 30: ncu put issue 17's varlen backward on the
-// 64-row kernel), in either mode, with or without a mask (the Mask's query tiles, its
-// transposed rule and BwdDqOrder's turn take any kBlockM; test_mask checks
-// the key blocks of 80-row tiles against their walks), where they walk
-// fewer rows, weighted by speed: an 80-row step costs ~5% less per row
+// 64-row kernel), in either mode, with or without a mask (the Mask's query
+// tiles, its transposed rule and BwdDqOrder's turn take any kBlockM;
+// test_mask checks the key blocks of 80-row tiles against their walks),
+// where they walk fewer rows, weighted by speed (variable-length calls: by
+// the longest sequence's Mask): an 80-row step costs ~5% less per row
 // (sessions 24-28: +4.9-5.4% full, +4.1% causal), but every key block walks
 // whole tiles, so a narrow window can walk a quarter more rows at 80 (a
 // (128, 0) window: each key block's 256 rows in four tiles either way);

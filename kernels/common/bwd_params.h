@@ -138,7 +138,8 @@ inline std::int64_t bwd_ws_head_rows(const BwdParams& p, int seq_pad = kBwdRowPa
 // multiple of kBwdRowPad: a variant whose steps are not a divisor of it, as
 // bwd_03's 80-row steps, asks for more).
 inline std::size_t bwd_ws_rows(const BwdParams& p, int row_pad = kBwdRowPad) {
-  if (p.cu_seqlens_q != nullptr) return static_cast<std::size_t>(p.heads_q) * bwd_ws_head_rows(p, bwd_ws_seq_pad(row_pad));
+  if (p.cu_seqlens_q != nullptr)
+    return static_cast<std::size_t>(p.heads_q) * bwd_ws_head_rows(p, bwd_ws_seq_pad(row_pad));
   return static_cast<std::size_t>(p.batch) * p.heads_q *
          ((static_cast<std::size_t>(p.seqlen_q) + row_pad - 1) / row_pad * row_pad);
 }
