@@ -56,14 +56,15 @@ dc_ab() {
   echo "dc_ab: $((SECONDS - DC_T0)) s since setup" >&2
 }
 
-# dc_summary X Y FILE: the mean TFLOPS of each (shape, kernel) for X and Y, and Y's change.
+# dc_summary X Y FILE: the mean TFLOPS of each (shape, kernel) for X and Y, and Y's change (any
+# benchmark family: bwd/, bwd_varlen/, fwd_paged16/, ...).
 dc_summary() {
   python3 - "$@" <<'P'
 import collections, re, sys
 x, y, path = sys.argv[1:4]
 d = collections.defaultdict(list)
 for line in open(path):
-    m = re.match(r'(\S+) (?:bwd|fwd|decode)/(\S+?)/(\S+?)/.*TFLOPS=([\d.]+)', line)
+    m = re.match(r'(\S+) (?:bwd|fwd|decode)\w*/(\S+?)/(\S+?)/.*TFLOPS=([\d.]+)', line)
     if m: d[(m[3], m[2], m[1])].append(float(m[4]))
 for k in sorted(set((a, b) for a, b, _ in d)):
     a, b = d.get(k + (x,), []), d.get(k + (y,), [])
