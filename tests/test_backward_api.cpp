@@ -3,12 +3,15 @@
 // access, so host buffers stand in for device memory (no GPU needed).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <functional>
 #include <limits>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "common/bwd_params.h"  // bwd_deterministic_cta
 #include "cpu_test.h"
@@ -325,6 +328,62 @@ TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
             }
         for (int n : last_block) EXPECT_EQ(n, 0);
       }
+}
+
+// The variable-length row arrays (bind_bwd_workspace, BwdParams::ws_row0):
+// for random packings, every sequence's region, from its ws_row0 to the
+// next one's, starts on a 64-row tile (the deterministic counters) and holds
+// what the kernels touch there: the preprocess's rows (whole 128-row tiles,
+// plus ws_seq_pad - 128) and the dkv kernel's whole steps (the convert's
+// whole tiles), 64- or 128-row steps with the default padding and 80-row
+// steps with bwd_03's (row_pad 640, 256 rows per sequence). And 128 rows per
+// sequence would not hold the 80-row steps: the check can fail.
+namespace {
+bool regions_hold(const std::vector<int>& lens, int row_pad, int step) {
+  flash::detail::BwdParams p;
+  std::vector<int> cu(lens.size() + 1, 0);
+  for (std::size_t b = 0; b < lens.size(); ++b) cu[b + 1] = cu[b] + lens[b];
+  p.batch = static_cast<int>(lens.size());
+  p.heads_q = 3;
+  p.head_dim = 128;
+  p.total_q = cu.back();
+  p.cu_seqlens_q = cu.data();  // host memory: bind and ws_row0 only test it against null
+  alignas(256) static char ws[256];
+  flash::detail::bind_bwd_workspace(p, ws, /*with_dq_accum=*/false, /*with_dq_semaphore=*/false, row_pad);
+  constexpr int kTile = flash::detail::kBwdRowPad;
+  for (int h = 0; h < p.heads_q; ++h)
+    for (int b = 0; b < p.batch; ++b) {
+      const std::int64_t start = p.ws_row0(b, h, cu[b], p.ws_seq_pad);
+      const std::int64_t end = b + 1 < p.batch ? p.ws_row0(b + 1, h, cu[b + 1], p.ws_seq_pad) : (h + 1) * p.ws_head_rows;
+      const int len = lens[b];
+      const std::int64_t preprocess = (len + kTile - 1) / kTile * kTile + (p.ws_seq_pad - kTile);
+      const std::int64_t steps = (len + step - 1) / step * step;
+      if (start % 64 != 0 || end - start < std::max(preprocess, steps)) return false;
+    }
+  return true;
+}
+}  // namespace
+
+TEST(BackwardWorkspace, VariableLengthRegionsHoldEveryStep) {
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<int> len_of(0, 700);
+  const std::vector<std::vector<int>> fixed = {{1}, {250}, {129, 250, 1}, {79, 80, 81, 159, 160, 161}, {0, 0, 5}};
+  bool pad128_holds_80 = true;
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<int> lens;
+    if (trial < static_cast<int>(fixed.size())) {
+      lens = fixed[trial];
+    } else {
+      lens.resize(1 + rng() % 9);
+      for (int& l : lens) l = len_of(rng);
+    }
+    SCOPED_TRACE(::testing::Message() << "trial " << trial);
+    EXPECT_TRUE(regions_hold(lens, flash::detail::kBwdRowPad, 64));
+    EXPECT_TRUE(regions_hold(lens, flash::detail::kBwdRowPad, 128));
+    EXPECT_TRUE(regions_hold(lens, 5 * flash::detail::kBwdRowPad, 80));
+    pad128_holds_80 = pad128_holds_80 && regions_hold(lens, flash::detail::kBwdRowPad, 80);
+  }
+  EXPECT_FALSE(pad128_holds_80) << "128 rows per sequence should not hold 80-row steps (the check cannot fail)";
 }
 
 TEST(BackwardRegistry, ListsTheLadder) {
