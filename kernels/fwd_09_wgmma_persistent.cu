@@ -65,6 +65,10 @@
 //   causal), page 16 0.82x / 0.85x (eight 16-row TMA boxes per tile and
 //   operand, one per lane of the producer warp; 0.75x / 0.78x from one
 //   thread).
+//   Causal varlen calls since session 31 (2026-11-28): a compact grid, one
+//   CTA per real tile (Fa3VarlenTileScheduler): causal 450 -> 457-461,
+//   hdim 64 +2.6-3.4%, mixed lengths at hdim 256 +6%; full calls keep the
+//   grid above (the compact one measured -0.2 to -0.9% there).
 // Causal grids (2026-11-24, common/fa3_forward.cuh's Fa3SingleTileScheduler):
 // longest first within sections of heads whose K/V fit in 16 MiB of L2
 // instead of per head, so the last head's longest tiles no longer start at

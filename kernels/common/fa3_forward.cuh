@@ -233,6 +233,63 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
   }
 };
 
+// Causal variable-length calls (packed queries, cu_seqlens_q): one CTA per
+// real tile, FlashAttention-4's compact grid, instead of max_seqlen_q's query
+// blocks for every sequence, whose CTAs past a sequence's end exit at once
+// (38% of the grid at issue 17's 7 sequences). Sequence by sequence, the
+// longest query block first, the heads fastest. The grid is a bound,
+// total_q / kBlockM + batch tiles per head (sum over b of ceil(len_b /
+// kBlockM) is at most that); indices past the last tile get a query block
+// past every sequence and exit. tile() is warp-collective (the varlen
+// producer and consumers call it with whole warps): lane j reads sequence
+// b0 + j's length, and a prefix sum over the warp's 32 sequences and a
+// ballot find the CTA's, one load latency per 32 sequences.
+// Measured (H200, session 31, calls 1-3, issue 17's 7 sequences, TFLOPS):
+// causal hdim 128 450 -> 457-461 (+1.6-2.2%), hdim 64 358-362 -> 367-374
+// (+2.6-3.4%), 7 mixed lengths at hdim 256 with GQA 540-546 -> 572-580
+// (+6%). Full-mask calls lost 0.2-0.9% (a loop over the sequences, one
+// dependent load each, 1.4%): they keep the single-tile grid, as dense
+// queries with per-sequence keys (seqused_k, no cu_seqlens_q) do, which
+// have no empty CTAs.
+template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg> {
+  using Single = Fa3SingleTileScheduler<Cfg>;
+  static constexpr int kBlockM = Fa3TileCount<Cfg>::kBlockM;
+  __host__ __device__ static bool compact(const FwdParams& p) {
+    return Cfg::kHeavyFirst && p.mask.causal && p.cu_seqlens_q != nullptr;
+  }
+  static std::int64_t num_tiles(const FwdParams& p) {
+    if (!compact(p)) return Single::num_tiles(p);
+    return (std::int64_t{p.total_q} / kBlockM + p.batch) * p.heads_q;
+  }
+  static dim3 grid(const FwdParams& p) { return dim3(static_cast<unsigned>(num_tiles(p))); }
+  __device__ explicit Fa3VarlenTileScheduler(const FwdParams& p) : Single(p) {}
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    if (!compact(p)) return Single::of(p, static_cast<int>(blockIdx.x));
+    constexpr unsigned kAll = 0xffffffffu;
+    const int lane = static_cast<int>(threadIdx.x % 32);
+    int idx = static_cast<int>(blockIdx.x);
+    for (int b0 = 0; b0 < p.batch; b0 += 32) {
+      const int b = b0 + lane;
+      const int num_m = b < p.batch ? (p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] + kBlockM - 1) / kBlockM : 0;
+      const int n = num_m * p.heads_q;
+      int upto = n;  // tiles of sequences b0 .. b
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int v = __shfl_up_sync(kAll, upto, d);
+        if (lane >= d) upto += v;
+      }
+      const unsigned hit = __ballot_sync(kAll, idx < upto);
+      if (hit != 0) {
+        const int l = __ffs(static_cast<int>(hit)) - 1;
+        const int m = __shfl_sync(kAll, num_m, l), i = idx - __shfl_sync(kAll, upto - n, l);
+        return {m - 1 - i / p.heads_q, i % p.heads_q, b0 + l};
+      }
+      idx -= __shfl_sync(kAll, upto, 31);
+    }
+    return {Fa3TileCount<Cfg>::num_m_blocks(p), 0, p.batch - 1};
+  }
+};
+
 // Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
 // numbered with the query block fastest, so CTAs running together share a
 // head's K/V in L2. For uniform tiles (fa3_persistent_walk says which calls).
@@ -957,7 +1014,7 @@ inline std::string fa3_make_params(const FwdParams& p, Fa3Params& prm, int block
 // and whether the driver can encode tensor maps.
 template <class Cfg> std::string fa3_check(const FwdParams& p, const DeviceInfo& dev) {
   std::string err = check_head_batch_grid(p, dev, Fa3Smem<Cfg>::kBytes);
-  const std::int64_t tiles = Fa3TileCount<Cfg>::num_tiles(p);
+  const std::int64_t tiles = std::max(Fa3TileCount<Cfg>::num_tiles(p), Fa3VarlenTileScheduler<Cfg>::num_tiles(p));
   if (err.empty() && tiles > INT32_MAX) err = "too many query tiles for one launch (" + std::to_string(tiles) + ")";
   if (err.empty()) err = tensor_map_driver_reason();
   return err;
@@ -1053,6 +1110,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     const auto launch = [&](auto tag, auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
+      using Compact = TypeTag<Fa3VarlenTileScheduler<Cfg>>;
       const std::false_type no;
       const std::true_type yes;
       using Dense = std::integral_constant<SeqLayout, SeqLayout::dense>;
@@ -1069,11 +1127,13 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           }
           return;  // the variant does not claim kFeaturePaged
         case SeqLayout::per_sequence:
-          // (A persistent walk over the real query blocks, numbered from
-          // cu_seqlens_q[b] / kBlockM + b and found by binary search, was
-          // 0-5% slower than this grid at issue 17's shape: docs/NOTES.md.)
-          if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, PerSeq{});
-          return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, PerSeq{});
+          // One CTA per tile, on the compact grid where it is causal
+          // (Fa3VarlenTileScheduler). (A persistent walk over the real query
+          // blocks, numbered from cu_seqlens_q[b] / kBlockM + b and found by
+          // binary search, was 0-5% slower than the single-tile grid at
+          // issue 17's shape: docs/NOTES.md.)
+          if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Compact{}, yes, PerSeq{});
+          return launch_with(tag, TypeTag<Cfg>{}, Compact{}, no, PerSeq{});
         default:
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
           if constexpr (kFa3Persistent<Cfg>) {
