@@ -9,6 +9,7 @@ dc_setup F
 timeout 30 "$G/D/runner" --bwd --kernel wgmma_wide --batch 2 --seq 1000 --heads 4 --heads-kv 2 --dhead 256 --causal 2>&1 | tail -4 | tee "$O/smoke.txt"
 [ "${PIPESTATUS[0]}" = 0 ] || { echo "smoke failed"; exit 5; }
 d="--dhead 256 --kernel wgmma_wide"
+timeout 25 "$G/D/bench" --bwd --seq 8192 $d --benchmark_filter='det/' 2>&1 | grep -E "^bwd" | tee -a "$O/smoke.txt" | grep -q TFLOPS || { echo "bench smoke failed"; exit 6; }
 dc_ab F D 'det/' "--seq 8192 $d" "--seq 16384 $d" "--seq 8192 $d --causal" "--seq 16384 $d --causal" > "$O/ab.txt"
 dc_summary F D "$O/ab.txt" | tee "$O/ab_summary.txt"
 B=$G/D
