@@ -68,7 +68,7 @@
 //   Causal varlen calls since session 31 (2026-11-28): a compact grid, one
 //   CTA per real tile (Fa3VarlenTileScheduler): causal 450 -> 457-461,
 //   hdim 64 +2.6-3.4%, mixed lengths at hdim 256 +6%; full calls keep the
-//   grid above (the compact one measured -0.2 to -0.9% there).
+//   grid above (-0.2 to -1.0% in this kernel on either grid).
 // Causal grids (2026-11-24, common/fa3_forward.cuh's Fa3SingleTileScheduler):
 // longest first within sections of heads whose K/V fit in 16 MiB of L2
 // instead of per head, so the last head's longest tiles no longer start at

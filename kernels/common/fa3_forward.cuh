@@ -247,10 +247,11 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
 // Measured (H200, session 31, calls 1-3, issue 17's 7 sequences, TFLOPS):
 // causal hdim 128 450 -> 457-461 (+1.6-2.2%), hdim 64 358-362 -> 367-374
 // (+2.6-3.4%), 7 mixed lengths at hdim 256 with GQA 540-546 -> 572-580
-// (+6%). Full-mask calls lost 0.2-0.9% (a loop over the sequences, one
-// dependent load each, 1.4%): they keep the single-tile grid, as dense
-// queries with per-sequence keys (seqused_k, no cu_seqlens_q) do, which
-// have no empty CTAs.
+// (+6%). Full-mask calls measured -0.2% / -0.9% on it (a loop over the
+// sequences, one dependent load each: -1.4%), and -1.0% on the single-tile
+// grid in this kernel (call 4): not the grid; they keep the single-tile
+// grid, as dense queries with per-sequence keys (seqused_k, no
+// cu_seqlens_q) do, which have no empty CTAs.
 template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg> {
   using Single = Fa3SingleTileScheduler<Cfg>;
   static constexpr int kBlockM = Fa3TileCount<Cfg>::kBlockM;
