@@ -68,7 +68,10 @@
 //   Causal varlen calls since session 31 (2026-11-28): a compact grid, one
 //   CTA per real tile (Fa3VarlenTileScheduler): causal 450 -> 457-461,
 //   hdim 64 +2.6-3.4%, mixed lengths at hdim 256 +6%; full calls keep the
-//   grid above (-0.2 to -1.0% in this kernel on either grid).
+//   grid above (-0.2 to -1.0% in this kernel on either grid). Session 32:
+//   only where the longest sequence's K and V over all KV heads fit in 32
+//   MiB; long sequences lost 2-5% on it (1 x 16k causal hdim 128 571 ->
+//   592 back on the old grid).
 // Causal grids (2026-11-24, common/fa3_forward.cuh's Fa3SingleTileScheduler):
 // longest first within sections of heads whose K/V fit in 16 MiB of L2
 // instead of per head, so the last head's longest tiles no longer start at

@@ -422,11 +422,12 @@ TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
 // its own counters), causal with seqlen_q < seqlen_k (many key blocks, more
 // CTAs than an H200 holds at once: 18 x 4 x 2 = 144, one per SM) and a
 // window with seqlen_q > seqlen_k (query tiles that no key block visits),
-// both head dims: 30 bit-identical runs, then the reference.
+// every head dim (hdim 256: bwd_04's dQ writer warp): 30 bit-identical
+// runs, then the reference.
 TEST(BackwardDeterminism, OrderedDqUnderGqaAndMasks) {
   SKIP_WITHOUT_GPU();
   constexpr int kRuns = 30;
-  for (int d : {64, 128})
+  for (int d : {64, 128, 256})
     for (const Shape s : {Shape{.batch = 2, .seqlen_q = 600, .seqlen_k = 2200, .heads_q = 32, .heads_kv = 4, .head_dim = d},
                           Shape{.batch = 2, .seqlen_q = 1600, .seqlen_k = 1200, .heads_q = 16, .heads_kv = 2,
                                 .head_dim = d, .window_left = 300, .window_right = 100}}) {

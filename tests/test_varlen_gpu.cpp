@@ -26,6 +26,7 @@
 #include <functional>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -57,10 +58,16 @@ enum class Packing {
   separate,     // q, k, v, o contiguous [total, heads, head_dim]; lse contiguous [heads_q, total_q]
   qkv,          // q, k, v parts of one [total, heads_q + 2 * heads_kv, head_dim] buffer (self-attention); o rows padded
   heads_major,  // q, k, v in [heads, total, head_dim] memory; o rows padded; lse heads padded
+  dense,        // no cu_seqlens: dense [batch, seqlen, heads, head_dim] views of the same memory (every
+                // sequence of equal lengths, no tails), seqused_k the only per-sequence metadata; lse
+                // [batch, heads_q, seqlen_q] with the separate layout's memory (strides Sq, total_q, 1)
 };
 
 constexpr const char* packing_name(Packing p) {
-  return p == Packing::separate ? "separate" : p == Packing::qkv ? "qkv" : "heads_major";
+  return p == Packing::separate ? "separate"
+         : p == Packing::qkv    ? "qkv"
+         : p == Packing::dense  ? "dense"
+                                : "heads_major";
 }
 
 struct VarlenSpec {
@@ -193,31 +200,46 @@ VarlenProblem make_varlen_problem(const VarlenSpec& s, DType dtype, std::uint64_
     a.k = packed_view(p.d_k, Tk, Hkv, p.k);
     a.v = packed_view(p.d_v, Tk, Hkv, p.v);
   }
+  const bool dense = s.packing == Packing::dense;
+  const std::int64_t B = p.batch, Sq = dense && B ? p.q_lens[0] : 0, Sk = dense && B ? p.k_lens[0] : 0;
+  if (dense) {  // the packed memory read as [batch, seqlen, heads, head_dim]
+    if (s.tail_q != 0 || s.tail_k != 0 || B == 0 ||
+        std::any_of(p.q_lens.begin(), p.q_lens.end(), [&](int n) { return n != Sq; }) ||
+        std::any_of(p.k_lens.begin(), p.k_lens.end(), [&](int n) { return n != Sk; }))
+      throw std::invalid_argument("Packing::dense takes equal lengths per sequence and no tails");
+    a.q = flash::make_contiguous(p.d_q.get(), dtype, {B, Sq, Hq, D});
+    a.k = flash::make_contiguous(p.d_k.get(), dtype, {B, Sk, Hkv, D});
+    a.v = flash::make_contiguous(p.d_v.get(), dtype, {B, Sk, Hkv, D});
+  }
   // Outputs, inside buffers that are larger than the views.
   const std::int64_t o_row = Hq * D + (s.packing == Packing::separate ? 0 : kORowPad);
   const std::int64_t o_elems = Tq * o_row + kBufferTail;
   p.d_o = DeviceBuffer(bytes(o_elems * es));
   p.o_memory = flash::make_contiguous(p.d_o.get(), dtype, {o_elems});
-  a.o = flash::make_view(p.d_o.get(), dtype, {Tq, Hq, D}, {o_row, D, 1});
+  a.o = dense ? flash::make_view(p.d_o.get(), dtype, {B, Sq, Hq, D}, {Sq * o_row, o_row, D, 1})
+              : flash::make_view(p.d_o.get(), dtype, {Tq, Hq, D}, {o_row, D, 1});
   const std::int64_t lse_head = Tq + (s.packing == Packing::heads_major ? kLseHeadPad : 0);
   const std::int64_t lse_elems = Hq * lse_head + kBufferTail;
   p.d_lse = DeviceBuffer(bytes(lse_elems * 4));
   p.lse_memory = flash::make_contiguous(p.d_lse.get(), DType::f32, {lse_elems});
-  a.lse = flash::make_view(p.d_lse.get(), DType::f32, {Hq, Tq}, {lse_head, 1});
+  a.lse = dense ? flash::make_view(p.d_lse.get(), DType::f32, {B, Hq, Sq}, {Sq, lse_head, 1})
+                : flash::make_view(p.d_lse.get(), DType::f32, {Hq, Tq}, {lse_head, 1});
   // Metadata.
   TensorView view;
-  p.d_cu_q = device_ints(p.cu_q, view);
-  a.cu_seqlens_q = view;
-  p.d_cu_k = device_ints(p.cu_k, view);
-  a.cu_seqlens_k = view;
+  if (!dense) {
+    p.d_cu_q = device_ints(p.cu_q, view);
+    a.cu_seqlens_q = view;
+    p.d_cu_k = device_ints(p.cu_k, view);
+    a.cu_seqlens_k = view;
+  }
   if (s.seqused) {
     p.d_used = device_ints(p.used_k, view);
     a.seqused_k = view;
   }
   const int longest_q = p.batch ? *std::max_element(p.q_lens.begin(), p.q_lens.end()) : 0;
   const int longest_k = p.batch ? *std::max_element(p.k_lens.begin(), p.k_lens.end()) : 0;
-  a.max_seqlen_q = s.loose_max ? p.total_q : longest_q;
-  a.max_seqlen_k = s.loose_max ? p.total_k : longest_k;
+  a.max_seqlen_q = dense ? 0 : s.loose_max ? p.total_q : longest_q;  // (a dense call does not read them)
+  a.max_seqlen_k = dense ? 0 : s.loose_max ? p.total_k : longest_k;
   a.causal = s.causal;
   a.window_left = s.window_left;
   a.window_right = s.window_right;
@@ -295,13 +317,18 @@ VarlenCheck run_and_check(VarlenProblem& p, flash::ForwardArgs args, const std::
     r.error = e.what();
   }
   const std::int64_t Hq = p.spec.heads_q, D = p.spec.head_dim, Tq = p.total_q;
-  const std::vector<double> o = flash::testing::download(p.args.o);
+  const std::vector<double> o = flash::testing::download(p.args.o);  // (logical order: [row, head, dim] either way)
   const std::vector<double> lse = flash::testing::download(*p.args.lse);
+  // lse's logical order: [heads_q, total_q] packed, [batch, heads_q, seqlen_q] dense.
+  const std::int64_t Sq = p.spec.packing == Packing::dense ? p.q_lens.at(0) : 0;
+  const auto lse_at = [&](std::int64_t h, std::int64_t row) {
+    return Sq ? lse[static_cast<std::size_t>(((row / Sq) * Hq + h) * Sq + row % Sq)] : lse[h * Tq + row];
+  };
   const std::int64_t rows = p.cu_q.back();
   std::size_t o_unwritten = 0, lse_unwritten = 0;
   for (std::int64_t i = 0; i < rows * Hq * D; ++i) o_unwritten += std::isnan(o[i]);
   for (std::int64_t h = 0; h < Hq; ++h)
-    for (std::int64_t i = 0; i < rows; ++i) lse_unwritten += std::isnan(lse[h * Tq + i]);
+    for (std::int64_t i = 0; i < rows; ++i) lse_unwritten += std::isnan(lse_at(h, i));
   r.unwritten = o_unwritten + lse_unwritten;
   // The views' elements are distinct elements of the buffers: any other
   // element that is not NaN was written outside the sequences' rows.
@@ -327,7 +354,7 @@ VarlenCheck run_and_check(VarlenProblem& p, flash::ForwardArgs args, const std::
           lowp_err = std::max(lowp_err, std::fabs(ref.o_lowp[ri] - ref.o[ri]));
           max_ref = std::max(max_ref, std::fabs(ref.o[ri]));
         }
-        const double ref_lse = ref.lse[static_cast<std::size_t>(h * sq + i)], got = lse[h * Tq + row];
+        const double ref_lse = ref.lse[static_cast<std::size_t>(h * sq + i)], got = lse_at(h, row);
         if (std::isinf(ref_lse)) {
           lse_inf_mismatch = lse_inf_mismatch || got != ref_lse;
         } else {
@@ -428,6 +455,21 @@ const std::vector<VarlenCase>& varlen_cases() {
       {"long_causal_gqa2_d64",
        {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = {1500, 700, 2100},
         .k_lens = {1700, 700, 2100}, .tail_q = 2, .tail_k = 9},
+       false},
+      // Dense queries with seqused_k (a per-sequence layout without cu_seqlens_q; session 31's
+      // compact-grid bug read cu_seqlens_q there).
+      {"dense_q_seqused_causal_gqa2_d128",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .causal = true, .q_lens = {300, 300, 300, 300},
+        .k_lens = {700, 700, 700, 700}, .seqused = true, .packing = Packing::dense},
+       false},
+      {"dense_q_seqused_l100_r3_cap30_alibi_batch_sinks_gqa4_d64",
+       {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .window_left = 100, .window_right = 3, .softcap = 30.0f,
+        .alibi = Alibi::per_batch, .sinks = true, .qk_gain = 4.0, .q_lens = {129, 129, 129},
+        .k_lens = {1000, 1000, 1000}, .seqused = true, .packing = Packing::dense},
+       true},
+      {"dense_q_seqused_causal_mha_d256",
+       {.heads_q = 2, .heads_kv = 2, .head_dim = 256, .causal = true, .q_lens = {77, 77}, .k_lens = {300, 300},
+        .seqused = true, .packing = Packing::dense},
        false},
       {"no_queries_d64",  // every sequence empty, rows past the last: nothing is written
        {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .q_lens = {0, 0, 0}, .k_lens = {5, 0, 9}, .tail_q = 16},

@@ -251,12 +251,23 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
 // sequences, one dependent load each: -1.4%), and -1.0% on the single-tile
 // grid in this kernel (call 4): not the grid; they keep the single-tile
 // grid, as dense queries with per-sequence keys (seqused_k, no
-// cu_seqlens_q) do, which have no empty CTAs.
+// cu_seqlens_q) do, which have no empty CTAs. Nor does it suit long
+// sequences: with every head fastest, the CTAs running together read all
+// the sequence's heads' K and V, where the single-tile grid's sections keep
+// 16 MiB of them in L2. Session 32 (call 1, old grid -> compact): 1 x 16k
+// -5.1%, 2 x 8k -4.1% (hdim 128), 1 x 16k hdim 64 -3.1%, 2 x 8k hdim 256
+// -1.9%; in the sections' order per sequence still -1.8% / -1.7% / 0.0% /
+// +0.4%. So the compact grid is taken only where the longest sequence's K
+// and V over every KV head (max_seqlen_k, 2-byte elements) fit in
+// kFa3VarlenCompactBytes: issue 17's batch (29.5 MiB) keeps it (+2.1%),
+// the long cells above went back to the old grid (call 2: +2.0-3.7%).
+inline constexpr long long kFa3VarlenCompactBytes = 32LL << 20;
 template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg> {
   using Single = Fa3SingleTileScheduler<Cfg>;
   static constexpr int kBlockM = Fa3TileCount<Cfg>::kBlockM;
   __host__ __device__ static bool compact(const FwdParams& p) {
-    return Cfg::kHeavyFirst && p.mask.causal && p.cu_seqlens_q != nullptr;
+    return Cfg::kHeavyFirst && p.mask.causal && p.cu_seqlens_q != nullptr &&
+           4LL * p.seqlen_k * p.head_dim * p.heads_kv <= kFa3VarlenCompactBytes;
   }
   static std::int64_t num_tiles(const FwdParams& p) {
     if (!compact(p)) return Single::num_tiles(p);
