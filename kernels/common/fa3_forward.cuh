@@ -269,17 +269,18 @@ template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg>
     return Cfg::kHeavyFirst && p.mask.causal && p.cu_seqlens_q != nullptr &&
            4LL * p.seqlen_k * p.head_dim * p.heads_kv <= kFa3VarlenCompactBytes;
   }
-  static std::int64_t num_tiles(const FwdParams& p) {
+  __host__ __device__ static std::int64_t num_tiles(const FwdParams& p) {
     if (!compact(p)) return Single::num_tiles(p);
     return (std::int64_t{p.total_q} / kBlockM + p.batch) * p.heads_q;
   }
   static dim3 grid(const FwdParams& p) { return dim3(static_cast<unsigned>(num_tiles(p))); }
   __device__ explicit Fa3VarlenTileScheduler(const FwdParams& p) : Single(p) {}
-  __device__ Fa3Tile tile(const FwdParams& p) const {
-    if (!compact(p)) return Single::of(p, static_cast<int>(blockIdx.x));
+  __device__ Fa3Tile tile(const FwdParams& p) const { return of(p, static_cast<int>(blockIdx.x)); }
+  // The idx-th tile (also Fa3DynamicScheduler's order for these calls); warp-collective.
+  __device__ static Fa3Tile of(const FwdParams& p, int idx) {
+    if (!compact(p)) return Single::of(p, idx);
     constexpr unsigned kAll = 0xffffffffu;
     const int lane = static_cast<int>(threadIdx.x % 32);
-    int idx = static_cast<int>(blockIdx.x);
     for (int b0 = 0; b0 < p.batch; b0 += 32) {
       const int b = b0 + lane;
       const int num_m = b < p.batch ? (p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] + kBlockM - 1) / kBlockM : 0;
@@ -329,10 +330,20 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
 // through shared memory (two slots, kFa3TileSlotBytes). A static assignment
 // of causal tiles, in either order, lost 4-30% (docs/NOTES.md). Needs a
 // Config with kPersistent (Q and O in separate buffers) and
-// FwdParams::tile_counter zeroed before the launch.
+// FwdParams::tile_counter zeroed before the launch. Causal variable-length
+// calls on the compact grid take it too (session 32), in the compact
+// order, the producer warp's lane 0 fetching the indices and every lane of
+// both roles finding the tile warp-collectively: issue 17's batch at hdim
+// 64 +4.2%, 22 sequences of 200-2300 tokens at hdim 128 +2.4%, issue 17's
+// hdim 128 batch 0.0% (H200, call 4). (On the old varlen grid, half of whose
+// indices were empty tiles, it lost 1% at hdim 128: session 18.)
 template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
+  // The tiles of the order: the single-tile grid's, or the compact grid's
+  // for causal variable-length calls (Fa3VarlenTileScheduler::compact).
+  using Order = Fa3VarlenTileScheduler<Cfg>;
+  __host__ __device__ static std::int64_t count(const FwdParams& p) { return Order::num_tiles(p); }
   static dim3 grid(const FwdParams& p) {
-    return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3DynamicScheduler::num_tiles(p), p.sm_count)));
+    return dim3(static_cast<unsigned>(std::min<std::int64_t>(count(p), p.sm_count)));
   }
 };
 template <class S> struct Fa3IsDynamic : std::false_type {};
@@ -846,7 +857,8 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   // (every consumer thread's), then the two indices.
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
-  const int num_tiles = static_cast<int>(Fa3TileCount<Cfg>::num_tiles(p));  // the dynamic schedule's end
+  const int num_tiles =  // the dynamic schedule's end
+      static_cast<int>(kVarlen ? Fa3DynamicScheduler<Cfg>::count(p) : Fa3TileCount<Cfg>::num_tiles(p));
   if (threadIdx.x == 0) {
     pipe.init();
     if constexpr (kDynamic) {
@@ -884,8 +896,27 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       else
         Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
     };
-    if constexpr (kDynamic) {
-      static_assert(!kVarlen && kFa3Persistent<Cfg>, "the dynamic schedule is for dense calls on persistent Configs");
+    if constexpr (kDynamic && kVarlen) {
+      // Per-sequence causal calls, by the producer warp: lane 0 publishes
+      // and fetches the indices, every lane finds the tile (warp-collective).
+      static_assert(!Mainloop::kPaged && kFa3Persistent<Cfg>, "the dynamic schedule: dense or per-sequence calls");
+      if (threadIdx.x < 32) {
+        int idx = static_cast<int>(blockIdx.x);
+        for (int k = 0;; ++k) {
+          const int slot = k & 1;
+          if (threadIdx.x == 0) {
+            if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last index was read
+            tile_slot[slot] = idx;
+            mbar_arrive(tile_bars + slot);
+          }
+          if (idx >= num_tiles) break;
+          produce(Fa3VarlenTileScheduler<Cfg>::of(p, idx));
+          if (threadIdx.x == 0) idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
+          idx = __shfl_sync(0xffffffffu, idx, 0);
+        }
+      }
+    } else if constexpr (kDynamic) {
+      static_assert(kFa3Persistent<Cfg>, "the dynamic schedule is for persistent Configs");
       if (threadIdx.x == 0) {
         int idx = static_cast<int>(blockIdx.x);
         for (int k = 0;; ++k) {
@@ -962,7 +993,8 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         // 2026-11-24.)
         mbar_arrive(tile_bars + 2 + slot);
         if (idx >= num_tiles) break;
-        consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
+        if constexpr (kVarlen) consume(Fa3VarlenTileScheduler<Cfg>::of(p, idx));
+        else consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
       }
     } else {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) consume(sched.tile(p));
@@ -1090,14 +1122,19 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     return err;
   }
 
-  // Dense causal calls of at most kFa3DynamicMaxKeys keys without score
-  // modifiers, on a Config with the persistent schedule, take the dynamic
-  // one (Fa3DynamicScheduler): its tile counter is the workspace.
+  // Causal calls of at most kFa3DynamicMaxKeys keys without score
+  // modifiers, dense or on the compact varlen grid, on a Config with the
+  // persistent schedule, take the dynamic one (Fa3DynamicScheduler): its
+  // tile counter is the workspace.
   static bool dynamic(const FwdParams& p) {
-    bool persistent = false;
-    dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { persistent = kFa3Persistent<ConfigFor<decltype(hd)::value>>; });
-    return persistent && p.seq_layout() == SeqLayout::dense && !p.has_score_mods() && !fa3_persistent_walk(p) &&
-           p.seqlen_k <= kFa3DynamicMaxKeys;
+    bool persistent = false, compact = false;
+    dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
+      using Cfg = ConfigFor<decltype(hd)::value>;
+      persistent = kFa3Persistent<Cfg>;
+      compact = Fa3VarlenTileScheduler<Cfg>::compact(p);
+    });
+    const bool layout = p.seq_layout() == SeqLayout::dense || (p.seq_layout() == SeqLayout::per_sequence && compact);
+    return persistent && layout && !p.has_score_mods() && !fa3_persistent_walk(p) && p.seqlen_k <= kFa3DynamicMaxKeys;
   }
   static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
 
@@ -1140,11 +1177,16 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           return;  // the variant does not claim kFeaturePaged
         case SeqLayout::per_sequence:
           // One CTA per tile, on the compact grid where it is causal
-          // (Fa3VarlenTileScheduler). (A persistent walk over the real query
+          // (Fa3VarlenTileScheduler), or that grid's order on the dynamic
+          // schedule (dynamic()). (A persistent walk over the real query
           // blocks, numbered from cu_seqlens_q[b] / kBlockM + b and found by
           // binary search, was 0-5% slower than the single-tile grid at
           // issue 17's shape: docs/NOTES.md.)
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Compact{}, yes, PerSeq{});
+          if constexpr (kFa3Persistent<Cfg>) {
+            if (dynamic(p))
+              return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, PerSeq{});
+          }
           return launch_with(tag, TypeTag<Cfg>{}, Compact{}, no, PerSeq{});
         default:
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Dense{});
