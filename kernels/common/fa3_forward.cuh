@@ -265,20 +265,29 @@ inline constexpr long long kFa3VarlenCompactBytes = 32LL << 20;
 template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg> {
   using Single = Fa3SingleTileScheduler<Cfg>;
   static constexpr int kBlockM = Fa3TileCount<Cfg>::kBlockM;
-  __host__ __device__ static bool compact(const FwdParams& p) {
-    return Cfg::kHeavyFirst && p.mask.causal && p.cu_seqlens_q != nullptr &&
+  // Whether the compact numbering suits the call (packed queries whose
+  // longest sequence's K and V fit kFa3VarlenCompactBytes); the compact
+  // grid takes it for causal calls, the dynamic schedule for any mask.
+  __host__ __device__ static bool compact_fits(const FwdParams& p) {
+    return Cfg::kHeavyFirst && p.cu_seqlens_q != nullptr &&
            4LL * p.seqlen_k * p.head_dim * p.heads_kv <= kFa3VarlenCompactBytes;
   }
-  __host__ __device__ static std::int64_t num_tiles(const FwdParams& p) {
-    if (!compact(p)) return Single::num_tiles(p);
+  __host__ __device__ static bool compact(const FwdParams& p) { return p.mask.causal && compact_fits(p); }
+  __host__ __device__ static std::int64_t compact_tiles(const FwdParams& p) {
     return (std::int64_t{p.total_q} / kBlockM + p.batch) * p.heads_q;
+  }
+  __host__ __device__ static std::int64_t num_tiles(const FwdParams& p) {
+    return compact(p) ? compact_tiles(p) : Single::num_tiles(p);
   }
   static dim3 grid(const FwdParams& p) { return dim3(static_cast<unsigned>(num_tiles(p))); }
   __device__ explicit Fa3VarlenTileScheduler(const FwdParams& p) : Single(p) {}
-  __device__ Fa3Tile tile(const FwdParams& p) const { return of(p, static_cast<int>(blockIdx.x)); }
-  // The idx-th tile (also Fa3DynamicScheduler's order for these calls); warp-collective.
-  __device__ static Fa3Tile of(const FwdParams& p, int idx) {
-    if (!compact(p)) return Single::of(p, idx);
+  __device__ Fa3Tile tile(const FwdParams& p) const {
+    const int idx = static_cast<int>(blockIdx.x);
+    return compact(p) ? compact_of(p, idx) : Single::of(p, idx);
+  }
+  // The idx-th tile of the compact numbering (also Fa3DynamicScheduler's
+  // order for these calls); warp-collective.
+  __device__ static Fa3Tile compact_of(const FwdParams& p, int idx) {
     constexpr unsigned kAll = 0xffffffffu;
     const int lane = static_cast<int>(threadIdx.x % 32);
     for (int b0 = 0; b0 < p.batch; b0 += 32) {
@@ -341,7 +350,9 @@ template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
   // The tiles of the order: the single-tile grid's, or the compact grid's
   // for causal variable-length calls (Fa3VarlenTileScheduler::compact).
   using Order = Fa3VarlenTileScheduler<Cfg>;
-  __host__ __device__ static std::int64_t count(const FwdParams& p) { return Order::num_tiles(p); }
+  static std::int64_t count(const FwdParams& p) {
+    return p.cu_seqlens_q != nullptr ? Order::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p);
+  }
   static dim3 grid(const FwdParams& p) {
     return dim3(static_cast<unsigned>(std::min<std::int64_t>(count(p), p.sm_count)));
   }
@@ -858,7 +869,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
   const int num_tiles =  // the dynamic schedule's end
-      static_cast<int>(kVarlen ? Fa3DynamicScheduler<Cfg>::count(p) : Fa3TileCount<Cfg>::num_tiles(p));
+      static_cast<int>(kVarlen ? Fa3VarlenTileScheduler<Cfg>::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p));
   if (threadIdx.x == 0) {
     pipe.init();
     if constexpr (kDynamic) {
@@ -910,7 +921,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
             mbar_arrive(tile_bars + slot);
           }
           if (idx >= num_tiles) break;
-          produce(Fa3VarlenTileScheduler<Cfg>::of(p, idx));
+          produce(Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx));
           if (threadIdx.x == 0) idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
           idx = __shfl_sync(0xffffffffu, idx, 0);
         }
@@ -993,7 +1004,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         // 2026-11-24.)
         mbar_arrive(tile_bars + 2 + slot);
         if (idx >= num_tiles) break;
-        if constexpr (kVarlen) consume(Fa3VarlenTileScheduler<Cfg>::of(p, idx));
+        if constexpr (kVarlen) consume(Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx));
         else consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
       }
     } else {
@@ -1131,10 +1142,15 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       persistent = kFa3Persistent<Cfg>;
-      compact = Fa3VarlenTileScheduler<Cfg>::compact(p);
+      compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
     });
-    const bool layout = p.seq_layout() == SeqLayout::dense || (p.seq_layout() == SeqLayout::per_sequence && compact);
-    return persistent && layout && !p.has_score_mods() && !fa3_persistent_walk(p) && p.seqlen_k <= kFa3DynamicMaxKeys;
+    // Packed queries, in the compact order: causal calls as dense ones, and
+    // calls without a mask.
+    const bool unmasked = !p.mask.causal && p.mask.window_left < 0 && p.mask.window_right < 0;
+    const bool varlen = p.seq_layout() == SeqLayout::per_sequence && compact &&
+                        (p.mask.causal ? !fa3_persistent_walk(p) : unmasked);
+    const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
+    return persistent && (dense || varlen) && !p.has_score_mods() && p.seqlen_k <= kFa3DynamicMaxKeys;
   }
   static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
 
