@@ -73,7 +73,9 @@
 //   MiB; long sequences lost 2-5% on it (1 x 16k causal hdim 128 571 ->
 //   592 back on the old grid). And the compact grid's order on the dynamic
 //   schedule up to 4096 keys (Fa3DynamicScheduler): hdim 64 +4.2%, 22
-//   sequences of 200-2300 tokens +2.4%, issue 17's hdim 128 batch 0.0%.
+//   sequences of 200-2300 tokens +2.4%, issue 17's hdim 128 batch 0.0%;
+//   unmasked calls too (+4.0% / -0.3%), and causal paged calls with packed
+//   queries (page 16 / 256 +1.1% / +4.0%).
 // Causal grids (2026-11-24, common/fa3_forward.cuh's Fa3SingleTileScheduler):
 // longest first within sections of heads whose K/V fit in 16 MiB of L2
 // instead of per head, so the last head's longest tiles no longer start at

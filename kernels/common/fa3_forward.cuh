@@ -345,7 +345,10 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
 // both roles finding the tile warp-collectively: issue 17's batch at hdim
 // 64 +4.2%, 22 sequences of 200-2300 tokens at hdim 128 +2.4%, issue 17's
 // hdim 128 batch 0.0% (H200, call 4). (On the old varlen grid, half of whose
-// indices were empty tiles, it lost 1% at hdim 128: session 18.)
+// indices were empty tiles, it lost 1% at hdim 128: session 18.) Then
+// unmasked packed calls (22 sequences of 200-2300 tokens +4.0%, issue 17's
+// batch -0.3%) and causal paged calls with packed queries (page 16 +1.1%,
+// page 256 +4.0%; unmasked paged ones lost 2-5% and keep the grid).
 template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
   // The tiles of the order: the single-tile grid's, or the compact grid's
   // for causal variable-length calls (Fa3VarlenTileScheduler::compact).
@@ -910,7 +913,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     if constexpr (kDynamic && kVarlen) {
       // Per-sequence causal calls, by the producer warp: lane 0 publishes
       // and fetches the indices, every lane finds the tile (warp-collective).
-      static_assert(!Mainloop::kPaged && kFa3Persistent<Cfg>, "the dynamic schedule: dense or per-sequence calls");
+      static_assert(kFa3Persistent<Cfg>, "the dynamic schedule is for persistent Configs");
       if (threadIdx.x < 32) {
         int idx = static_cast<int>(blockIdx.x);
         for (int k = 0;; ++k) {
@@ -1145,10 +1148,12 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
     });
     // Packed queries, in the compact order: causal calls as dense ones, and
-    // calls without a mask.
+    // contiguous calls without a mask (paged ones lost 2-5% on it, H200,
+    // session 32: page 16 / 256 full -4.9% / -2.2%, causal +1.1% / +4.0%).
     const bool unmasked = !p.mask.causal && p.mask.window_left < 0 && p.mask.window_right < 0;
-    const bool varlen = p.seq_layout() == SeqLayout::per_sequence && compact &&
-                        (p.mask.causal ? !fa3_persistent_walk(p) : unmasked);
+    const bool paged = p.seq_layout() == SeqLayout::paged;
+    const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
+                        (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && !paged);
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
     return persistent && (dense || varlen) && !p.has_score_mods() && p.seqlen_k <= kFa3DynamicMaxKeys;
   }
@@ -1185,6 +1190,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
+            if constexpr (kFa3Persistent<Cfg>) {
+              if (dynamic(p))  // packed queries (dynamic() says which)
+                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Paged{});
+            }
             // (The persistent walk for dense-query full paged calls was
             // measured 12-27% slower than this grid at page 16 and 256,
             // 2026-11-24: docs/NOTES.md.)
