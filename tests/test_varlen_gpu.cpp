@@ -3,7 +3,8 @@
 // include 0 and 1 and one long sequence among short ones, seqlen_q !=
 // seqlen_k per sequence, seqused_k, GQA/MQA, masks, windows and the score
 // modifiers, packed layouts with strides (q, k and v as parts of one qkv
-// buffer; heads-major memory; padded o rows). Each sequence is checked
+// buffer; heads-major memory; padded o rows), and dense [batch, seqlen]
+// calls whose only per-sequence metadata is seqused_k. Each sequence is checked
 // against the fp64 reference run on that sequence alone (batch 1, its own
 // lengths), by the rule of the dense checks (src/testing):
 //   max|out - ref| <= 2 * max|out_lowp - ref| + floor(dtype) * max|ref|,

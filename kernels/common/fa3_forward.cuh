@@ -351,7 +351,7 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
 // page 256 +4.0%; unmasked paged ones lost 2-5% and keep the grid).
 template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
   // The tiles of the order: the single-tile grid's, or the compact grid's
-  // for causal variable-length calls (Fa3VarlenTileScheduler::compact).
+  // for packed-query calls (Fa3VarlenTileScheduler::compact_fits).
   using Order = Fa3VarlenTileScheduler<Cfg>;
   static std::int64_t count(const FwdParams& p) {
     return p.cu_seqlens_q != nullptr ? Order::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p);
@@ -911,8 +911,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
     };
     if constexpr (kDynamic && kVarlen) {
-      // Per-sequence causal calls, by the producer warp: lane 0 publishes
-      // and fetches the indices, every lane finds the tile (warp-collective).
+      // Packed-query calls (per-sequence and paged), by the producer warp:
+      // lane 0 publishes and fetches the indices, every lane finds the tile
+      // (warp-collective) and loads it.
       static_assert(kFa3Persistent<Cfg>, "the dynamic schedule is for persistent Configs");
       if (threadIdx.x < 32) {
         int idx = static_cast<int>(blockIdx.x);
@@ -1136,10 +1137,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     return err;
   }
 
-  // Causal calls of at most kFa3DynamicMaxKeys keys without score
-  // modifiers, dense or on the compact varlen grid, on a Config with the
-  // persistent schedule, take the dynamic one (Fa3DynamicScheduler): its
-  // tile counter is the workspace.
+  // Calls of at most kFa3DynamicMaxKeys keys without score modifiers, on a
+  // Config with the persistent schedule, take the dynamic one
+  // (Fa3DynamicScheduler; its tile counter is the workspace): dense causal
+  // calls, and packed-query calls that fit the compact order (below).
   static bool dynamic(const FwdParams& p) {
     bool persistent = false, compact = false;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
