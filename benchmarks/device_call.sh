@@ -11,6 +11,7 @@
 #   dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
 #   dc_sanitize "$B/runner --bwd --kernel wgmma --batch 3 --seq 700 --seq-k 1333 --heads 8 --heads-kv 2 --dhead 128"
 #   dc_tests '*Backward*:*Bwd*:Concurrency*' 300
+#   dc_runner "--dhead 128 --heads 4 --varlen 1,128,129,500 --causal" "--dhead 64 --heads 2 --varlen 0,9,400"
 #
 # Binaries: .gpu/bundle.txz (benchmarks/pack_gpu.sh) unpacks to $G/bin and $G/lib, and its bench
 # answers to the tag given to dc_setup; every other .gpu/*.txz holds TAG/bench for another tag
@@ -104,4 +105,16 @@ dc_tests() {
   cat "$O"/tests_?.txt > "$O/tests.txt"
   rm -f "$O"/tests_?.txt
   echo "dc_tests: $((SECONDS - DC_T0)) s since setup"
+}
+
+# dc_runner ARGS...: `runner --kernel all ARGS` for each argument string (90 s each at most), the
+# checks to runner.txt and one line of counts (the every-variant check the forward calls of
+# sessions 31-32 repeated by hand).
+dc_runner() {
+  local a
+  for a in "$@"; do
+    # shellcheck disable=SC2086  # an argument string is several flags
+    timeout 90 "$B/runner" --kernel all $a 2>&1 | grep -E "\[OK|FAIL|rror:|xception"
+  done > "$O/runner.txt" 2>&1
+  echo "runner OK: $(grep -c '\[OK' "$O/runner.txt"), FAIL: $(grep -c -E 'FAIL|rror:|xception' "$O/runner.txt")"
 }

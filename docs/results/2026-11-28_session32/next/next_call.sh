@@ -5,7 +5,7 @@
 # Predicted: flash 7 x 2341 ~7-8% under 8 x 2048 (session 32, call 7: 547.8 against ~578); if FA4
 # loses under 4%, the varlen gap is in how the partial tiles run, not in the schedule.
 set -u
-source benchmarks/device_call.sh
+source benchmarks/device_call.sh  # (dc_runner there runs the every-variant check)
 dc_setup T > /dev/null
 source .anchors/fa4-part2/install.sh > /dev/null 2>&1 || { echo "fa4 not staged"; exit 3; }
 timeout 300 python3 docs/results/2026-11-28_session32/next/padded_tiles.py "$B/bench" "$O/padded_tiles.json" 2>&1 |
