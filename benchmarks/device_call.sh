@@ -65,8 +65,9 @@ import collections, re, sys
 x, y, path = sys.argv[1:4]
 d = collections.defaultdict(list)
 for line in open(path):
-    m = re.match(r'(\S+) (?:bwd|fwd|decode)\w*/(\S+?)/(\S+?)/.*TFLOPS=([\d.]+)', line)
-    if m: d[(m[3], m[2], m[1])].append(float(m[4]))
+    m = re.match(r'(\S+) ((?:bwd|fwd|decode)\w*)/(\S+?)/(\S+?)/.*TFLOPS=([\d.]+)', line)
+    # (the family joins the shape: fwd_varlen_paged16 and _paged256 rows share a shape name)
+    if m: d[(m[4] + ("" if m[2] in ("bwd", "fwd", "decode") else " " + m[2]), m[3], m[1])].append(float(m[5]))
 for k in sorted(set((a, b) for a, b, _ in d)):
     a, b = d.get(k + (x,), []), d.get(k + (y,), [])
     if a and b:
