@@ -422,7 +422,7 @@ TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
 // its own counters), causal with seqlen_q < seqlen_k (many key blocks, more
 // CTAs than an H200 holds at once: 18 x 4 x 2 = 144, one per SM) and a
 // window with seqlen_q > seqlen_k (query tiles that no key block visits),
-// every head dim (hdim 256: bwd_04's dQ writer warp): 30 bit-identical
+// every head dim (hdim 256: bwd_04's ordered dQ writer): 30 bit-identical
 // runs, then the reference.
 TEST(BackwardDeterminism, OrderedDqUnderGqaAndMasks) {
   SKIP_WITHOUT_GPU();
