@@ -7,6 +7,10 @@
 // The preprocess by 16-byte loads where rows allow (session 24, H100, ncu,
 // 16k tokens, hdim 128): 90 -> 62 us against one element per lane; whole
 // backward +2.7% at hdim 64 causal 8k with the dQ convert of bwd_seq.cuh.
+// Eight lanes per row since session 33: with sixteen, half of each row's
+// lanes had nothing to load at hdim 64 (a row is 128 bytes), and the
+// preprocess of hdim 64 8k x 2 x 32 heads took 94 us for 134 MB (1.4 TB/s;
+// ncu, H200), a fifth of the (128, 0) window's backward.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -29,19 +33,22 @@ unsigned blocks_for(std::int64_t n, std::int64_t per_block) {
 
 // Row entry r of the row arrays: dpsum = rowsum(dO * O) from the row at
 // o_off / do_off and lse_log2 from the LSE at lse_off; a padding row
-// (!valid) gets dpsum 0 and lse_log2 +inf. Half a warp per row, by 16-byte
-// loads: every backward variant takes only views whose rows start on
-// 16-byte boundaries (bwd_variant's alignment, checked by the library before
-// any launch). Every lane of the half calls it (the sum is a shuffle);
-// `write` says whether the half's row exists (the last pair of rows may have
-// one).
-constexpr int kRowLanes = 16, kRowsPerWarp = 32 / kRowLanes;
+// (!valid) gets dpsum 0 and lse_log2 +inf. Eight lanes per row, by 16-byte
+// loads (one each at hdim 64 and bf16 / f16, two at 128): every backward
+// variant takes only views whose rows start on 16-byte boundaries
+// (bwd_variant's alignment, checked by the library before any launch), and
+// head dims are multiples of 8. Every lane of the group calls it (the sum is
+// a shuffle); `write` says whether the group's row exists (the last rows of
+// the last warp may not). The LSE is read first: its load does not wait for
+// the sum.
+constexpr int kRowLanes = 8, kRowsPerWarp = 32 / kRowLanes;
 
 template <class T>
 __device__ __forceinline__ void preprocess_row(const BwdParams& p, bool valid, bool write, std::int64_t o_off,
                                                std::int64_t do_off, std::int64_t lse_off, std::int64_t r, int lane) {
   constexpr int kStep = kVec16<T>;
   float sum = 0.0f, lse2 = INFINITY;
+  const float lse = valid ? p.lse[lse_off] : -INFINITY;
   if (valid) {
     const T* o = static_cast<const T*>(p.o) + o_off;
     const T* d = static_cast<const T*>(p.dout) + do_off;
@@ -54,18 +61,15 @@ __device__ __forceinline__ void preprocess_row(const BwdParams& p, bool valid, b
     }
   }
   sum = group_sum<kRowLanes>(sum);
-  if (valid) {
-    const float lse = p.lse[lse_off];
-    // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
-    if (lse != -INFINITY) lse2 = lse * static_cast<float>(kLog2e);
-  }
+  // A row that saw no key has LSE -inf; +inf makes its P exactly 0.
+  if (valid && lse != -INFINITY) lse2 = lse * static_cast<float>(kLog2e);
   if (write && lane == 0) {
     p.dpsum[r] = sum;
     p.lse_log2[r] = lse2;
   }
 }
 
-// Dense calls: half a warp per padded row of every (batch, head),
+// Dense calls: a group of kRowLanes lanes per padded row of every (batch, head),
 // grid-strided (each warp's rows together, so that its shuffles see every
 // lane).
 template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_kernel(const __grid_constant__ BwdParams p) {
@@ -88,7 +92,7 @@ template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_ke
 // Variable-length calls: a (row blocks, heads_q, batch) grid over each
 // sequence's rows padded to whole kBwdRowPad tiles, plus the rows its
 // padding adds beyond one tile (ws_seq_pad; bwd_03's 80-row steps read up
-// to 79 rows past the sequence), half a warp per row (BwdParams::ws_row0).
+// to 79 rows past the sequence), kRowLanes lanes per row (BwdParams::ws_row0).
 template <class T>
 __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kRows = kRowsPerBlock * kRowsPerWarp;
@@ -99,7 +103,7 @@ __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const _
   const std::int64_t do_off = p.grad_span(b).dout, row0 = p.ws_row0(b, h, seq.lse_row0, p.ws_seq_pad);
   const int rows = (seq.seqlen_q + kBwdRowPad - 1) / kBwdRowPad * kBwdRowPad + (p.ws_seq_pad - kBwdRowPad);
   for (int i0 = blockIdx.x * kRows + threadIdx.x / 32 * kRowsPerWarp; i0 < rows; i0 += gridDim.x * kRows) {
-    const int i = i0 + group;  // rows is a multiple of kRowsPerWarp: every half warp has a row
+    const int i = i0 + group;  // rows is a multiple of kRowsPerWarp (of 128): every group has a row
     preprocess_row<T>(p, i < seq.seqlen_q, true, seq.o + h * p.o_head_stride + i * p.o_row_stride,
                                do_off + h * p.do_head_stride + i * p.do_row_stride,
                                p.lse_offset(b, h, seq.lse_row0 + i), row0 + i, lane);
