@@ -73,6 +73,9 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   static constexpr bool kHeavyFirst = false;
   static constexpr bool kQInRegisters = false;
 };
+// (Read in fa3_forward.cuh only under if constexpr, which nvcc's unused-member
+// check, #177, does not see.)
+static_assert(!WgmmaWindowConfig<64>::kQInRegisters, "the small tiles read Q from shared memory");
 
 FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
 
