@@ -9,6 +9,7 @@
 #   { dc_ab A B 'bwd/wgmma/' "--seq 8192 --dhead 128 --kernel wgmma" "--seq 2048 --dhead 128 --kernel wgmma"
 #     dc_ab A B 'det/' "--seq 16384 --dhead 128 --causal --kernel wgmma"; } | tee "$O/ab.txt"
 #   dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
+#   dc_abn "A B C" 'bwd/wgmma/' "..."             # three or more binaries, rotated; dc_summary A C ...
 #   dc_sanitize "$B/runner --bwd --kernel wgmma --batch 3 --seq 700 --seq-k 1333 --heads 8 --heads-kv 2 --dhead 128"
 #   dc_tests '*Backward*:*Bwd*:Concurrency*' 300
 #   dc_runner "--dhead 128 --heads 4 --varlen 1,128,129,500 --causal" "--dhead 64 --heads 2 --varlen 0,9,400"
@@ -42,19 +43,27 @@ dc_setup() {
 # each round; one line per benchmark, prefixed by the tag. DC_BENCH_FLAGS adds flags (--fwd cells:
 # set it to "" and put the mode in the cell).
 dc_ab() {
-  local x=$1 y=$2 f=$3 r c t order
-  shift 3
+  local x=$1 y=$2
+  shift 2
+  dc_abn "$x $y" "$@"
+}
+
+# dc_abn "TAG..." FILTER CELL...: dc_ab for any number of tags; round r starts at the r-th tag.
+dc_abn() {
+  local -a tags=($1)
+  local f=$2 n=${#tags[@]} r c i t
+  shift 2
   for r in 0 1; do
     for c in "$@"; do
-      order="$x $y"; [ $r = 1 ] && order="$y $x"
-      for t in $order; do
+      for i in $(seq 0 $((n - 1))); do
+        t=${tags[$(( (i + r) % n ))]}
         # shellcheck disable=SC2086  # a cell is several flags
         timeout 60 "$G/$t/bench" ${DC_BENCH_FLAGS---bwd} $c --benchmark_filter="$f" 2>&1 |
           grep -E "^(bwd|fwd|decode)|ERROR|rror" | sed -E 's/ +[0-9.]+ ms +[0-9.]+ ms +[0-9]+//' | sed "s/^/$t /"
       done
     done
   done
-  echo "dc_ab: $((SECONDS - DC_T0)) s since setup" >&2
+  echo "dc_abn: $((SECONDS - DC_T0)) s since setup" >&2
 }
 
 # dc_summary X Y FILE: the mean TFLOPS of each (shape, kernel) for X and Y, and Y's change (any

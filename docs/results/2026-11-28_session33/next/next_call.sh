@@ -18,24 +18,12 @@
 set -u
 source benchmarks/device_call.sh
 dc_setup P > /dev/null
-TAGS="A Z P"
 W64="--seq 8192 --dhead 64 --batch 2 --heads 32"
 W128="--seq 16384 --dhead 128 --batch 1 --heads 16"
-CELLS=("$W64 --causal --window 128,0" "$W128 --causal --window 128,0" "$W64 --causal" "$W128 --causal"
-       "--seq 2048 --dhead 128" "--seq 8192 --dhead 256 --causal")
-rot() { local r=$1; set -- $TAGS; local n=$#; local i; for i in $(seq 0 $((n - 1))); do local k=$(( (i + r) % n + 1 )); echo -n "${!k} "; done; }
-for r in 0 1; do
-  for c in "${CELLS[@]}"; do
-    for t in $(rot $r); do
-      timeout 60 "$G/$t/bench" --bwd $c --kernel auto --benchmark_filter='^bwd/auto/' 2>&1 | grep -E "^bwd|rror" |
-        sed -E 's/ +[0-9.]+ ms +[0-9.]+ ms +[0-9]+//' | sed "s/^/$t /"
-    done
-  done
-  for t in $(rot $r); do
-    timeout 60 "$G/$t/bench" --bwd --varlen --dhead 128 --heads 16 --kernel wgmma --benchmark_filter='^bwd_varlen/wgmma/' 2>&1 |
-      grep -E "^bwd|rror" | sed -E 's/ +[0-9.]+ ms +[0-9.]+ ms +[0-9]+//' | sed "s/^/$t /"
-  done
-done > "$O/ab.txt" 2>&1
+{ dc_abn "A Z P" '^bwd/auto/' "$W64 --causal --window 128,0 --kernel auto" "$W128 --causal --window 128,0 --kernel auto" \
+    "$W64 --causal --kernel auto" "$W128 --causal --kernel auto" "--seq 2048 --dhead 128 --kernel auto" \
+    "--seq 8192 --dhead 256 --causal --kernel auto"
+  dc_abn "A Z P" '^bwd_varlen/wgmma/' "--varlen --dhead 128 --heads 16 --kernel wgmma"; } > "$O/ab.txt" 2>&1
 for t in Z P; do dc_summary A $t "$O/ab.txt"; done | tee "$O/ab_summary.txt"
 timeout 60 ncu --clock-control none --metrics gpu__time_duration.sum --launch-skip 20 --launch-count 6 \
   "$B/bench" --bwd $W64 --causal --window 128,0 --kernel auto --benchmark_filter=bwd/auto/ --min-time 0.05 > "$O/ncu.txt" 2>&1
