@@ -349,6 +349,14 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
 };
 
 template <int kHeadDim> using WgmmaBwdConfig = WgmmaBwdConfigT<kHeadDim, kHeadDim == 64 ? 128 : 64>;
+// The step shapes' choices at a glance (and members that only sm_90a device
+// code reads, which the sm_80 pass compiles out: nvcc's #177 sees them here).
+static_assert(WgmmaBwdConfigT<64, 128>::kDvAfterDs && WgmmaBwdConfigT<128, 80>::kDvAfterDs &&
+                  !WgmmaBwdConfigT<128, 64>::kDvAfterDs,
+              "dV's product after dS^T at 128- and 80-row steps");
+static_assert(WgmmaBwdConfigT<64, 128>::kDqNamedHandoff && !WgmmaBwdConfigT<128, 80>::kDqNamedHandoff &&
+                  !WgmmaBwdConfigT<128, 64>::kDqNamedHandoff,
+              "the named dQ hand-off at 128-row steps only");
 template <int kHeadDim> using WgmmaBwdConfig80 = WgmmaBwdConfigT<kHeadDim, 80>;
 
 template <class F> bool dispatch_bwd03_head_dim(int d, F&& f) {

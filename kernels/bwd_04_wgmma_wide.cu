@@ -258,10 +258,13 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
   }
 };
 
+// (Read only by sm_90a device code, which the sm_80 pass compiles out.)
+static_assert(WideBwdConfig<256>::kKeys == 32, "each warpgroup takes 32 of the 64 keys");
+
 // Named barrier (bar.sync ids; 0 is __syncthreads): both warpgroups' P and
 // dS columns are in shared memory (256 threads).
-constexpr int kBwd04PdsReady = 1;
-constexpr int kBwd04StoreReady = 2;  // dK and dV through shared memory (Bwd04Consumer::store)
+[[maybe_unused]] constexpr int kBwd04PdsReady = 1;
+[[maybe_unused]] constexpr int kBwd04StoreReady = 2;  // dK and dV through shared memory (Bwd04Consumer::store)
 
 template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> struct Bwd04Consumer {
   using Smem = Bwd04SmemOf<Cfg, kDeterministic>;
