@@ -7,9 +7,9 @@
 # >= 0.5 s; backward: the non-deterministic row); FA4's flash_attn_func by do_bench in 40 ms
 # bursts as fa4_bench.py times it ("fa4_short") and over 0.5 s ("fa4_matched"); 0.5 s of rest
 # before each timing. TFLOPS of the visible (query, key) pairs (backward 2.5x), as both count.
-import json, re, subprocess, sys, time, torch
-from triton.testing import do_bench
+import json, sys, time, torch
 from flash_attn.cute.interface import flash_attn_func
+from fa4_matched_common import bench_tflops, fa4_backward, time_fa4
 
 bench, out = sys.argv[1], sys.argv[2]
 CASES = [("causal", ["--causal"], dict(causal=True), (None, 0)),
@@ -44,27 +44,12 @@ for D, N, B, H in ((64, 8192, 2, 32), (128, 16384, 1, 16)):
             cmd = [bench, "--batch", str(B), "--heads", str(H), "--seq", str(N), "--dhead", str(D),
                    "--kernel", "auto"] + flags + (["--bwd"] if mode == "bwd" else [])
             time.sleep(0.5)
-            txt = subprocess.run(cmd + ["--benchmark_filter=^" + mode + "/auto/"], capture_output=True, text=True).stdout
-            m = [l for l in txt.splitlines() if l.startswith(mode + "/auto/")]
-            res["flash"] = float(re.search(r"TFLOPS=([0-9.]+)", m[0]).group(1)) if m else None
-            if mode == "fwd":
-                f = lambda: flash_attn_func(q, k, v, **kw)
-            else:
-                o = flash_attn_func(q, k, v, **kw)
-                o = o[0] if isinstance(o, tuple) else o
-                g = torch.randn_like(o)
-                f = lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
-            for label, w, r in (("fa4_short", 5, 40), ("fa4_matched", 100, 500)):
-                try:
-                    f(); torch.cuda.synchronize(); time.sleep(0.5)
-                    res[label] = round(flops / do_bench(f, warmup=w, rep=r, return_mode="median") / 1e9, 1)
-                except Exception as e:  # noqa: BLE001 (recorded, not fatal)
-                    res[label] = None; res[label + "_error"] = str(e)[:100]
-            for peer in ("fa4_short", "fa4_matched"):
-                if res["flash"] and res.get(peer): res["vs_" + peer] = round(res["flash"] / res[peer], 3)
+            res["flash"] = bench_tflops(cmd, mode + "/auto/")
+            call = lambda: flash_attn_func(q, k, v, **kw)
+            f = call if mode == "fwd" else fa4_backward(call, (q, k, v))
+            time_fa4(res, f, flops, rest=0.5)
             print(json.dumps(res), flush=True)
             rows.append(res)
             json.dump(rows, open(out, "w"), indent=1)
             del f
-            if mode == "bwd": del o, g
     del q, k, v

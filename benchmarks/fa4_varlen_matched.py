@@ -9,9 +9,9 @@
 # before each timing. Ratios: vs_fa4_short = flash (0.5 s) / FA4 bursts (the method),
 # vs_fa4_matched = both over 0.5 s, burst_vs_fa4_short = both in 40 ms bursts.
 # TFLOPS of the visible pairs (4 * H * D * pairs; backward 2.5x), as both tools count them.
-import json, re, subprocess, sys, time, torch
-from triton.testing import do_bench
+import json, sys, time, torch
 from flash_attn.cute.interface import flash_attn_varlen_func
+from fa4_matched_common import bench_tflops, fa4_backward, time_fa4
 
 bench, out = sys.argv[1], sys.argv[2]
 lens = [1374, 3778, 2225, 3022, 3204, 498, 2283]  # fa4_bench.py's draw (seed 1), bench's default
@@ -31,26 +31,11 @@ for mode in ("fwd", "bwd"):
         row = "bwd_varlen/wgmma/" if mode == "bwd" else "fwd_varlen/wgmma_persistent/"
         for label, extra in (("flash", []), ("flash_burst", ["--min-time", "0.04"])):
             time.sleep(1)
-            txt = subprocess.run(cmd + extra + ["--benchmark_filter=^" + row], capture_output=True, text=True).stdout
-            m = [l for l in txt.splitlines() if l.startswith(row)]
-            res[label] = float(re.search(r"TFLOPS=([0-9.]+)", m[0]).group(1)) if m else None
+            res[label] = bench_tflops(cmd + extra, row)
         call = lambda: flash_attn_varlen_func(q, k, v, cu_seqlens_q=cu, cu_seqlens_k=cu, max_seqlen_q=max(lens),
                                               max_seqlen_k=max(lens), causal=causal)
-        if mode == "fwd":
-            f = call
-        else:
-            o = call()
-            o = o[0] if isinstance(o, tuple) else o
-            g = torch.randn_like(o)
-            f = lambda: torch.autograd.grad(o, (q, k, v), g, retain_graph=True)
-        for label, w, r in (("fa4_short", 5, 40), ("fa4_matched", 100, 500)):
-            try:
-                f(); torch.cuda.synchronize(); time.sleep(1)
-                res[label] = round(flops / do_bench(f, warmup=w, rep=r, return_mode="median") / 1e9, 1)
-            except Exception as e:  # noqa: BLE001 (recorded, not fatal)
-                res[label] = None; res[label + "_error"] = str(e)[:100]
-        for peer in ("fa4_short", "fa4_matched"):
-            if res["flash"] and res.get(peer): res["vs_" + peer] = round(res["flash"] / res[peer], 3)
+        f = call if mode == "fwd" else fa4_backward(call, (q, k, v))
+        time_fa4(res, f, flops, rest=1)
         if res["flash_burst"] and res.get("fa4_short"):
             res["burst_vs_fa4_short"] = round(res["flash_burst"] / res["fa4_short"], 3)
         print(json.dumps(res), flush=True)
