@@ -543,6 +543,10 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     ring.init();
   }
   __syncthreads();  // the barriers are initialised before any role uses them
+  // Launched by programmatic dependent launch (bwd_tma_run): everything
+  // above overlapped the preprocess; from here on every thread may read its
+  // row arrays and add into the dQ accumulator it zeroed.
+  wait_for_previous_kernel();
 
   const int wg = warpgroup_index();
   if (wg == 0) {

@@ -76,6 +76,14 @@
 //   sequences of 200-2300 tokens +2.4%, issue 17's hdim 128 batch 0.0%;
 //   unmasked calls too (+4.0% / -0.3%), and causal paged calls with packed
 //   queries (page 16 / 256 +1.1% / +4.0%).
+// Session 34: at hdim 128 (Q in registers) each consumer warp frees the Q
+// buffer right after its ldmatrix of Q instead of after the tile's last
+// S = Q K^T, so the producer loads the next tile's Q while this tile runs.
+// Predicted +3-8% on the (128, 0) window (two key tiles per query tile);
+// measured (H200, one call, two rounds) +0.5% there, causal 4k +0.9%, full
+// 2k +0.5%, varlen causal +1.4%, 7 x 2341 +1.1% / +1.5%, 16k +0.3%. ncu on
+// that window: DRAM 41% busy, L2 hit 52%, 0.42 issued per scheduler cycle:
+//   latency, not bandwidth, bounds it (docs/NOTES.md, session 34).
 // Causal grids (2026-11-24, common/fa3_forward.cuh's Fa3SingleTileScheduler):
 // longest first within sections of heads whose K/V fit in 16 MiB of L2
 // instead of per head, so the last head's longest tiles no longer start at

@@ -677,6 +677,9 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       pipe.consumer_wait_q();
       QFrags q;
       load_q(q);
+      // Q in registers: its tile is free once every warp has read it, so the
+      // persistent producer loads the next tile's Q while this one runs.
+      if constexpr (kFa3Persistent<Cfg> && Cfg::kQInRegisters) pipe.consumer_release_q(lane);
       float s[1][kNTilesS][4];
       std::uint32_t pr[kBlockN / 16][4];
       if constexpr (!Cfg::kIntraWGOverlap) {
@@ -758,7 +761,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
           }
         }
         // Every S = Q K^T of this tile is done: the producer may load the next Q.
-        if constexpr (kFa3Persistent<Cfg>) pipe.consumer_release_q(lane);
+        if constexpr (kFa3Persistent<Cfg> && !Cfg::kQInRegisters) pipe.consumer_release_q(lane);
         const int last = (n_blocks - 1) % kStages;
         pipe.consumer_wait(Buf::kV, n_blocks - 1, last);
         sched_sync();
