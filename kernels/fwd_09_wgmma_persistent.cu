@@ -97,7 +97,9 @@
 // 2026-11-24): under 2048 keys per row the walk, causal or not ((128, 0) at
 // hdim 128 16k: 137 -> 164 TFLOPS); wider ones the one-CTA-per-tile grid
 // ((4096, 0) 528 -> 560, (2048, 2048) 550 -> 569), except two-sided windows
-// at hdim 64 (-1.5% / -3% on the grid).
+// at hdim 64 (-1.5% / -3% on the grid). Session 34: those wider windows
+// take the dynamic schedule instead of the grid, whatever seqlen_k (hdim 64
+// 8k (4096, 0) +4.6%; hdim 128 16k within +-0.5%).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

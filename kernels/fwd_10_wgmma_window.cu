@@ -43,6 +43,9 @@
 // all go to fwd_09 again and this rung's Config is hdim 64 only (four fewer
 // kernels to build). At hdim 64 the small tiles keep their calls: causal 512
 // 219.8 against 191.1, 1k 285.8 against 255.2.
+// Session 34: windows of at most 512 keys walk their tiles persistently,
+// three CTAs per SM (kWalkSpan: (128, 0) +8.1%, (64, 63) +9.4%, (256, 0)
+// +2.8%; at (1024, 0) the grid stays, the walk measured -2.6%).
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
@@ -72,6 +75,9 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   static constexpr bool kPingpong = false;  // one consumer warpgroup
   static constexpr bool kHeavyFirst = false;
   static constexpr bool kQInRegisters = false;
+  // Separate Q and O buffers (49 KB a CTA), so that the narrowest windows can
+  // walk their tiles (kWalkSpan).
+  static constexpr bool kPersistent = true;
 };
 // (Read in fa3_forward.cuh only under if constexpr, which nvcc's unused-member
 // check, #177, does not see.)
@@ -96,6 +102,14 @@ constexpr int kNarrowSpan = 1025;
 // walk for these calls instead: hdim 64 2k -30%; its dynamic schedule, since
 // session 18: 512 -13%, 1k -11%.)
 constexpr int kShortCausalKeys = 1024;
+
+// Windows of at most this many keys per row walk their tiles: 3 x 132 CTAs
+// (Fa3PersistentScheduler, statically) instead of one CTA per 64-row tile, of
+// which ncu found 1.7 of 3 resident on average at (128, 0) (launch and exit
+// gaps between tiles of two or three K/V tiles). Session 34, H200, hdim 64 8k
+// x 2 x 32, grid -> walk: (128, 0) +8.1% (135.8 -> 146.7), (64, 63) +9.4%,
+// (256, 0) +2.8%, (1024, 0) -2.6%; 512 is the log-midpoint of the last two.
+constexpr int kWalkSpan = 512;
 
 // Dense hdim-64 calls without a softcap or ALiBi: a window bounded on both
 // sides and at most kNarrowSpan keys wide, or a short causal call. (Hdim 128
@@ -130,9 +144,16 @@ cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
   if (narrow_window(p) && dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) {
         using Cfg = WgmmaWindowConfig<decltype(hd)::value>;
         using Single = Fa3SingleTileScheduler<Cfg>;
+        using Walk = Fa3PersistentScheduler<Cfg>;
         using Rung = fwd_10_wgmma_window_rung;
-        if (p.dtype == DType::f16) err = fa3_launch<Rung, __half, Cfg, Single, false, SeqLayout::dense>(p, stream);
-        else err = fa3_launch<Rung, __nv_bfloat16, Cfg, Single, false, SeqLayout::dense>(p, stream);
+        const long long span = p.mask.window_span();
+        const bool walk = span >= 0 && span <= kWalkSpan;
+        if (p.dtype == DType::f16)
+          err = walk ? fa3_launch<Rung, __half, Cfg, Walk, false, SeqLayout::dense>(p, stream)
+                     : fa3_launch<Rung, __half, Cfg, Single, false, SeqLayout::dense>(p, stream);
+        else
+          err = walk ? fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, SeqLayout::dense>(p, stream)
+                     : fa3_launch<Rung, __nv_bfloat16, Cfg, Single, false, SeqLayout::dense>(p, stream);
       }))
     return err;
   return variant_wgmma_persistent()->run(p, workspace, stream);

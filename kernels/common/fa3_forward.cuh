@@ -312,12 +312,13 @@ template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg>
   }
 };
 
-// Persistent: min(tiles, SMs) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
+// Persistent: min(tiles, SMs x kMinBlocks) CTAs; CTA i takes tiles i, i + gridDim.x, ...,
 // numbered with the query block fastest, so CTAs running together share a
 // head's K/V in L2. For uniform tiles (fa3_persistent_walk says which calls).
 template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   static dim3 grid(const FwdParams& p) {
-    return dim3(static_cast<unsigned>(std::min<std::int64_t>(Fa3PersistentScheduler::num_tiles(p), p.sm_count)));
+    return dim3(static_cast<unsigned>(
+        std::min<std::int64_t>(Fa3PersistentScheduler::num_tiles(p), std::int64_t{p.sm_count} * kFa3MinBlocks<Cfg>)));
   }
   int idx;
   __device__ explicit Fa3PersistentScheduler(const FwdParams&) : idx(blockIdx.x) {}
@@ -331,7 +332,7 @@ template <class Cfg> struct Fa3PersistentScheduler : Fa3TileCount<Cfg> {
   __device__ void advance() { idx += gridDim.x; }
 };
 
-// Dynamic: min(tiles, SMs) CTAs take the tiles in the single-tile grid's
+// Dynamic: min(tiles, SMs x kMinBlocks) CTAs take the tiles in the single-tile grid's
 // order (causal: longest first within L2 sections) from an atomic counter,
 // as the hardware's block scheduler hands them out, but without a CTA launch,
 // a cold pipeline and an empty SM between two tiles: the producer fetches
@@ -357,7 +358,7 @@ template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
     return p.cu_seqlens_q != nullptr ? Order::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p);
   }
   static dim3 grid(const FwdParams& p) {
-    return dim3(static_cast<unsigned>(std::min<std::int64_t>(count(p), p.sm_count)));
+    return dim3(static_cast<unsigned>(std::min<std::int64_t>(count(p), std::int64_t{p.sm_count} * kFa3MinBlocks<Cfg>)));
   }
 };
 template <class S> struct Fa3IsDynamic : std::false_type {};
@@ -1159,7 +1160,12 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
                         (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && !paged);
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
-    return persistent && (dense || varlen) && !p.has_score_mods() && p.seqlen_k <= kFa3DynamicMaxKeys;
+    // Windows too wide for the walk take it whatever seqlen_k: their tiles'
+    // keys are bounded by the span. (Session 34, H200, the single-tile grid
+    // -> this: hdim 64 8k (4096, 0) +4.6%, to 0.99x of causal; hdim 128 16k
+    // (4096, 0) / (8192, 0) / (2048, 2048) -0.1% / -0.5% / +0.0%.)
+    const bool wide_window = dense && p.mask.window_span() >= 0;
+    return persistent && (dense || varlen) && !p.has_score_mods() && (p.seqlen_k <= kFa3DynamicMaxKeys || wide_window);
   }
   static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
 
@@ -1177,7 +1183,8 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     };
     // The persistent schedule where the Config has it and the tiles are
     // uniform (fa3_persistent_walk); causal calls the dynamic schedule up to
-    // kFa3DynamicMaxKeys keys and one CTA per tile (longest first) past it.
+    // kFa3DynamicMaxKeys keys and one CTA per tile (longest first) past it;
+    // windows too wide for the walk the dynamic schedule (dynamic()).
     // Calls with a softcap or ALiBi take the single-tile schedule (fewer kernels per
     // element type and head dim: build time); so do calls with per-sequence
     // metadata, whose query tiles past a sequence's end exit at once.
