@@ -45,7 +45,9 @@
 // 219.8 against 191.1, 1k 285.8 against 255.2.
 // Session 34: windows of at most 512 keys walk their tiles persistently,
 // three CTAs per SM (kWalkSpan: (128, 0) +8.1%, (64, 63) +9.4%, (256, 0)
-// +2.8%; at (1024, 0) the grid stays, the walk measured -2.6%).
+// +2.8%; at (1024, 0) the grid stays, the walk measured -2.6%). And hdim 128
+// windows of at most 384 keys take the small tiles again, walking, two CTAs
+// per SM (kWalkSpan128: (128, 0) +8.9%, (64, 63) +35%, against fwd_09).
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
@@ -61,16 +63,17 @@ namespace {
 
 // The change: 64 query rows, 64-key tiles, three CTAs per SM at hdim 64
 // (the launch gives each thread 80 registers, 65536 / (256 * 3); setmaxnreg
-// moves the producer's to the consumers, 24 / 136). (At hdim 128 two CTAs
-// per SM, 24 / 232 registers, 80 KB each, until session 18.)
+// moves the producer's to the consumers, 24 / 136). At hdim 128 two CTAs per
+// SM, 24 / 232 registers, 98 KB each (on the single-tile grid until session
+// 18; walking only, since session 34).
 template <int kHeadDim_> struct WgmmaWindowConfig {
-  static_assert(kHeadDim_ == 64, "the small tiles are for hdim 64");
+  static_assert(kHeadDim_ == 64 || kHeadDim_ == 128, "the small tiles are for hdims 64 and 128");
   static constexpr int kHeadDim = kHeadDim_;
   static constexpr int kConsumerWGs = 1;
   static constexpr int kBlockN = 64;
   static constexpr int kStages = 2;
-  static constexpr int kMinBlocks = 3;
-  static constexpr int kProducerRegs = 24, kConsumerRegs = 136;
+  static constexpr int kMinBlocks = kHeadDim_ == 64 ? 3 : 2;
+  static constexpr int kProducerRegs = 24, kConsumerRegs = kHeadDim_ == 64 ? 136 : 232;
   static constexpr bool kIntraWGOverlap = true;
   static constexpr bool kPingpong = false;  // one consumer warpgroup
   static constexpr bool kHeavyFirst = false;
@@ -108,17 +111,28 @@ constexpr int kShortCausalKeys = 1024;
 // which ncu found 1.7 of 3 resident on average at (128, 0) (launch and exit
 // gaps between tiles of two or three K/V tiles). Session 34, H200, hdim 64 8k
 // x 2 x 32, grid -> walk: (128, 0) +8.1% (135.8 -> 146.7), (64, 63) +9.4%,
-// (256, 0) +2.8%, (1024, 0) -2.6%; 512 is the log-midpoint of the last two.
+// (256, 0) +2.8%, (1024, 0) -2.6%; 512 is the log-midpoint of the last two
+// (call 4: +0.9% there).
 constexpr int kWalkSpan = 512;
 
-// Dense hdim-64 calls without a softcap or ALiBi: a window bounded on both
-// sides and at most kNarrowSpan keys wide, or a short causal call. (Hdim 128
-// windows keep fwd_09's walk: two CTAs of 64 x 64 tiles measured 1-4% slower
-// at (128, 0) and (256, 0), three CTAs of 64 x 32 tiles 5-9% slower; its
-// short causal calls fwd_09's dynamic schedule; docs/NOTES.md.)
+// Hdim 128 windows of at most this many keys per row run these tiles too,
+// walking with two CTAs per SM, instead of fwd_09's 128 x 128 walk with one
+// (on the single-tile grid they had lost 1-4%: session 17). Session 34,
+// H200, 16k x 16 heads, fwd_09 -> this: (128, 0) +8.9% (164.1 -> 178.6),
+// (64, 63) +35.1% (129.0 -> 174.3: a misaligned band touches three 128-key
+// tiles per 128-row tile, two 64-key tiles per 64-row tile), (256, 0)
+// +1.2%, (512, 0) -0.5%; 384 lies between the last two.
+constexpr int kWalkSpan128 = 384;
+
+// Dense calls without a softcap or ALiBi: at hdim 64 a window bounded on
+// both sides and at most kNarrowSpan keys wide, or a short causal call; at
+// hdim 128 a window of at most kWalkSpan128 keys (its short causal calls take
+// fwd_09's dynamic schedule; three CTAs of 64 x 32 tiles had measured 5-9%
+// slower than two of 64 x 64; docs/NOTES.md).
 bool narrow_window(const FwdParams& p) {
-  if (p.head_dim != 64 || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
+  if ((p.head_dim != 64 && p.head_dim != 128) || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
   const long long span = p.mask.window_span();
+  if (p.head_dim == 128) return span >= 0 && span <= kWalkSpan128;
   const bool causal = p.mask.causal || p.mask.window_right == 0;  // (L, 0) windows are causal too
   return (span >= 0 && span <= kNarrowSpan) || (causal && p.seqlen_k <= kShortCausalKeys);
 }
@@ -126,7 +140,7 @@ bool narrow_window(const FwdParams& p) {
 std::string check(const FwdParams& p, const DeviceInfo& dev) {
   std::string err;
   if (narrow_window(p) &&
-      dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
+      dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) { err = fa3_check<WgmmaWindowConfig<decltype(hd)::value>>(p, dev); }))
     return err;
   const FwdVariant* base = variant_wgmma_persistent();
   if (base == nullptr) return "only narrow windows: its other calls run wgmma_persistent, which this build left out";
@@ -141,19 +155,23 @@ std::size_t workspace_bytes(const FwdParams& p) {
 
 cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
   cudaError_t err = cudaErrorInvalidValue;
-  if (narrow_window(p) && dispatch_head_dim_of<64>(p.head_dim, [&](auto hd) {
+  if (narrow_window(p) && dispatch_head_dim_of<64, 128>(p.head_dim, [&](auto hd) {
         using Cfg = WgmmaWindowConfig<decltype(hd)::value>;
         using Single = Fa3SingleTileScheduler<Cfg>;
         using Walk = Fa3PersistentScheduler<Cfg>;
         using Rung = fwd_10_wgmma_window_rung;
         const long long span = p.mask.window_span();
         const bool walk = span >= 0 && span <= kWalkSpan;
-        if (p.dtype == DType::f16)
+        if constexpr (decltype(hd)::value == 128) {  // windows only (narrow_window)
+          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, Walk, false, SeqLayout::dense>(p, stream)
+                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, SeqLayout::dense>(p, stream);
+        } else if (p.dtype == DType::f16) {
           err = walk ? fa3_launch<Rung, __half, Cfg, Walk, false, SeqLayout::dense>(p, stream)
                      : fa3_launch<Rung, __half, Cfg, Single, false, SeqLayout::dense>(p, stream);
-        else
+        } else {
           err = walk ? fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, SeqLayout::dense>(p, stream)
                      : fa3_launch<Rung, __nv_bfloat16, Cfg, Single, false, SeqLayout::dense>(p, stream);
+        }
       }))
     return err;
   return variant_wgmma_persistent()->run(p, workspace, stream);
