@@ -11,7 +11,7 @@
 #   dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
 #   dc_abn "A B C" 'bwd/wgmma/' "..."             # three or more binaries, rotated; dc_summary A C ...
 #   dc_sanitize "$B/runner --bwd --kernel wgmma --batch 3 --seq 700 --seq-k 1333 --heads 8 --heads-kv 2 --dhead 128"
-#   dc_tests '*Backward*:*Bwd*:Concurrency*' 300
+#   dc_tests '*Backward*:*Bwd*:Concurrency*' 300     # a third argument: the shard count (4)
 #   dc_runner "--dhead 128 --heads 4 --varlen 1,128,129,500 --causal" "--dhead 64 --heads 2 --varlen 0,9,400"
 #
 # Binaries: .gpu/bundle.txz (benchmarks/pack_gpu.sh) unpacks to $G/bin and $G/lib, and its bench
@@ -99,21 +99,22 @@ dc_sanitize() {
   done 2>&1 | tee -a "$O/sanitizers.txt"
 }
 
-# dc_tests FILTER SECONDS: test_gpu's FILTER in 4 shards at once (the backward suites need ~280 s
-# so on the device's 16 cores), line-buffered; per-shard counts, then one tests.txt.
+# dc_tests FILTER SECONDS [SHARDS]: test_gpu's FILTER in SHARDS shards at once (default 4; the
+# backward suites need ~280 s in four on the device's 16 cores, and session 34 ran every suite but
+# Decode* in twelve, 185 s), line-buffered; per-shard counts, then one tests.txt.
 dc_tests() {
-  local k
-  for k in 0 1 2 3; do
-    GTEST_TOTAL_SHARDS=4 GTEST_SHARD_INDEX=$k timeout "$2" stdbuf -oL "$B/test_gpu" --gtest_filter="$1" \
+  local k n=${3:-4}
+  for k in $(seq 0 $((n - 1))); do
+    GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$k timeout "$2" stdbuf -oL "$B/test_gpu" --gtest_filter="$1" \
       > "$O/tests_$k.txt" 2>&1 &
   done
   wait
-  for k in 0 1 2 3; do
+  for k in $(seq 0 $((n - 1))); do
     echo "shard $k: $(grep -c '^\[       OK' "$O/tests_$k.txt") ok"
     grep -E "^\[  (PASSED|FAILED)|FAILED  \]" "$O/tests_$k.txt" | head -5
   done
-  cat "$O"/tests_?.txt > "$O/tests.txt"
-  rm -f "$O"/tests_?.txt
+  cat "$O"/tests_*.txt > "$O/tests.txt"
+  rm -f "$O"/tests_*.txt
   echo "dc_tests: $((SECONDS - DC_T0)) s since setup"
 }
 
