@@ -84,7 +84,8 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
 };
 // (Read in fa3_forward.cuh only under if constexpr, which nvcc's unused-member
 // check, #177, does not see.)
-static_assert(!WgmmaWindowConfig<64>::kQInRegisters, "the small tiles read Q from shared memory");
+static_assert(!WgmmaWindowConfig<64>::kQInRegisters && !WgmmaWindowConfig<128>::kQInRegisters,
+              "the small tiles read Q from shared memory");
 
 FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
 
