@@ -79,7 +79,12 @@ inline constexpr WindowCase kWindows[] = {
     {"causal_l0", true, 0, -1},       {"causal_l1", true, 1, -1}, {"causal_l127", true, 127, -1},
     {"causal_l4096", true, 4096, -1}, {"left127", false, 127, -1}, {"right1", false, -1, 1},
     {"l64_r32", false, 64, 32},       {"l0_r0", false, 0, 0},     {"causal_l511", true, 511, -1},
-    {"l1500_r600", false, 1500, 600},  // fwd_09: a non-causal window wider than 2048 keys takes the grid
+    // fwd_09: a non-causal window wider than 2048 keys takes the dynamic schedule (the grid until
+    // session 34); at hdim 64, the persistent walk
+    {"l1500_r600", false, 1500, 600},
+    // fwd_10 at hdim 64: spans of 513 to 1025 keys keep its one-CTA-per-tile grid (narrower ones
+    // walk since session 34; hdim 128 windows wider than 384 keys run fwd_09's walk)
+    {"causal_l700", true, 700, -1},
 };
 inline constexpr int kNumWindows = sizeof(kWindows) / sizeof(kWindows[0]);
 inline constexpr int kWindowSeqlens[][2] = {{17, 17}, {113, 203}, {257, 129}, {1023, 1024}};
