@@ -161,18 +161,15 @@ cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
         using Single = Fa3SingleTileScheduler<Cfg>;
         using Walk = Fa3PersistentScheduler<Cfg>;
         using Rung = fwd_10_wgmma_window_rung;
+        const auto go = [&](auto sched) {
+          using S = typename decltype(sched)::type;
+          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, S, false, SeqLayout::dense>(p, stream)
+                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, S, false, SeqLayout::dense>(p, stream);
+        };
         const long long span = p.mask.window_span();
-        const bool walk = span >= 0 && span <= kWalkSpan;
-        if constexpr (decltype(hd)::value == 128) {  // windows only (narrow_window)
-          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, Walk, false, SeqLayout::dense>(p, stream)
-                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, SeqLayout::dense>(p, stream);
-        } else if (p.dtype == DType::f16) {
-          err = walk ? fa3_launch<Rung, __half, Cfg, Walk, false, SeqLayout::dense>(p, stream)
-                     : fa3_launch<Rung, __half, Cfg, Single, false, SeqLayout::dense>(p, stream);
-        } else {
-          err = walk ? fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, SeqLayout::dense>(p, stream)
-                     : fa3_launch<Rung, __nv_bfloat16, Cfg, Single, false, SeqLayout::dense>(p, stream);
-        }
+        if constexpr (decltype(hd)::value == 128) go(TypeTag<Walk>{});  // windows only (narrow_window)
+        else if (span >= 0 && span <= kWalkSpan) go(TypeTag<Walk>{});
+        else go(TypeTag<Single>{});
       }))
     return err;
   return variant_wgmma_persistent()->run(p, workspace, stream);
