@@ -210,9 +210,9 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   const bool varlen = p.cu_seqlens_q != nullptr;
   if (p.dq_accum != nullptr) {  // and the kv_done counters after it (bind_bwd_workspace); dense calls'
     // accumulator rows are zeroed by the preprocess itself (one row of the row arrays each)
-    const auto* from = varlen ? reinterpret_cast<const char*>(p.dq_accum) : reinterpret_cast<const char*>(p.kv_done);
-    const std::size_t bytes = reinterpret_cast<const char*>(p.kv_done + bwd_kv_done_count(p)) - from;
-    const cudaError_t err = cudaMemsetAsync(const_cast<char*>(from), 0, bytes, stream);
+    char* from = varlen ? reinterpret_cast<char*>(p.dq_accum) : reinterpret_cast<char*>(p.kv_done);
+    const std::size_t bytes = reinterpret_cast<char*>(p.kv_done + bwd_kv_done_count(p)) - from;
+    const cudaError_t err = cudaMemsetAsync(from, 0, bytes, stream);
     if (err != cudaSuccess) return err;
   }
   if (p.dq_semaphore != nullptr) {

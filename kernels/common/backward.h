@@ -9,6 +9,9 @@
 #include "common/bwd_params.h"
 #include "common/launch_limits.h"
 #include "flash/variants.h"
+#ifdef __CUDACC__
+#include "common/pdl.cuh"  // launch_after, for bwd_launch
+#endif
 
 namespace flash::detail {
 
@@ -54,12 +57,15 @@ BwdVariant bwd_variant(std::string (*check)(const BwdParams&, const DeviceInfo&)
 
 #ifdef __CUDACC__
 // Sets the kernel's dynamic shared memory limit and launches it with p, the
-// BwdParams or a variant's struct around them (kernel translation units only).
+// BwdParams or a variant's struct around them (kernel translation units only);
+// pdl: by programmatic dependent launch after the kernel before it
+// (launch_after, common/pdl.cuh: the kernel waits for that one itself).
 template <class Kernel, class Params>
 cudaError_t bwd_launch(Kernel kernel, dim3 grid, int threads, std::size_t smem, const Params& p,
-                       cudaStream_t stream) {
+                       cudaStream_t stream, bool pdl = false) {
   cudaError_t err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (err != cudaSuccess) return err;
+  if (pdl) return launch_after(true, kernel, grid, dim3(threads), smem, stream, p);
   kernel<<<grid, threads, smem, stream>>>(p);
   return cudaGetLastError();
 }

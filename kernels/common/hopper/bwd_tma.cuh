@@ -502,11 +502,9 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     err = cudaSuccess;
     // Programmatic dependent launch: the CTAs start (barriers, setup) while
     // the preprocess's last wave runs and wait for it (wait_for_previous_kernel).
-    if (!kVarlen || grid.x > 0) {
-      const auto kernel = kernel_of(tag, hd, det, mods, varlen);
-      err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Smem::kBytes));
-      if (err == cudaSuccess) err = launch_after(true, kernel, grid, dim3(Smem::kThreads), Smem::kBytes, stream, prm);
-    }
+    if (!kVarlen || grid.x > 0)
+      err = bwd_launch(kernel_of(tag, hd, det, mods, varlen), grid, Smem::kThreads, Smem::kBytes, prm, stream,
+                       /*pdl=*/true);
     if (err != cudaSuccess) return;
     using Layout = typename BwdDqLayoutOf<Cfg>::type;
     const dim3 tiles((p.seqlen_q + Layout::kTileRows - 1) / Layout::kTileRows, p.heads_q, p.batch);
