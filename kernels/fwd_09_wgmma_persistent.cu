@@ -100,6 +100,11 @@
 // at hdim 64 (-1.5% / -3% on the grid). Session 34: those wider windows
 // take the dynamic schedule instead of the grid, whatever seqlen_k (hdim 64
 // 8k (4096, 0) +4.6%; hdim 128 16k within +-0.5%).
+// Session 35: the softmax's row max of a 128-key tile as four partial maxima
+// and a tree (common/online_softmax.cuh kTreeMax; ncu showed one FMNMX chain
+// per row before every exp2): hdim 128 full 16k / 8k +1.1% / +0.9%, causal
+// +0.4-0.9%, hdim 64 causal 8k +1.3%; hdim 256's 80-key tiles keep the
+// chain (-3.4% with the tree).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

@@ -48,6 +48,10 @@ __device__ __forceinline__ float add_sink(float& lse, float sink) {
   return factor;
 }
 
+// Whether OnlineSoftmax::probs takes a tile's row max as a tree
+// (tile_row_max): for 128-key tiles (16 n-tiles of 8 keys) and wider.
+template <int kNTilesS> inline constexpr bool kTreeMax = kNTilesS >= 16;
+
 template <int kMTiles> struct OnlineSoftmax {
   static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
   float row_max[kRows];
@@ -81,8 +85,12 @@ template <int kMTiles> struct OnlineSoftmax {
       for (int half = 0; half < 2; ++half) {
         const int r = 2 * mt + half;
         float tile_max = -INFINITY;
+        if constexpr (kTreeMax<kNTilesS>) {
+          tile_max = tile_row_max(s[mt], half);
+        } else {
 #pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
+          for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
+        }
         const float new_max = fmaxf(row_max[r], quad_max(tile_max));
         // A row that has seen only masked keys keeps max -inf: subtract 0 so
         // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
@@ -95,11 +103,39 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
           for (int e = 2 * half; e < 2 * half + 2; ++e) {
             s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
-            tile_sum += s[mt][nt][e];
+            // (kTreeMax: the first term starts the sum; 0 + x is x, one FADD less a row)
+            tile_sum = kTreeMax<kNTilesS> && nt == 0 && e == 2 * half ? s[mt][nt][e] : tile_sum + s[mt][nt][e];
           }
         row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
       }
   }
+  // This thread's max of one row (half: elements 2 half, 2 half + 1 of each
+  // n-tile) of a tile. kAcc partial maxima over interleaved n-tiles, then a
+  // tree: a dependent chain of kNTilesS / kAcc + 2 FMNMX instead of
+  // kNTilesS + 1 (one running max from -inf), so the two rows' chains and
+  // the FFMAs behind them overlap. The max is exact in any order, so P, O
+  // and the LSE are bitwise the same. Why (ncu source page, session 35,
+  // fwd_09 hdim 128 full 16k): the single chain put row 0's max, then row
+  // 1's, in front of every exp2 (FA4 keeps six partial maxima). Measured
+  // (H200, two rounds against the single chain): 128-key tiles (kNTilesS
+  // 16, hdim 64 / 128) full 16k / 8k +1.1% / +0.9%, causal 16k / 4k +0.4% /
+  // +0.9%, hdim 64 causal 8k +1.3%, varlen +0.7%, short or capped calls -0.2
+  // to -1.1%; hdim 256's 80-key tiles -3.4% full 8k, so kTreeMax keeps the
+  // single chain below 16 n-tiles (those kernels' SASS is unchanged).
+  template <int kNTilesS> __device__ __forceinline__ static float tile_row_max(const float (&s)[kNTilesS][4], int half) {
+    constexpr int kAcc = kNTilesS < 4 ? kNTilesS : 4;
+    float part[kAcc];
+#pragma unroll
+    for (int a = 0; a < kAcc; ++a) part[a] = fmaxf(s[a][2 * half], s[a][2 * half + 1]);
+#pragma unroll
+    for (int nt = kAcc; nt < kNTilesS; ++nt) part[nt % kAcc] = fmaxf(part[nt % kAcc], fmaxf(s[nt][2 * half], s[nt][2 * half + 1]));
+#pragma unroll
+    for (int w = kAcc; w > 1; w = (w + 1) / 2)
+#pragma unroll
+      for (int a = 0; a < w / 2; ++a) part[a] = fmaxf(part[a], part[a + (w + 1) / 2]);
+    return part[0];
+  }
+
   template <int kNTilesO>
   __device__ __forceinline__ void rescale_o(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows]) {
 #pragma unroll
