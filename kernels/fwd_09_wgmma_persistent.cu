@@ -117,6 +117,7 @@ namespace {
 template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHeadDim_> {
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
+  static constexpr bool kLazyRescale = true;
 };
 
 FLASH_FA3_RUNG_KERNEL(fwd_09_wgmma_persistent);

@@ -99,6 +99,13 @@ template <class Cfg> struct Fa3MinBlocks<Cfg, std::void_t<decltype(Cfg::kMinBloc
     : std::integral_constant<int, Cfg::kMinBlocks> {};
 template <class Cfg> inline constexpr int kFa3MinBlocks = Fa3MinBlocks<Cfg>::value;
 
+// Whether the overlapped loop rescales O only when a row's max moved by more
+// than OnlineSoftmax::kLazyRescaleLog2 (kLazyRescale; absent: always).
+template <class Cfg, class = void> struct Fa3LazyRescale : std::false_type {};
+template <class Cfg> struct Fa3LazyRescale<Cfg, std::void_t<decltype(Cfg::kLazyRescale)>>
+    : std::integral_constant<bool, Cfg::kLazyRescale> {};
+template <class Cfg> inline constexpr bool kFa3LazyRescale = Fa3LazyRescale<Cfg>::value;
+
 // Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
 // swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
 template <class Cfg> struct Fa3Smem {
@@ -748,7 +755,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               pipe.consumer_release(Buf::kK, stage, lane);
               mask_scores(n_last - i, s);
               float rescale[2];
-              softmax.probs(s, ScoreMod(p).exp2_scale(), rescale);
+              const bool moved = softmax.template probs<kFa3LazyRescale<Cfg>>(s, ScoreMod(p).exp2_scale(), rescale);
               // The softmax beside PV: ptxas hoists a plain wait above it.
               // At hdim 64 the three warpgroups' turns already hide it, and
               // the pin cost ~1% there (docs/NOTES.md, session 16).
@@ -756,7 +763,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               else wgmma_wait<0>();
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
-              softmax.rescale_o(o, rescale);
+              if (!kFa3LazyRescale<Cfg> || __any_sync(0xffffffffu, moved)) softmax.rescale_o(o, rescale);
               to_p(s, pr);
             }
           }

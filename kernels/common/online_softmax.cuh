@@ -50,7 +50,10 @@ __device__ __forceinline__ float add_sink(float& lse, float sink) {
 
 // Whether OnlineSoftmax::probs takes a tile's row max as a tree
 // (tile_row_max): for 128-key tiles (16 n-tiles of 8 keys) and wider.
-template <int kNTilesS> inline constexpr bool kTreeMax = kNTilesS >= 16;
+template <int kNTilesS> inline constexpr bool kTreeMax = kNTilesS >= 16 || kNTilesS == 10;
+// Partial maxima: four for 128-key tiles, two for hdim 256's 80-key tiles
+// (four lost 3.4% there; experiment).
+template <int kNTilesS> inline constexpr int kMaxParts = kNTilesS >= 16 ? 4 : 2;
 
 template <int kMTiles> struct OnlineSoftmax {
   static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
@@ -77,8 +80,20 @@ template <int kMTiles> struct OnlineSoftmax {
   // operand of a running wgmma (fa3_forward.cuh): probs() turns the scores
   // into P and returns each row's rescale factor without touching O;
   // rescale_o() applies the factors once O is safe to change.
-  template <int kNTilesS>
-  __device__ __forceinline__ void probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows]) {
+  //
+  // kLazy (FlashAttention-4's conditional rescaling): a row keeps its old
+  // max as the reference unless the tile's max exceeds it by more than
+  // kLazyRescaleLog2 (exp2 units), so P may reach 2^8 (fp32, bf16 and fp16
+  // all hold it) and the row's rescale factor is 1. probs() then returns
+  // whether any of this thread's rows took a new reference; a caller that
+  // finds none in its warp (__any_sync) skips rescale_o(). Exact either
+  // way: the LSE is the reference plus log of the sum, whatever the
+  // reference is.
+  static constexpr float kLazyRescaleLog2 = 8.0f;
+
+  template <bool kLazy = false, int kNTilesS>
+  __device__ __forceinline__ bool probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows]) {
+    bool moved = false;
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -91,7 +106,13 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
           for (int nt = 0; nt < kNTilesS; ++nt) tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
         }
-        const float new_max = fmaxf(row_max[r], quad_max(tile_max));
+        float new_max = fmaxf(row_max[r], quad_max(tile_max));
+        if constexpr (kLazy) {
+          // -inf -> finite: +inf, takes it; both -inf: NaN, keeps -inf.
+          const bool move = (new_max - row_max[r]) * scale_log2 > kLazyRescaleLog2;
+          new_max = move ? new_max : row_max[r];
+          moved |= move;
+        }
         // A row that has seen only masked keys keeps max -inf: subtract 0 so
         // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
         const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
@@ -108,6 +129,7 @@ template <int kMTiles> struct OnlineSoftmax {
           }
         row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
       }
+    return moved;
   }
   // This thread's max of one row (half: elements 2 half, 2 half + 1 of each
   // n-tile) of a tile. kAcc partial maxima over interleaved n-tiles, then a
@@ -123,7 +145,7 @@ template <int kMTiles> struct OnlineSoftmax {
   // to -1.1%; hdim 256's 80-key tiles -3.4% full 8k, so kTreeMax keeps the
   // single chain below 16 n-tiles (those kernels' SASS is unchanged).
   template <int kNTilesS> __device__ __forceinline__ static float tile_row_max(const float (&s)[kNTilesS][4], int half) {
-    constexpr int kAcc = kNTilesS < 4 ? kNTilesS : 4;
+    constexpr int kAcc = kNTilesS < kMaxParts<kNTilesS> ? kNTilesS : kMaxParts<kNTilesS>;
     float part[kAcc];
 #pragma unroll
     for (int a = 0; a < kAcc; ++a) part[a] = fmaxf(s[a][2 * half], s[a][2 * half + 1]);
