@@ -105,6 +105,15 @@
 // per row before every exp2): hdim 128 full 16k / 8k +1.1% / +0.9%, causal
 // +0.4-0.9%, hdim 64 causal 8k +1.3%; hdim 256's 80-key tiles keep the
 // chain (-3.4% with the tree).
+// Session 36: O is rescaled only when a row's max moved by more than 2^8
+// (kLazyRescale, FlashAttention-4's conditional rescaling; OnlineSoftmax::
+// probs<kLazy>): otherwise the row keeps its old max as the reference and a
+// warp none of whose rows moved skips the multiply of every O accumulator
+// between the wait for PV(j-1) and the issue of PV(j) (64 FMUL a thread at
+// hdim 128, 128 at 256). Predicted +1-3% at hdim 128, +2-5% at 256, ~0 at 64;
+// measured (H200, two rounds of one call): hdim 128 full 16k 641 -> 663
+// (+3.4%), 8k +3.1%, causal +2.5-2.7%; hdim 256 full 8k 708 -> 730 (+3.1%),
+// causal +1.6%; hdim 64 -0.9% to +0.8%; varlen causal +3.8%; softcap +2%.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

@@ -81,7 +81,7 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   // Separate Q and O buffers (49 KB a CTA), so that the narrowest windows can
   // walk their tiles (kWalkSpan).
   static constexpr bool kPersistent = true;
-  static constexpr bool kLazyRescale = true;
+  static constexpr bool kLazyRescale = true;  // as fwd_09 (session 36: (128, 0) window +0.6%)
 };
 // (Read in fa3_forward.cuh only under if constexpr, which nvcc's unused-member
 // check, #177, does not see.)

@@ -46,6 +46,8 @@
 //                     balances their uneven tiles better than a static
 //                     longest-first order did (docs/NOTES.md: -3 to -8%).
 //   kPagedKV          (optional) the Config takes a paged KV cache.
+//   kLazyRescale      (optional) the overlapped loop rescales O only when a
+//                     warp's row max moved by more than 2^8 (OnlineSoftmax).
 //   kMinBlocks        (optional, default 1) CTAs per SM the kernel is built
 //                     for: __launch_bounds__ and the registers setmaxnreg splits.
 // Sequences (template flag kSeq, as the fa2 frame): dense; per_sequence

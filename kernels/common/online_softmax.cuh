@@ -50,10 +50,7 @@ __device__ __forceinline__ float add_sink(float& lse, float sink) {
 
 // Whether OnlineSoftmax::probs takes a tile's row max as a tree
 // (tile_row_max): for 128-key tiles (16 n-tiles of 8 keys) and wider.
-template <int kNTilesS> inline constexpr bool kTreeMax = kNTilesS >= 16 || kNTilesS == 10;
-// Partial maxima: four for 128-key tiles, two for hdim 256's 80-key tiles
-// (four lost 3.4% there; experiment).
-template <int kNTilesS> inline constexpr int kMaxParts = kNTilesS >= 16 ? 4 : 2;
+template <int kNTilesS> inline constexpr bool kTreeMax = kNTilesS >= 16;
 
 template <int kMTiles> struct OnlineSoftmax {
   static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
@@ -145,7 +142,7 @@ template <int kMTiles> struct OnlineSoftmax {
   // to -1.1%; hdim 256's 80-key tiles -3.4% full 8k, so kTreeMax keeps the
   // single chain below 16 n-tiles (those kernels' SASS is unchanged).
   template <int kNTilesS> __device__ __forceinline__ static float tile_row_max(const float (&s)[kNTilesS][4], int half) {
-    constexpr int kAcc = kNTilesS < kMaxParts<kNTilesS> ? kNTilesS : kMaxParts<kNTilesS>;
+    constexpr int kAcc = kNTilesS < 4 ? kNTilesS : 4;
     float part[kAcc];
 #pragma unroll
     for (int a = 0; a < kAcc; ++a) part[a] = fmaxf(s[a][2 * half], s[a][2 * half + 1]);
