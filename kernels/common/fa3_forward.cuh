@@ -722,6 +722,15 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         // 2k / 4k / 8k: 335 -> 340 / 401 -> 406 / 458 -> 456 TFLOPS; where
         // it fires less often (hdims 128, 256) the branch cost ~0.5%.
         const bool skip0 = kBlockM - 64 >= kBlockN && n_last * kBlockN >= any_end;
+        // A softcap bounds every score (u <= 1; ALiBi's bias only lowers it
+        // for a slope >= 0): once every row of the warp has a reference
+        // within kHeadroom of the bound (OnlineSoftmax::can_freeze), later
+        // tiles skip the max (probs_bounded). P then stays under 2^64 (bf16,
+        // fp32's range) or 2^15 (fp16, whose largest finite value is 65504).
+        const float e2 = ScoreMod(p).exp2_scale();
+        constexpr float kHeadroom = std::is_same_v<T, __nv_bfloat16> ? 64.0f : 15.0f;
+        const bool bounded = kMods && kFa3LazyRescale<Cfg> && ScoreMod(p).capped() && slope >= 0.0f;
+        bool frozen = false;
         pipe.consumer_wait(Buf::kK, 0, 0);
         sched_sync();
         gemm_qk(0, q, s);
@@ -732,6 +741,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         if (!skip0) {
           mask_scores(n_last, s);
           softmax.update(s, o, ScoreMod(p).exp2_scale());  // O is still zero: rescaling it is harmless
+          frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
           to_p(s, pr);
         } else {
 #pragma unroll
@@ -756,8 +766,14 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
               pipe.consumer_release(Buf::kK, stage, lane);
               mask_scores(n_last - i, s);
-              float rescale[2];
-              const bool moved = softmax.template probs<kFa3LazyRescale<Cfg>>(s, ScoreMod(p).exp2_scale(), rescale);
+              float rescale[2] = {1.0f, 1.0f};
+              bool moved = false;
+              if (frozen) {
+                softmax.probs_bounded(s, e2);
+              } else {
+                moved = softmax.template probs<kFa3LazyRescale<Cfg>>(s, e2, rescale);
+                frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
+              }
               // The softmax beside PV: ptxas hoists a plain wait above it.
               // At hdim 64 the three warpgroups' turns already hide it, and
               // the pin cost ~1% there (docs/NOTES.md, session 16).

@@ -155,6 +155,42 @@ template <int kMTiles> struct OnlineSoftmax {
     return part[0];
   }
 
+  // Scores with an upper bound known before the product (a softcap: u <= 1
+  // whatever q.k) need no running max once every row's reference is within
+  // `headroom` (exp2 units) of the bound: no later tile can then move it by
+  // more, so the row keeps its reference for good and later tiles take
+  // P = exp2((u - reference) * c) directly (probs_bounded: no max, no
+  // compare, no rescale), P <= 2^headroom. The reference stays the one the
+  // running max gave (a row's first maximum is P = 1 exactly: a row of one
+  // key then gives O = v exactly, which a reference moved to the bound did
+  // not, session 20).
+  __device__ __forceinline__ bool can_freeze(float bound, float scale_log2, float headroom) const {
+    bool ok = true;
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) ok = ok && (bound - row_max[r]) * scale_log2 <= headroom;  // -inf rows may not
+    return ok;
+  }
+  // probs() for frozen rows: the reference is fixed, O needs no rescale.
+  template <int kNTilesS>
+  __device__ __forceinline__ void probs_bounded(float (&s)[kMTiles][kNTilesS][4], float scale_log2) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const int r = 2 * mt + half;
+        const float ref = row_max[r] * scale_log2;
+        float tile_sum = 0.0f;
+#pragma unroll
+        for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+          for (int e = 2 * half; e < 2 * half + 2; ++e) {
+            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -ref));
+            tile_sum = nt == 0 && e == 2 * half ? s[mt][nt][e] : tile_sum + s[mt][nt][e];
+          }
+        row_sum[r] += tile_sum;
+      }
+  }
+
   template <int kNTilesO>
   __device__ __forceinline__ void rescale_o(float (&o)[kMTiles][kNTilesO][4], const float (&rescale)[kRows]) {
 #pragma unroll
