@@ -1,5 +1,5 @@
 # Usage, on the H200 with FlashAttention-4 staged (../shared/anchors/fa4/stage.sh):
-#   python3 benchmarks/fa4_features_matched.py <path to ./bench> <out.json>
+#   [FA4_MODES=fwd] python3 benchmarks/fa4_features_matched.py <path to ./bench> <out.json>
 # Issue 16's table at matched timing: the two shapes (hdim 64, 8k, batch 2, 32 heads; hdim 128,
 # 16k, batch 1, 16 heads; bf16) times the six cases of fa4_bench.py --parts features (causal,
 # windows (4096, 0), (128, 0), (2048, 2048), causal + softcap 30, causal + sinks), forward and
@@ -7,11 +7,13 @@
 # >= 0.5 s; backward: the non-deterministic row); FA4's flash_attn_func by do_bench in 40 ms
 # bursts as fa4_bench.py times it ("fa4_short") and over 0.5 s ("fa4_matched"); 0.5 s of rest
 # before each timing. TFLOPS of the visible (query, key) pairs (backward 2.5x), as both count.
-import json, sys, time, torch
+import json, os, sys, time, torch
 from flash_attn.cute.interface import flash_attn_func
 from fa4_matched_common import bench_tflops, fa4_backward, time_fa4
 
 bench, out = sys.argv[1], sys.argv[2]
+# FA4_MODES=fwd (or bwd) times one direction only; both by default.
+MODES = tuple(os.environ.get("FA4_MODES", "fwd,bwd").split(","))
 CASES = [("causal", ["--causal"], dict(causal=True), (None, 0)),
          ("window4096_causal", ["--causal", "--window", "4096,0"], dict(window_size=(4096, 0)), (4096, 0)),
          ("window128_causal", ["--causal", "--window", "128,0"], dict(window_size=(128, 0)), (128, 0)),
@@ -38,7 +40,7 @@ for D, N, B, H in ((64, 8192, 2, 32), (128, 16384, 1, 16)):
     for name, flags, kw, (left, right) in CASES:
         kw = kw if kw is not None else dict(causal=True, learnable_sink=sink)
         pairs = B * visible(N, left, right)
-        for mode in ("fwd", "bwd"):
+        for mode in MODES:
             flops = 4 * H * pairs * D * (2.5 if mode == "bwd" else 1)
             res = {"case": name, "dhead": D, "seq": N, "batch": B, "heads": H, "mode": mode}
             cmd = [bench, "--batch", str(B), "--heads", str(H), "--seq", str(N), "--dhead", str(D),

@@ -159,7 +159,7 @@ template <int kMTiles> struct OnlineSoftmax {
   // whatever q.k) need no running max once every row's reference is within
   // `headroom` (exp2 units) of the bound: no later tile can then move it by
   // more, so the row keeps its reference for good and later tiles take
-  // P = exp2((u - reference) * c) directly (probs_unless_frozen: no max, no
+  // P = exp2((u - reference) * c) directly (probs_bounded: no max, no
   // compare, no rescale), P <= 2^headroom. The reference stays the one the
   // running max gave (a row's first maximum is P = 1 exactly: a row of one
   // key then gives O = v exactly, which a reference moved to the bound did
@@ -170,57 +170,25 @@ template <int kMTiles> struct OnlineSoftmax {
     for (int r = 0; r < kRows; ++r) ok = ok && (bound - row_max[r]) * scale_log2 <= headroom;  // -inf rows may not
     return ok;
   }
-  // probs<kLazy>() where `frozen` (warp-uniform) may skip the max: the
-  // maxima of all rows first, under one branch, then the exponentials with
-  // the reference either gave (a frozen row's rescale factor is 1).
-  template <bool kLazy, int kNTilesS>
-  __device__ __forceinline__ bool probs_unless_frozen(float (&s)[kMTiles][kNTilesS][4], float scale_log2,
-                                                      float (&rescale)[kRows], bool frozen) {
-    bool moved = false;
-    float new_max[kRows];
-#pragma unroll
-    for (int r = 0; r < kRows; ++r) new_max[r] = row_max[r];
-    if (!frozen) {
-#pragma unroll
-      for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-        for (int half = 0; half < 2; ++half) {
-          const int r = 2 * mt + half;
-          float tile_max = -INFINITY;
-          if constexpr (kTreeMax<kNTilesS>) {
-            tile_max = tile_row_max(s[mt], half);
-          } else {
-#pragma unroll
-            for (int nt = 0; nt < kNTilesS; ++nt)
-              tile_max = fmaxf(tile_max, fmaxf(s[mt][nt][2 * half], s[mt][nt][2 * half + 1]));
-          }
-          new_max[r] = fmaxf(row_max[r], quad_max(tile_max));
-          if constexpr (kLazy) {
-            const bool move = (new_max[r] - row_max[r]) * scale_log2 > kLazyRescaleLog2;
-            new_max[r] = move ? new_max[r] : row_max[r];
-            moved |= move;
-          }
-        }
-    }
+  // probs() for frozen rows: the reference is fixed, O needs no rescale.
+  template <int kNTilesS>
+  __device__ __forceinline__ void probs_bounded(float (&s)[kMTiles][kNTilesS][4], float scale_log2) {
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 2 * mt + half;
-        const float max_scaled = new_max[r] == -INFINITY ? 0.0f : new_max[r] * scale_log2;
-        rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled);
-        row_max[r] = new_max[r];
+        const float ref = row_max[r] * scale_log2;
         float tile_sum = 0.0f;
 #pragma unroll
         for (int nt = 0; nt < kNTilesS; ++nt)
 #pragma unroll
           for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
+            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -ref));
             tile_sum = nt == 0 && e == 2 * half ? s[mt][nt][e] : tile_sum + s[mt][nt][e];
           }
-        row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
+        row_sum[r] += tile_sum;
       }
-    return moved;
   }
 
   template <int kNTilesO>
