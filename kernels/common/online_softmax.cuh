@@ -115,18 +115,25 @@ template <int kMTiles> struct OnlineSoftmax {
         const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
         rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled);
         row_max[r] = new_max;
-        float tile_sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-          for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -max_scaled));
-            // (kTreeMax: the first term starts the sum; 0 + x is x, one FADD less a row)
-            tile_sum = kTreeMax<kNTilesS> && nt == 0 && e == 2 * half ? s[mt][nt][e] : tile_sum + s[mt][nt][e];
-          }
-        row_sum[r] = row_sum[r] * rescale[r] + tile_sum;
+        row_sum[r] = row_sum[r] * rescale[r] + exp_row<kTreeMax<kNTilesS>>(s[mt], half, scale_log2, max_scaled);
       }
     return moved;
+  }
+  // One row (half) of a tile's scores turned into exp2(s * c - max_scaled),
+  // in place; returns their sum. kFirstTerm: the first term starts the sum
+  // (0 + x is x, one FADD less a row).
+  template <bool kFirstTerm, int kNTilesS>
+  __device__ __forceinline__ static float exp_row(float (&s)[kNTilesS][4], int half, float scale_log2,
+                                                  float max_scaled) {
+    float tile_sum = 0.0f;
+#pragma unroll
+    for (int nt = 0; nt < kNTilesS; ++nt)
+#pragma unroll
+      for (int e = 2 * half; e < 2 * half + 2; ++e) {
+        s[nt][e] = fast_exp2(fmaf(s[nt][e], scale_log2, -max_scaled));
+        tile_sum = kFirstTerm && nt == 0 && e == 2 * half ? s[nt][e] : tile_sum + s[nt][e];
+      }
+    return tile_sum;
   }
   // This thread's max of one row (half: elements 2 half, 2 half + 1 of each
   // n-tile) of a tile. kAcc partial maxima over interleaved n-tiles, then a
@@ -178,16 +185,7 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 2 * mt + half;
-        const float ref = row_max[r] * scale_log2;
-        float tile_sum = 0.0f;
-#pragma unroll
-        for (int nt = 0; nt < kNTilesS; ++nt)
-#pragma unroll
-          for (int e = 2 * half; e < 2 * half + 2; ++e) {
-            s[mt][nt][e] = fast_exp2(fmaf(s[mt][nt][e], scale_log2, -ref));
-            tile_sum = nt == 0 && e == 2 * half ? s[mt][nt][e] : tile_sum + s[mt][nt][e];
-          }
-        row_sum[r] += tile_sum;
+        row_sum[r] += exp_row<true>(s[mt], half, scale_log2, row_max[r] * scale_log2);
       }
   }
 
