@@ -135,6 +135,12 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   static constexpr bool kLazyRescale = true;
 };
 
+// (kLazyRescale is read through a trait in fa3_forward.cuh, which nvcc's
+// unused-member check, #177, does not see in the passes without sm_90a.)
+static_assert(WgmmaPersistentConfig<64>::kLazyRescale && WgmmaPersistentConfig<128>::kLazyRescale &&
+                  WgmmaPersistentConfig<256>::kLazyRescale,
+              "O is rescaled only when a row's max moves");
+
 FLASH_FA3_RUNG_KERNEL(fwd_09_wgmma_persistent);
 
 }  // namespace

@@ -87,6 +87,7 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
 // check, #177, does not see.)
 static_assert(!WgmmaWindowConfig<64>::kQInRegisters && !WgmmaWindowConfig<128>::kQInRegisters,
               "the small tiles read Q from shared memory");
+static_assert(WgmmaWindowConfig<64>::kLazyRescale && WgmmaWindowConfig<128>::kLazyRescale, "as fwd_09");
 
 FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
 
