@@ -726,7 +726,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         // for a slope >= 0): once every row of the warp has a reference
         // within kHeadroom of the bound (OnlineSoftmax::can_freeze), later
         // tiles skip the max (probs_bounded). P then stays under 2^64 (bf16,
-        // fp32's range) or 2^15 (fp16, whose largest finite value is 65504).
+        // fp32's range) or 2^15 (fp16, whose largest finite value is 65504);
+        // O's fp32 accumulator could overflow only where keys x |v| > 2^64.
         const float e2 = ScoreMod(p).exp2_scale();
         constexpr float kHeadroom = std::is_same_v<T, __nv_bfloat16> ? 64.0f : 15.0f;
         // Measured (session 36): capped 30 causal hdim 128 / 256 +4.0% / +6.5%;
