@@ -109,8 +109,20 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   static_assert(Cfg::kKeysPerWarp == 16, "one P V k-step per warp and tile");
   static_assert((kBlockN * kChunks) % kThreads == 0, "every thread copies the same number of chunks");
 
-  wait_for_previous_kernel();
-  if (metadata_failed(p)) return;
+  // The metadata check (and the append, when there is one) runs before this
+  // kernel, whose CTAs start as soon as the check starts (programmatic
+  // dependent launch). Without an append nothing this kernel reads is
+  // written by them: it reads the cache and the metadata at once, clamped
+  // so that a bad length or page index still stays inside the tensors, and
+  // waits for the check's verdict only before its first global store
+  // (`deferred`). With an append, or packed queries (cu_seqlens_q locates
+  // the rows it reads), it waits first, as before.
+  const bool deferred = !kVarlen && (p.k_new == nullptr || p.seqlen_new == 0);
+  if (!deferred) {
+    wait_for_previous_kernel();
+    if (metadata_failed(p)) return;
+  }
+  if (p.num_splits > 1) let_next_kernel_start();  // the combine's CTAs may start; it waits for this grid
 
   // No static __shared__ in this kernel: a 16-byte flag placed this buffer at
   // byte 1040 instead of 1024 and cost 10-15% on every decode shape (H200,
@@ -137,7 +149,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // The key tiles this CTA's tokens see (common/mask.h, with this
   // sequence's length), cut into num_splits ranges: this split's are
   // [tile_begin, tile_end).
-  const int seq_keys = total_keys(p, b);
+  const int seq_keys = min(max(total_keys(p, b), 0), p.seqlen_k);  // clamped: unchecked when deferred
   const int tok_first = m_block * 16 / p.group_size, tok_last = (min(m_block * 16 + 16, rows) - 1) / p.group_size;
   const TileRange tiles = p.mask_for(seqlen_q(), seq_keys).template key_tiles<kBlockN>(tok_first, tok_last - tok_first + 1);
   const int tiles_per_split = (tiles.count() + p.num_splits - 1) / p.num_splits;
@@ -172,7 +184,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int key = tile * kBlockN + my_row + i * kRowStep;
-      next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
+      next_block[i] = paged && key < seq_keys ? min(max(__ldg(table + (key >> p.page_shift)), 0), p.num_pages - 1) : b;
     }
   };
   const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;
@@ -313,6 +325,10 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
           make_float2(acc_o[0][nt][2 * half], acc_o[0][nt][2 * half + 1]);
   }
   __syncthreads();
+  if (deferred) {  // the check's verdict, before the first global store
+    wait_for_previous_kernel();
+    if (metadata_failed(p)) return;
+  }
 
   const bool direct = p.num_splits == 1;
   const std::int64_t split_rows = p.partial_rows<kVarlen>();

@@ -274,6 +274,12 @@ TEST(DecodeErrors, BadMetadataWritesNothing) {
       {"length past capacity", 0, {5, 257}, 0, -1, "cache_seqlens[1] = 257 exceeds the cache capacity"},
       {"append past the end", 32, {5, 255}, 2, -1, "appending k_new past the end"},
       {"page index out of range", 32, {5, 20}, 1, 1000, "page_table[1][0] = 1000 is not a page"},
+      // Without an append the decode kernel reads the cache before the check's
+      // verdict (dec_01's deferred wait): bad lengths and pages, clamped, must
+      // neither fault nor be written.
+      {"page index out of range, no append", 32, {5, 20}, 0, 1000, "page_table[1][0] = 1000 is not a page"},
+      {"negative page index, no append", 16, {5, 10}, 0, -7, "page_table[1][0] = -7 is not a page"},
+      {"length past capacity, paged", 16, {5, 300}, 0, -1, "cache_seqlens[1] = 300 exceeds the cache capacity"},
   };
   for (const Bad& c : cases) {
     SCOPED_TRACE(c.what);

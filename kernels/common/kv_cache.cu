@@ -83,13 +83,33 @@ __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(c
     valid_total(b, true);
   }
   if (p.page_table == nullptr) return;
+  // Every table entry with its sequence's length: both loads are independent
+  // (an entry past the sequence's pages is read and ignored; the table is
+  // [batch, max_pages]) and kUnroll entries per thread are in flight at once,
+  // so the check costs one memory round trip per 8192 entries instead of two
+  // per 1024. The decode kernel may run beside it (dec_01's deferred wait),
+  // where HBM's queues make each round trip several microseconds.
+  constexpr int kUnroll = 8;
   const std::int64_t entries = static_cast<std::int64_t>(p.batch) * p.max_pages;
-  for (std::int64_t idx = threadIdx.x; idx < entries; idx += kCheckThreads) {
-    const int b = static_cast<int>(idx / p.max_pages), i = static_cast<int>(idx % p.max_pages);
-    const std::int64_t total = valid_total(b, false);
-    if (total < 0 || i >= ((total + p.page_size - 1) >> p.page_shift)) continue;
-    const int page = __ldg(p.page_table + b * p.page_table_stride + i);
-    if (page < 0 || page >= p.num_pages) report(p, kDecodePageOutOfRange, b, i, page);
+  for (std::int64_t base = threadIdx.x; base < entries; base += std::int64_t{kCheckThreads} * kUnroll) {
+    int len[kUnroll], page[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t idx = base + std::int64_t{u} * kCheckThreads;
+      if (idx >= entries) break;
+      const int b = static_cast<int>(idx / p.max_pages), i = static_cast<int>(idx % p.max_pages);
+      len[u] = __ldg(p.cache_seqlens + b * p.seqlens_stride);
+      page[u] = __ldg(p.page_table + b * p.page_table_stride + i);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t idx = base + std::int64_t{u} * kCheckThreads;
+      if (idx >= entries) break;
+      const int b = static_cast<int>(idx / p.max_pages), i = static_cast<int>(idx % p.max_pages);
+      const std::int64_t total = static_cast<std::int64_t>(len[u]) + p.seqlen_new;
+      if (len[u] < 0 || total > p.seqlen_k || i >= ((total + p.page_size - 1) >> p.page_shift)) continue;
+      if (page[u] < 0 || page[u] >= p.num_pages) report(p, kDecodePageOutOfRange, b, i, page[u]);
+    }
   }
 }
 
