@@ -111,13 +111,15 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
 
   // The metadata check (and the append, when there is one) runs before this
   // kernel, whose CTAs start as soon as the check starts (programmatic
-  // dependent launch). Without an append nothing this kernel reads is
-  // written by them: it reads the cache and the metadata at once, clamped
-  // so that a bad length or page index still stays inside the tensors, and
-  // waits for the check's verdict only before its first global store
-  // (`deferred`). With an append, or packed queries (cu_seqlens_q locates
-  // the rows it reads), it waits first, as before.
-  const bool deferred = !kVarlen && (p.k_new == nullptr || p.seqlen_new == 0);
+  // dependent launch). A contiguous cache without an append: nothing this
+  // kernel reads is written by them, so it reads the cache at once (the
+  // length clamped to the capacity: a bad one still stays inside the
+  // tensors) and waits for the check's verdict only before its first global
+  // store (`deferred`). Otherwise it waits first: an append writes the keys
+  // it reads, packed queries locate its rows by cu_seqlens_q, and paged
+  // calls ran 11-13% slower deferred (H200, session 37: the page-16 check,
+  // thousands of table entries, beside this kernel; not understood).
+  const bool deferred = !kVarlen && p.page_table == nullptr && (p.k_new == nullptr || p.seqlen_new == 0);
   if (!deferred) {
     wait_for_previous_kernel();
     if (metadata_failed(p)) return;
@@ -184,7 +186,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
 #pragma unroll
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int key = tile * kBlockN + my_row + i * kRowStep;
-      next_block[i] = paged && key < seq_keys ? min(max(__ldg(table + (key >> p.page_shift)), 0), p.num_pages - 1) : b;
+      next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
     }
   };
   const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;

@@ -266,7 +266,7 @@ TEST(DecodeErrors, BadMetadataWritesNothing) {
     int page_size;
     std::vector<int> lens;
     int seqlen_new;
-    int bad_page_entry;  // >= 0: page_table[1][0] set to this
+    int bad_page_entry;  // not -1: page_table[1][0] set to this
     const char* message;
   };
   const Bad cases[] = {
@@ -274,11 +274,12 @@ TEST(DecodeErrors, BadMetadataWritesNothing) {
       {"length past capacity", 0, {5, 257}, 0, -1, "cache_seqlens[1] = 257 exceeds the cache capacity"},
       {"append past the end", 32, {5, 255}, 2, -1, "appending k_new past the end"},
       {"page index out of range", 32, {5, 20}, 1, 1000, "page_table[1][0] = 1000 is not a page"},
-      // Without an append the decode kernel reads the cache before the check's
-      // verdict (dec_01's deferred wait): bad lengths and pages, clamped, must
-      // neither fault nor be written.
+      // Without an append: bad pages caught by the check's independent loads,
+      // and (contiguous caches) bad lengths that dec_01 reads, clamped, before
+      // the check's verdict must neither fault nor be written.
       {"page index out of range, no append", 32, {5, 20}, 0, 1000, "page_table[1][0] = 1000 is not a page"},
       {"negative page index, no append", 16, {5, 10}, 0, -7, "page_table[1][0] = -7 is not a page"},
+      {"length far past capacity", 0, {5, 1 << 30}, 0, -1, "cache_seqlens[1] = 1073741824 exceeds the cache capacity"},
       {"length past capacity, paged", 16, {5, 300}, 0, -1, "cache_seqlens[1] = 300 exceeds the cache capacity"},
   };
   for (const Bad& c : cases) {
@@ -288,7 +289,7 @@ TEST(DecodeErrors, BadMetadataWritesNothing) {
     s.lens = {5, 5};  // a valid problem first, then the bad metadata
     auto prob = flash::testing::make_decode_problem(s, test_seed());
     flash::testing::upload(std::vector<double>(c.lens.begin(), c.lens.end()), prob.args.cache_seqlens);
-    if (c.bad_page_entry >= 0) {
+    if (c.bad_page_entry != -1) {
       prob.page_table[prob.max_pages] = c.bad_page_entry;
       flash::testing::upload(std::vector<double>(prob.page_table.begin(), prob.page_table.end()), *prob.args.page_table);
     }
