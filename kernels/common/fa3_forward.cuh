@@ -547,41 +547,31 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       const int key = n_block * kBlockN + lane * box;
       return lane < boxes && key < seq.seqlen_k ? __ldg(table + (key >> p.page_shift)) : 0;
     };
-    // Tile i's K or V (lane j: box j, in page `page`), and the V fix of a
-    // tile that ends the sequence.
-    const auto load_tile = [&](Buf buf, int i, int page) {
-      const int stage = i % kStages, n0 = (n_last - i) * kBlockN;
+    int page = page_of(n_last);
+    for (int i = 0; i < n_blocks; ++i) {
+      const int n_block = n_last - i, stage = i % kStages, n0 = n_block * kBlockN;
       const int valid = seq.seqlen_k - n0, loaded = min(boxes, (valid + box - 1) / box);
       const auto bytes = static_cast<std::uint32_t>(loaded * box * 128 * kColBlocks);
       const int row = (n0 + lane * box) & page_mask;
-      const bool is_v = buf == Buf::kV, partial = is_v && valid < kBlockN;
-      std::uint8_t* tile = smem + (is_v ? Smem::kV : Smem::kK) + stage * Smem::kKVBytes;
-      std::uint64_t* bar = partial ? pipe.v_fix() : pipe.full(buf, stage);
-      mbar_wait(pipe.empty(buf, stage), pipe.phase(i, stage) ^ 1);
-      if (lane == 0) mbar_arrive_expect_tx(bar, bytes);
-      __syncwarp();
-      if (lane < loaded)
+      const auto load = [&](const CUtensorMap* map, std::uint8_t* dst, std::uint64_t* bar) {
+        if (lane < loaded)
 #pragma unroll
-        for (int cb = 0; cb < kColBlocks; ++cb)
-          tma_load_4d(tile + cb * kBlockN * 128 + lane * box * 128, is_v ? &prm.v : &prm.k, cb * 64, row, h_kv, page,
-                      bar);
-      if (partial) fix_partial_v(pipe, tile, stage, valid, lane, 32);
-    };
-    // K runs a tile ahead of V, in the order the consumers take them (S(i + 1)
-    // is issued before P(i) V(i)): K(i + 1) waits only for S(i - 1) to free
-    // its stage, not also for V(i)'s, so it has about two tiles' time to land
-    // instead of one. Each tile's page entries are looked up a tile ahead.
-    // (ncu, session 37: with K and V in turn, the consumers of issue 17's
-    // varlen causal call spent 21% of their stall samples waiting for K at
-    // page 16, 4% at page 256, ~0 with a contiguous cache.)
-    int page_v = page_of(n_last);
-    int page_k = n_blocks > 1 ? page_of(n_last - 1) : 0;
-    load_tile(Buf::kK, 0, page_v);
-    for (int i = 0; i < n_blocks; ++i) {
-      if (i + 1 < n_blocks) load_tile(Buf::kK, i + 1, page_k);
-      load_tile(Buf::kV, i, page_v);
-      page_v = page_k;
-      if (i + 2 < n_blocks) page_k = page_of(n_last - i - 2);
+          for (int cb = 0; cb < kColBlocks; ++cb)
+            tma_load_4d(dst + cb * kBlockN * 128 + lane * box * 128, map, cb * 64, row, h_kv, page, bar);
+      };
+      mbar_wait(pipe.empty(Buf::kK, stage), pipe.phase(i, stage) ^ 1);
+      if (lane == 0) mbar_arrive_expect_tx(pipe.full(Buf::kK, stage), bytes);
+      __syncwarp();
+      load(&prm.k, smem + Smem::kK + stage * Smem::kKVBytes, pipe.full(Buf::kK, stage));
+      std::uint8_t* v_tile = smem + Smem::kV + stage * Smem::kKVBytes;
+      const bool partial = valid < kBlockN;
+      std::uint64_t* v_bar = partial ? pipe.v_fix() : pipe.full(Buf::kV, stage);
+      mbar_wait(pipe.empty(Buf::kV, stage), pipe.phase(i, stage) ^ 1);
+      if (lane == 0) mbar_arrive_expect_tx(v_bar, bytes);
+      __syncwarp();
+      load(&prm.v, v_tile, v_bar);
+      if (partial) fix_partial_v(pipe, v_tile, stage, valid, lane, 32);
+      if (i + 1 < n_blocks) page = page_of(n_block - 1);
     }
     pipe.advance(n_blocks);
   }
