@@ -49,6 +49,15 @@
 // dense kernels' SASS is identical to before (cuobjdump, sm_80 and sm_90a,
 // every head dim), the varlen ones take the same registers (sm_90a). Not yet
 // measured.
+// Session 37 (2026-11-29): a call on a contiguous cache without an append
+// reads the cache at once and waits for the metadata check's verdict only
+// before its first global store (the length clamped to the capacity
+// meanwhile); a split call lets the combine's CTAs launch while it runs; the
+// one-CTA check keeps 8 table entries per thread in flight. H200, four
+// rounds of one call each (16 x 8k / 1 x 128k / 64 x 4k, contiguous): +1.7 /
+// +0.7 / +0.3%, then +0.1 / +0.1 / -0.1%; page 16 +0.1 to +1.2%. Paged calls
+// deferred the same way lost 11-13% at page 16 (not understood), so they
+// wait first (docs/NOTES.md).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
