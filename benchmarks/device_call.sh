@@ -9,6 +9,7 @@
 #   { dc_ab A B 'bwd/wgmma/' "--seq 8192 --dhead 128 --kernel wgmma" "--seq 2048 --dhead 128 --kernel wgmma"
 #     dc_ab A B 'det/' "--seq 16384 --dhead 128 --causal --kernel wgmma"; } | tee "$O/ab.txt"
 #   dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
+#   dc_summary_us A B "$O/ab_decode.txt"          # decode rows (bench --decode): microseconds
 #   dc_abn "A B C" 'bwd/wgmma/' "..."             # three or more binaries, rotated; dc_summary A C ...
 #   dc_sanitize "$B/runner --bwd --kernel wgmma --batch 3 --seq 700 --seq-k 1333 --heads 8 --heads-kv 2 --dhead 128"
 #   dc_tests '*Backward*:*Bwd*:Concurrency*' 300     # a third argument: the shard count (4)
@@ -82,6 +83,24 @@ for k in sorted(set((a, b) for a, b, _ in d)):
     if a and b:
         ma, mb = sum(a) / len(a), sum(b) / len(b)
         print(f"{k[0]:46s} {k[1]:16s} {x} {ma:7.1f} {y} {mb:7.1f} {100 * (mb / ma - 1):+5.1f}%  {a} {b}")
+P
+}
+
+# dc_summary_us X Y FILE: decode rows (`bench --decode`), the mean microseconds of each shape
+# for X and Y, and Y's change in speed (session 37's calls 3-5 carried this inline).
+dc_summary_us() {
+  python3 - "$@" <<'P'
+import collections, re, sys
+x, y, path = sys.argv[1:4]
+d = collections.defaultdict(list)
+for line in open(path):
+    m = re.match(r'(\S+) decode/\S+?/(\S+?)/.*us=([\d.]+)', line)
+    if m: d[(m[2], m[1])].append(float(m[3]))
+for k in sorted(set(a for a, _ in d)):
+    a, b = d.get((k, x), []), d.get((k, y), [])
+    if a and b:
+        ma, mb = sum(a) / len(a), sum(b) / len(b)
+        print(f"{k:50s} {x} {ma:7.1f} us  {y} {mb:7.1f} us  {100 * (ma / mb - 1):+5.1f}% speed  {a} {b}")
 P
 }
 
