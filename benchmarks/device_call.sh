@@ -9,7 +9,7 @@
 #   { dc_ab A B 'bwd/wgmma/' "--seq 8192 --dhead 128 --kernel wgmma" "--seq 2048 --dhead 128 --kernel wgmma"
 #     dc_ab A B 'det/' "--seq 16384 --dhead 128 --causal --kernel wgmma"; } | tee "$O/ab.txt"
 #   dc_summary A B "$O/ab.txt" | tee "$O/ab_summary.txt"
-#   dc_summary_us A B "$O/ab_decode.txt"          # decode rows (bench --decode): microseconds
+#   dc_summary A B "$O/ab_decode.txt" us          # decode rows (bench --decode): microseconds
 #   dc_abn "A B C" 'bwd/wgmma/' "..."             # three or more binaries, rotated; dc_summary A C ...
 #   dc_sanitize "$B/runner --bwd --kernel wgmma --batch 3 --seq 700 --seq-k 1333 --heads 8 --heads-kv 2 --dhead 128"
 #   dc_tests '*Backward*:*Bwd*:Concurrency*' 300     # a third argument: the shard count (4)
@@ -67,14 +67,20 @@ dc_abn() {
   echo "dc_abn: $((SECONDS - DC_T0)) s since setup" >&2
 }
 
-# dc_summary X Y FILE: the mean TFLOPS of each (shape, kernel) for X and Y, and Y's change (any
-# benchmark family: bwd/, bwd_varlen/, fwd_paged16/, ...).
+# dc_summary X Y FILE [us]: the mean TFLOPS of each (shape, kernel) for X and Y, and Y's change
+# (any benchmark family: bwd/, bwd_varlen/, fwd_paged16/, ...); with `us`, decode rows' mean
+# microseconds and Y's change in speed.
 dc_summary() {
   python3 - "$@" <<'P'
 import collections, re, sys
 x, y, path = sys.argv[1:4]
+us = len(sys.argv) > 4 and sys.argv[4] == "us"
 d = collections.defaultdict(list)
 for line in open(path):
+    if us:
+        m = re.match(r'(\S+) decode/\S+?/(\S+?)/.*us=([\d.]+)', line)
+        if m: d[(m[2], "decode", m[1])].append(float(m[3]))
+        continue
     m = re.match(r'(\S+) ((?:bwd|fwd|decode)\w*)/(\S+?)/(\S+?)/.*TFLOPS=([\d.]+)', line)
     # (the family joins the shape: fwd_varlen_paged16 and _paged256 rows share a shape name)
     if m: d[(m[4] + ("" if m[2] in ("bwd", "fwd", "decode") else " " + m[2]), m[3], m[1])].append(float(m[5]))
@@ -82,25 +88,9 @@ for k in sorted(set((a, b) for a, b, _ in d)):
     a, b = d.get(k + (x,), []), d.get(k + (y,), [])
     if a and b:
         ma, mb = sum(a) / len(a), sum(b) / len(b)
-        print(f"{k[0]:46s} {k[1]:16s} {x} {ma:7.1f} {y} {mb:7.1f} {100 * (mb / ma - 1):+5.1f}%  {a} {b}")
-P
-}
-
-# dc_summary_us X Y FILE: decode rows (`bench --decode`), the mean microseconds of each shape
-# for X and Y, and Y's change in speed (session 37's calls 3-5 carried this inline).
-dc_summary_us() {
-  python3 - "$@" <<'P'
-import collections, re, sys
-x, y, path = sys.argv[1:4]
-d = collections.defaultdict(list)
-for line in open(path):
-    m = re.match(r'(\S+) decode/\S+?/(\S+?)/.*us=([\d.]+)', line)
-    if m: d[(m[2], m[1])].append(float(m[3]))
-for k in sorted(set(a for a, _ in d)):
-    a, b = d.get((k, x), []), d.get((k, y), [])
-    if a and b:
-        ma, mb = sum(a) / len(a), sum(b) / len(b)
-        print(f"{k:50s} {x} {ma:7.1f} us  {y} {mb:7.1f} us  {100 * (ma / mb - 1):+5.1f}% speed  {a} {b}")
+        change = ma / mb - 1 if us else mb / ma - 1  # us: lower is faster
+        unit = " us" if us else ""
+        print(f"{k[0]:46s} {k[1]:16s} {x} {ma:7.1f}{unit} {y} {mb:7.1f}{unit} {100 * change:+5.1f}%  {a} {b}")
 P
 }
 
