@@ -126,8 +126,8 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // tensors) and waits for the check's verdict only before its first global
   // store (`deferred`). Otherwise it waits first: an append writes the keys
   // it reads, packed queries locate its rows by cu_seqlens_q, and paged
-  // calls ran 11-13% slower deferred (H200, session 37: the page-16 check,
-  // thousands of table entries, beside this kernel; not understood).
+  // calls ran 11-13% slower deferred at page 16 (H200, session 37; with the
+  // check's loads serial or all in flight alike: not understood).
   const bool deferred = !kVarlen && p.page_table == nullptr && (p.k_new == nullptr || p.seqlen_new == 0);
   if (!deferred) {
     wait_for_previous_kernel();
