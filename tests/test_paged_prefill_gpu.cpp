@@ -470,7 +470,15 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .page_size = 64, .causal = true, .softcap = 15.0f,
         .qk_gain = 8.0, .q_lens = {17, 17, 17}, .k_lens = {R, R, R}, .layout = PageLayout::kv_interleaved},
        false},
+      {"dense_full_gqa2_p32_d256",  // 80-key tiles that start inside 32-key pages
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 256, .page_size = 32, .q_lens = {100, 100},
+        .k_lens = {333, 81}, .layout = PageLayout::kv_interleaved},
+       false},
       // Packed queries (cu_seqlens_q), keys from seqused_k.
+      {"packed_full_gqa4_p32_d128",
+       {.heads_q = 8, .heads_kv = 2, .head_dim = 128, .page_size = 32, .packed = true, .q_lens = {129, 0, 1, 250},
+        .k_lens = {R, R, R, R}, .layout = PageLayout::heads_major},
+       false},
       {"packed_mixed_causal_gqa4_p16_d64",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .page_size = 16, .causal = true, .packed = true,
         .q_lens = {0, 1, 17, 300, 5, 64}, .k_lens = {R, R, R, R, R, R}, .tail_q = 7},
