@@ -474,6 +474,16 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 4, .heads_kv = 2, .head_dim = 256, .page_size = 32, .q_lens = {100, 100},
         .k_lens = {333, 81}, .layout = PageLayout::kv_interleaved},
        false},
+      // More query tiles than the H200 has SMs: dense-query paged calls on the persistent walk
+      // (full) and the dynamic schedule (causal) give CTAs several tiles.
+      {"dense_many_tiles_full_gqa2_p16_d128",
+       {.heads_q = 8, .heads_kv = 4, .head_dim = 128, .page_size = 16, .q_lens = {600, 600, 600, 600},
+        .k_lens = {700, 601, 1000, 650}},
+       false},
+      {"dense_many_tiles_causal_gqa4_p256_d64",
+       {.heads_q = 16, .heads_kv = 4, .head_dim = 64, .page_size = 256, .causal = true,
+        .q_lens = {600, 600, 600, 600}, .k_lens = {900, 600, 777, 1200}, .layout = PageLayout::kv_interleaved},
+       false},
       // Packed queries (cu_seqlens_q), keys from seqused_k.
       {"packed_full_gqa4_p32_d128",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 128, .page_size = 32, .packed = true, .q_lens = {129, 0, 1, 250},
