@@ -120,6 +120,13 @@
 // hdim 128 16k +3.4-4.0%, hdim 256 8k +6.5%; rows that never come near the
 // bound (cap 50 on small scores) -0.4 to -1.4%, ALiBi-only calls -1.2% (the
 // unused path in their kernels); hdim 64 lost 2.2%, so not there.
+// Session 38: every Hopper rung launches by programmatic dependent launch
+// (fa3_launch; the kernel waits for the one before it after its barrier
+// setup): issue 17's varlen batch +0.9% / +1.2% (full / causal; the metadata
+// check's gap), dense calls +-0.5% (bench's back-to-back launches had none).
+// Paged calls with small pages gathered by cp.async instead of 16-row TMA
+// boxes lost 10-21% at hdims 64 / 128; dense-query paged calls on the walk or
+// the dynamic schedule lost up to 28% at hdim 64 (docs/NOTES.md).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

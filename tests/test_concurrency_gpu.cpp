@@ -298,6 +298,71 @@ TEST(ConcurrencyCallerWorkspace, LargerIsFineMisalignedOrShortIsRejected) {
 // warm and the call captures. When the buffer later grows for a bigger call,
 // the captured graph still reads the old buffer, which is kept: replaying it
 // gives the same gradients.
+// Chained forward calls in a CUDA graph: the second call's queries are the
+// first call's output and the third's the second's, so each kernel reads
+// what the one before it wrote (the Hopper forward starts by programmatic
+// dependent launch and waits for the kernel before it; the causal calls'
+// tile-counter memset sits between two of them). Three replays equal the
+// calls made eagerly, bit for bit, and write every element.
+TEST(ConcurrencyCapture, ChainedForwardCallsReplayBitwise) {
+  SKIP_WITHOUT_GPU();
+  const int head_dim = common_head_dim();
+  if (head_dim == 0) GTEST_SKIP() << "no head dim that a built forward, backward and decode variant all run here";
+  flash::testing::Shape s;
+  s.batch = 2;
+  s.seqlen_q = s.seqlen_k = 1000;
+  s.heads_q = s.heads_kv = 8;
+  s.head_dim = head_dim;
+  auto p = flash::testing::make_problem(s, kDtype, true, flash::testing::Layout::bshd, test_seed(), {0});
+  const flash::testing::ViewSpec spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim};
+  DeviceBuffer o2(spec.elements() * flash::dtype_size(kDtype)), o3(spec.elements() * flash::dtype_size(kDtype));
+  flash::ForwardArgs a;
+  a.q = p.vq, a.k = p.vk, a.v = p.vv, a.o = p.vo, a.lse = p.vlse;
+  a.causal = true;
+  flash::ForwardArgs b = a, c = a;
+  b.q = a.o, b.o = spec.view(o2.get(), kDtype), b.lse.reset(), b.causal = false;
+  c.q = b.o, c.o = spec.view(o3.get(), kDtype), c.lse.reset();
+  const cudaStream_t stream = fresh_stream();
+  a.stream = b.stream = c.stream = stream;
+  const auto calls = [&] {
+    for (const TensorView& t : {a.o, *a.lse, b.o, c.o})
+      check(cudaMemsetAsync(t.data, 0xff, flash::testing::view_bytes(t), stream), "poisoning an output");
+    flash::attention_forward(a);
+    flash::attention_forward(b);
+    flash::attention_forward(c);
+  };
+  const auto outputs = [&] {
+    Outputs out;
+    for (const TensorView& t : {a.o, *a.lse, b.o, c.o}) out.push_back(flash::testing::download(t));
+    return out;
+  };
+  // "" when equal element by element (NaN, the poison, equals nothing).
+  const auto difference = [](const Outputs& got, const Outputs& want) -> std::string {
+    const char* const names[] = {"first o", "first lse", "second o", "third o"};
+    for (std::size_t i = 0; i < want.size(); ++i)
+      for (std::size_t j = 0; j < want[i].size(); ++j)
+        if (!(got[i][j] == want[i][j])) return fmt::format("{}[{}] = {}, eager {}", names[i], j, got[i][j], want[i][j]);
+    return {};
+  };
+  calls();  // eagerly (and warms the workspace)
+  check(cudaStreamSynchronize(stream), "the eager calls");
+  const Outputs want = outputs();
+  ASSERT_EQ(difference(want, want), "") << "an eager call left an output unwritten";
+  cudaGraph_t graph = nullptr;
+  check(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), "cudaStreamBeginCapture");
+  calls();
+  check(cudaStreamEndCapture(stream, &graph), "cudaStreamEndCapture");
+  cudaGraphExec_t exec = nullptr;
+  check(cudaGraphInstantiate(&exec, graph, 0), "cudaGraphInstantiate");
+  for (int replay = 0; replay < 3; ++replay) {
+    check(cudaGraphLaunch(exec, stream), "cudaGraphLaunch");
+    check(cudaStreamSynchronize(stream), "the replay");
+    EXPECT_EQ(difference(outputs(), want), "") << "replay " << replay;
+  }
+  check(cudaGraphExecDestroy(exec), "cudaGraphExecDestroy");
+  check(cudaGraphDestroy(graph), "cudaGraphDestroy");
+}
+
 TEST(ConcurrencyCapture, WarmBeforeCaptureAndKeptAfterGrowth) {
   SKIP_WITHOUT_GPU();
   const int head_dim = common_head_dim();

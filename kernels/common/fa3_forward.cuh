@@ -75,6 +75,7 @@
 #include "common/numeric.cuh"
 #include "common/online_softmax.cuh"
 #include "common/params.h"
+#include "common/pdl.cuh"
 #include "common/scores.h"
 #include "common/variant.h"
 #include "flash/variants.h"
@@ -896,9 +897,6 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   typename Mainloop::Pipeline pipe{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
 
   const FwdParams& p = prm.p;
-  if constexpr (kVarlen) {
-    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
-  }
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
   // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
   // (every consumer thread's), then the two indices.
@@ -916,7 +914,17 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       mbar_init_fence();
     }
   }
+  // Programmatic dependent launch (fa3_launch): this CTA may have started
+  // while the kernel before it in the stream still runs (the varlen
+  // metadata check, the previous layer's kernel, the previous call); it set
+  // up its barriers meanwhile and touches global memory only after this
+  // wait. The next kernel may start its CTAs now: it waits for this one.
+  wait_for_previous_kernel();
+  let_next_kernel_start();
   __syncthreads();  // the barriers are initialised before any role uses them
+  if constexpr (kVarlen) {
+    if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written
+  }
 
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
@@ -1126,8 +1134,8 @@ cudaError_t fa3_launch(const FwdParams& p, cudaStream_t stream) {
   if (err == cudaSuccess && kFa3MinBlocks<Cfg> > 1)
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared);
   if (err != cudaSuccess) return err;
-  kernel<<<Scheduler::grid(p), kWarpgroupThreads * (1 + Cfg::kConsumerWGs), smem, stream>>>(prm);
-  return cudaGetLastError();
+  return launch_after(true, kernel, Scheduler::grid(p), dim3(kWarpgroupThreads * (1 + Cfg::kConsumerWGs)), smem,
+                      stream, prm);
 }
 
 // Whether a dense call without score modifiers takes the persistent walk.

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "common/pdl.cuh"
 #include "common/varlen.h"
 
 namespace flash::detail {
@@ -26,6 +27,7 @@ __device__ void report(int* status, int code, int array, int index, int value) {
 // found wins (atomicCAS on status[0]).
 __global__ void __launch_bounds__(kThreads) check_varlen_kernel(const __grid_constant__ AttnParams p, int total_q,
                                                                  int total_k, bool zero_status) {
+  let_next_kernel_start();  // the Hopper forward starts early and waits for this grid (fa3_launch)
   if (zero_status) {  // one CTA
     if (threadIdx.x == 0) p.status[0] = p.status[1] = p.status[2] = p.status[3] = 0;
     __syncthreads();  // the zeros before any report
