@@ -375,7 +375,17 @@ template <class S> struct Fa3IsDynamic : std::false_type {};
 template <class Cfg> struct Fa3IsDynamic<Fa3DynamicScheduler<Cfg>> : std::true_type {};
 // The tile slots' shared memory beyond Fa3Smem: two full and two empty
 // mbarriers, then the two tile indices.
-inline constexpr int kFa3TileSlotBytes = 64;
+// Variable-length calls: each slot also holds the tile and its sequence
+// (Fa3SlotTile), which the producer resolved, so the consumers read them from
+// shared memory instead of loading cu_seqlens again between two tiles.
+struct Fa3SlotTile {
+  int idx;
+  Fa3Tile tile;
+  int q_row0, q_b, k_row0, k_b, seqlen_q, seqlen_k;
+  long long o;
+};
+inline constexpr int kFa3TileSlotBytes = 32 + 2 * 64;
+static_assert(sizeof(Fa3SlotTile) <= 64, "a slot's record fits its 64 bytes");
 
 // kMods: the call has a softcap or ALiBi (dispatch_score_mods). kSeq: how
 // sequences are found (Fa3Seq; per_sequence and paged: each sequence's own
@@ -902,6 +912,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   // (every consumer thread's), then the two indices.
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
+  Fa3SlotTile* const slot_tile = reinterpret_cast<Fa3SlotTile*>(tile_bars + 4);  // varlen: the records
   const int num_tiles =  // the dynamic schedule's end
       static_cast<int>(kVarlen ? Fa3VarlenTileScheduler<Cfg>::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p));
   if (threadIdx.x == 0) {
@@ -939,9 +950,8 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       tma_prefetch_map(&prm.o);
     }
     // One tile's loads (per-sequence and paged: by the whole warp).
-    const auto produce = [&](const Fa3Tile& tile) {
+    const auto produce_seq = [&](const Fa3Tile& tile, const Fa3Seq& seq) {
       const int m0 = tile.m_block * Smem::kBlockM;
-      const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
       if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
       const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
       const Mask& mask = kVarlen ? seq_mask : p.mask_for();
@@ -951,22 +961,28 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       else
         Mainloop::produce(prm, smem, pipe, seq, m0, tile.head, tiles.end - 1, tiles.count(), threadIdx.x);
     };
+    const auto produce = [&](const Fa3Tile& tile) { produce_seq(tile, fa3_seq<kSeq>(p, tile.batch)); };
     if constexpr (kDynamic && kVarlen) {
       // Packed-query calls (per-sequence and paged), by the producer warp:
-      // lane 0 publishes and fetches the indices, every lane finds the tile
-      // (warp-collective) and loads it.
+      // every lane finds the tile (warp-collective) and its sequence, lane 0
+      // publishes both with the index (the consumers read them from the
+      // slot, not from cu_seqlens) and fetches the next index, and the warp
+      // loads the tile.
       static_assert(kFa3Persistent<Cfg>, "the dynamic schedule is for persistent Configs");
       if (threadIdx.x < 32) {
         int idx = static_cast<int>(blockIdx.x);
         for (int k = 0;; ++k) {
           const int slot = k & 1;
+          const bool done = idx >= num_tiles;
+          const Fa3Tile tile = done ? Fa3Tile{} : Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx);
+          const Fa3Seq seq = done ? Fa3Seq{} : fa3_seq<kSeq>(p, tile.batch);
           if (threadIdx.x == 0) {
-            if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last index was read
-            tile_slot[slot] = idx;
-            mbar_arrive(tile_bars + slot);
+            if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last record was read
+            slot_tile[slot] = {idx, tile, seq.q_row0, seq.q_b, seq.k_row0, seq.k_b, seq.seqlen_q, seq.seqlen_k, seq.o};
+            mbar_arrive(tile_bars + slot);  // release: the record is visible to whoever waits on the slot
           }
-          if (idx >= num_tiles) break;
-          produce(Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx));
+          if (done) break;
+          produce_seq(tile, seq);
           if (threadIdx.x == 0) idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
           idx = __shfl_sync(0xffffffffu, idx, 0);
         }
@@ -998,9 +1014,8 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     const int c = (Cfg::kQInRegisters ? wg : __shfl_sync(0xffffffffu, wg, 0)) - 1;
     const int tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
-    const auto consume = [&](const Fa3Tile& tile) {
+    const auto consume_seq = [&](const Fa3Tile& tile, const Fa3Seq& seq) {
       const int m0 = tile.m_block * Smem::kBlockM;
-      const Fa3Seq seq = fa3_seq<kSeq>(p, tile.batch);
       if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
       const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
       const Mask& mask = kVarlen ? seq_mask : p.mask_for();
@@ -1036,7 +1051,18 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       consumer.run(o, softmax);
       Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
     };
-    if constexpr (kDynamic) {
+    const auto consume = [&](const Fa3Tile& tile) { consume_seq(tile, fa3_seq<kSeq>(p, tile.batch)); };
+    if constexpr (kDynamic && kVarlen) {
+      for (int k = 0;; ++k) {
+        const int slot = k & 1;
+        mbar_wait(tile_bars + slot, (k >> 1) & 1);
+        asm volatile("" ::: "memory");  // the record's loads stay after the wait
+        const Fa3SlotTile r = slot_tile[slot];
+        mbar_arrive(tile_bars + 2 + slot);  // (as below: every thread, once it has read the record)
+        if (r.idx >= num_tiles) break;
+        consume_seq(r.tile, Fa3Seq{r.q_row0, r.q_b, r.k_row0, r.k_b, r.seqlen_q, r.seqlen_k, r.o});
+      }
+    } else if constexpr (kDynamic) {
       for (int k = 0;; ++k) {
         const int slot = k & 1;
         mbar_wait(tile_bars + slot, (k >> 1) & 1);
@@ -1049,8 +1075,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         // 2026-11-24.)
         mbar_arrive(tile_bars + 2 + slot);
         if (idx >= num_tiles) break;
-        if constexpr (kVarlen) consume(Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx));
-        else consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
+        consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
       }
     } else {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) consume(sched.tile(p));
