@@ -374,10 +374,11 @@ template <class Cfg> struct Fa3DynamicScheduler : Fa3TileCount<Cfg> {
 template <class S> struct Fa3IsDynamic : std::false_type {};
 template <class Cfg> struct Fa3IsDynamic<Fa3DynamicScheduler<Cfg>> : std::true_type {};
 // The tile slots' shared memory beyond Fa3Smem: two full and two empty
-// mbarriers, then the two tile indices.
-// Variable-length calls: each slot also holds the tile and its sequence
-// (Fa3SlotTile), which the producer resolved, so the consumers read them from
-// shared memory instead of loading cu_seqlens again between two tiles.
+// mbarriers, then the two slots: a tile index each, or for variable-length
+// calls a record of the tile and its sequence (Fa3SlotTile), which the
+// producer resolved, so the consumers read them from shared memory instead
+// of loading cu_seqlens again between two tiles (session 38: hdim 64 causal
+// varlen +3.3%).
 struct Fa3SlotTile {
   int idx;
   Fa3Tile tile;
@@ -909,7 +910,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   const FwdParams& p = prm.p;
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
   // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
-  // (every consumer thread's), then the two indices.
+  // (every consumer thread's), then the two slots (indices, or varlen records).
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
   Fa3SlotTile* const slot_tile = reinterpret_cast<Fa3SlotTile*>(tile_bars + 4);  // varlen: the records
