@@ -130,6 +130,9 @@
 // Paged calls with small pages gathered by cp.async instead of 16-row TMA
 // boxes lost 10-21% at hdims 64 / 128; dense-query paged calls on the walk or
 // the dynamic schedule lost up to 28% at hdim 64 (docs/NOTES.md).
+// Session 39: unmasked packed-query calls number each sequence's tiles with
+// the query block fastest (the heads fastest kept every head's K and V of a
+// sequence in flight): 4 x 4096 hdim 128 +5.7%, issue 17's batch +3.4%.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
