@@ -133,6 +133,10 @@
 // Session 39: unmasked packed-query calls number each sequence's tiles with
 // the query block fastest (the heads fastest kept every head's K and V of a
 // sequence in flight): 4 x 4096 hdim 128 +5.7%, issue 17's batch +3.4%.
+// And at hdim 128 the kernels whose producer resolves tiles at run time
+// (dynamic, per-sequence, paged) split the registers 32 / 232, not 24 /
+// 240: their producers spilled (ncu: 381K local requests in a paged call):
+// paged +1.1-2.9%, causal varlen and dense causal 4k +1.1-1.2%.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -146,6 +150,12 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
   static constexpr bool kLazyRescale = true;
+  // hdim 128: 32 / 232 registers in the dynamic-schedule, per-sequence and
+  // paged kernels, whose producers spilled at 24 (fa3_forward.cuh Fa3Regs);
+  // the consumers spill nothing at 232 there (hdim 256's would). The walk
+  // keeps 24 / 240 (-1.0% at 8k with 232).
+  static constexpr int kBusyProducerRegs = kHeadDim_ == 128 ? 32 : WgmmaPingpongConfig<kHeadDim_>::kProducerRegs;
+  static constexpr int kBusyConsumerRegs = kHeadDim_ == 128 ? 232 : WgmmaPingpongConfig<kHeadDim_>::kConsumerRegs;
 };
 
 // (kLazyRescale is read through a trait in fa3_forward.cuh, which nvcc's

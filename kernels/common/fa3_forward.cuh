@@ -32,6 +32,8 @@
 // Config (a struct with these members, see the rung files):
 //   kHeadDim, kBlockN, kConsumerWGs, kStages      tile shape and pipeline depth
 //   kProducerRegs, kConsumerRegs                  setmaxnreg per warpgroup role
+//   kBusyProducerRegs, kBusyConsumerRegs          (optional) the same where the producer
+//                                                 resolves tiles at run time (Fa3Regs)
 //   kIntraWGOverlap   issue S(j) and P(j-1) V(j-1) together, softmax(j) while PV runs
 //   kPingpong         named barriers take the consumer warpgroups' GEMMs in
 //                     turn, so one warpgroup's softmax overlaps another's GEMMs
@@ -108,6 +110,28 @@ template <class Cfg, class = void> struct Fa3LazyRescale : std::false_type {};
 template <class Cfg> struct Fa3LazyRescale<Cfg, std::void_t<decltype(Cfg::kLazyRescale)>>
     : std::integral_constant<bool, Cfg::kLazyRescale> {};
 template <class Cfg> inline constexpr bool kFa3LazyRescale = Fa3LazyRescale<Cfg>::value;
+
+// The registers setmaxnreg gives each role: Cfg's kProducerRegs /
+// kConsumerRegs, or, where the Config has kBusyProducerRegs /
+// kBusyConsumerRegs, those in kernels whose producer resolves its tiles at
+// run time (busy: the dynamic schedule, per-sequence and paged calls), whose
+// live state (the next index, the sequence's rows and lengths, the page
+// table) spilled at 24 registers. kFa3Busy says which kernels.
+template <class Cfg, class = void> struct Fa3HasBusyRegs : std::false_type {};
+template <class Cfg> struct Fa3HasBusyRegs<Cfg, std::void_t<decltype(Cfg::kBusyProducerRegs)>> : std::true_type {};
+template <class Cfg, bool kBusy> struct Fa3Regs {
+  static constexpr bool kSplit = kBusy && Fa3HasBusyRegs<Cfg>::value;
+  static constexpr int kProducer = [] {
+    if constexpr (kSplit) return Cfg::kBusyProducerRegs;
+    else return Cfg::kProducerRegs;
+  }();
+  static constexpr int kConsumer = [] {
+    if constexpr (kSplit) return Cfg::kBusyConsumerRegs;
+    else return Cfg::kConsumerRegs;
+  }();
+  static_assert(setmaxnreg_fits(kProducer, kConsumer, Cfg::kConsumerWGs, kFa3MinBlocks<Cfg>),
+                "setmaxnreg: more registers than the CTA was launched with");
+};
 
 // Shared memory, as byte offsets from a 1024-byte-aligned base (the 128-byte
 // swizzle repeats every 1024 bytes; wgmma and TMA both assume it starts there).
@@ -919,6 +943,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 
   const FwdParams& p = prm.p;
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
+  using Regs = Fa3Regs<Cfg, kDynamic || kVarlen>;
   // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
   // (every consumer thread's), then the two slots (indices, or varlen records).
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
@@ -950,7 +975,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 
   const int wg = threadIdx.x / kWarpgroupThreads;
   if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegs>();
+    setmaxnreg_dec<Regs::kProducer>();
     if (threadIdx.x == 0) {
       // The maps are kernel parameters: fetch them while the first tile's
       // range is worked out, so the first loads (and O's store) do not wait
@@ -1016,7 +1041,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) produce(sched.tile(p));
     }
   } else {
-    setmaxnreg_inc<Cfg::kConsumerRegs>();
+    setmaxnreg_inc<Regs::kConsumer>();
     // With Q in shared memory (hdim 64, 256) the warpgroup picks Q's wgmma
     // descriptor: a lane-0 shuffle tells the compiler the value is
     // warp-uniform, so the descriptors stay in uniform registers (hdim 256
