@@ -135,8 +135,9 @@
 // sequence in flight): 4 x 4096 hdim 128 +5.7%, issue 17's batch +3.4%.
 // And at hdim 128 the kernels whose producer resolves tiles at run time
 // (dynamic, per-sequence, paged) split the registers 32 / 232, not 24 /
-// 240: their producers spilled (ncu: 381K local requests in a paged call):
-// paged +1.1-2.9%, causal varlen and dense causal 4k +1.1-1.2%.
+// 240, and the paged dynamic ones 40 / 224: their producers spilled (ncu:
+// 381K local requests in a paged call): paged +1.1-2.9%, and +1.0-3.3%
+// more on the dynamic schedule; causal varlen and dense causal 4k +1.1-1.2%.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -150,12 +151,18 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
   static constexpr bool kLazyRescale = true;
-  // hdim 128: 32 / 232 registers in the dynamic-schedule, per-sequence and
-  // paged kernels, whose producers spilled at 24 (fa3_forward.cuh Fa3Regs);
-  // the consumers spill nothing at 232 there (hdim 256's would). The walk
-  // keeps 24 / 240 (-1.0% at 8k with 232).
-  static constexpr int kBusyProducerRegs = kHeadDim_ == 128 ? 32 : WgmmaPingpongConfig<kHeadDim_>::kProducerRegs;
-  static constexpr int kBusyConsumerRegs = kHeadDim_ == 128 ? 232 : WgmmaPingpongConfig<kHeadDim_>::kConsumerRegs;
+  // hdim 128: 32 / 232 registers where the producer resolves tiles at run
+  // time (dynamic schedule, per-sequence and paged kernels), 40 / 224 where
+  // it also looks up pages on the dynamic schedule; 24 / 240 elsewhere.
+  // Those producers spilled at 24 (ncu: 381K local requests in a paged
+  // call) and the paged dynamic one still at 32; consumers at 224 cost the
+  // per-sequence kernels 2% and the paged single-tile one 1.3%, at 232 the
+  // walk 1.0% (H200, session 39: docs/NOTES.md).
+  static constexpr Fa3RegSplit regs(Fa3ProducerLoad load) {
+    if (kHeadDim_ != 128 || load == Fa3ProducerLoad::fixed)
+      return {WgmmaPingpongConfig<kHeadDim_>::kProducerRegs, WgmmaPingpongConfig<kHeadDim_>::kConsumerRegs};
+    return load == Fa3ProducerLoad::paged_dynamic ? Fa3RegSplit{40, 224} : Fa3RegSplit{32, 232};
+  }
 };
 
 // (kLazyRescale is read through a trait in fa3_forward.cuh, which nvcc's

@@ -32,8 +32,7 @@
 // Config (a struct with these members, see the rung files):
 //   kHeadDim, kBlockN, kConsumerWGs, kStages      tile shape and pipeline depth
 //   kProducerRegs, kConsumerRegs                  setmaxnreg per warpgroup role
-//   kBusyProducerRegs, kBusyConsumerRegs          (optional) the same where the producer
-//                                                 resolves tiles at run time (Fa3Regs)
+//   regs(Fa3ProducerLoad)                         (optional) the split per kernel kind (Fa3Regs)
 //   kIntraWGOverlap   issue S(j) and P(j-1) V(j-1) together, softmax(j) while PV runs
 //   kPingpong         named barriers take the consumer warpgroups' GEMMs in
 //                     turn, so one warpgroup's softmax overlaps another's GEMMs
@@ -111,24 +110,27 @@ template <class Cfg> struct Fa3LazyRescale<Cfg, std::void_t<decltype(Cfg::kLazyR
     : std::integral_constant<bool, Cfg::kLazyRescale> {};
 template <class Cfg> inline constexpr bool kFa3LazyRescale = Fa3LazyRescale<Cfg>::value;
 
-// The registers setmaxnreg gives each role: Cfg's kProducerRegs /
-// kConsumerRegs, or, where the Config has kBusyProducerRegs /
-// kBusyConsumerRegs, those in kernels whose producer resolves its tiles at
-// run time (busy: the dynamic schedule, per-sequence and paged calls), whose
-// live state (the next index, the sequence's rows and lengths, the page
-// table) spilled at 24 registers. kFa3Busy says which kernels.
-template <class Cfg, class = void> struct Fa3HasBusyRegs : std::false_type {};
-template <class Cfg> struct Fa3HasBusyRegs<Cfg, std::void_t<decltype(Cfg::kBusyProducerRegs)>> : std::true_type {};
-template <class Cfg, bool kBusy> struct Fa3Regs {
-  static constexpr bool kSplit = kBusy && Fa3HasBusyRegs<Cfg>::value;
-  static constexpr int kProducer = [] {
-    if constexpr (kSplit) return Cfg::kBusyProducerRegs;
-    else return Cfg::kProducerRegs;
+// The registers setmaxnreg gives each role. What the producer carries
+// depends on the kernel (Fa3ProducerLoad): a fixed walk over kernel
+// parameters, tiles resolved at run time (the dynamic schedule's next
+// index, a sequence's rows and lengths: per-sequence and paged kernels), or
+// both with page-table lookups (paged calls on the dynamic schedule). A
+// Config takes Cfg::kProducerRegs / kConsumerRegs for every kernel, or
+// chooses per load with a `regs(Fa3ProducerLoad)` member (hdim 128's
+// resolving producers spilled at 24 registers: fwd_09).
+struct Fa3RegSplit {
+  int producer, consumer;
+};
+enum class Fa3ProducerLoad { fixed, resolving, paged_dynamic };
+template <class Cfg, class = void> struct Fa3HasRegs : std::false_type {};
+template <class Cfg>
+struct Fa3HasRegs<Cfg, std::void_t<decltype(Cfg::regs(Fa3ProducerLoad::fixed))>> : std::true_type {};
+template <class Cfg, Fa3ProducerLoad kLoad> struct Fa3Regs {
+  static constexpr Fa3RegSplit kSplit = [] {
+    if constexpr (Fa3HasRegs<Cfg>::value) return Cfg::regs(kLoad);
+    else return Fa3RegSplit{Cfg::kProducerRegs, Cfg::kConsumerRegs};
   }();
-  static constexpr int kConsumer = [] {
-    if constexpr (kSplit) return Cfg::kBusyConsumerRegs;
-    else return Cfg::kConsumerRegs;
-  }();
+  static constexpr int kProducer = kSplit.producer, kConsumer = kSplit.consumer;
   static_assert(setmaxnreg_fits(kProducer, kConsumer, Cfg::kConsumerWGs, kFa3MinBlocks<Cfg>),
                 "setmaxnreg: more registers than the CTA was launched with");
 };
@@ -943,7 +945,10 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 
   const FwdParams& p = prm.p;
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
-  using Regs = Fa3Regs<Cfg, kDynamic || kVarlen>;
+  constexpr Fa3ProducerLoad kLoad = kDynamic && Mainloop::kPaged     ? Fa3ProducerLoad::paged_dynamic
+                                    : kDynamic || kVarlen ? Fa3ProducerLoad::resolving
+                                                          : Fa3ProducerLoad::fixed;
+  using Regs = Fa3Regs<Cfg, kLoad>;
   // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
   // (every consumer thread's), then the two slots (indices, or varlen records).
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
