@@ -954,8 +954,11 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
   volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
   Fa3SlotTile* const slot_tile = reinterpret_cast<Fa3SlotTile*>(tile_bars + 4);  // varlen: the records
+  // The dynamic schedule's order: the compact one for packed queries, the
+  // single-tile grid's for dense ones (dense calls, dense-query paged calls).
+  const bool compact_order = kSeq == SeqLayout::per_sequence || (kSeq == SeqLayout::paged && p.cu_seqlens_q != nullptr);
   const int num_tiles =  // the dynamic schedule's end
-      static_cast<int>(kVarlen ? Fa3VarlenTileScheduler<Cfg>::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p));
+      static_cast<int>(compact_order ? Fa3VarlenTileScheduler<Cfg>::compact_tiles(p) : Fa3TileCount<Cfg>::num_tiles(p));
   if (threadIdx.x == 0) {
     pipe.init();
     if constexpr (kDynamic) {
@@ -1015,7 +1018,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         for (int k = 0;; ++k) {
           const int slot = k & 1;
           const bool done = idx >= num_tiles;
-          const Fa3Tile tile = done ? Fa3Tile{} : Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx);
+          const Fa3Tile tile = done            ? Fa3Tile{}
+                               : compact_order ? Fa3VarlenTileScheduler<Cfg>::compact_of(p, idx)
+                                               : Fa3SingleTileScheduler<Cfg>::of(p, idx);
           const Fa3Seq seq = done ? Fa3Seq{} : fa3_seq<kSeq>(p, tile.batch);
           if (threadIdx.x == 0) {
             if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last record was read
@@ -1263,12 +1268,19 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
                         (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && !paged);
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
+    // Dense queries on a paged cache, at hdim 128, where dense calls take
+    // the dynamic schedule (causal), in the same order: session 39, H200,
+    // 4 x 4096 page 16 / 256 +1.5% / +2.1%, 8 x 2048 +3.8% / +3.9%. (Session
+    // 38, with 24-register producers: -0.3 to -1.6%; hdim 64 -5.3% / +1.3%.
+    // Their full calls lost on the walk both times: -1.1 to -4.3% at hdim
+    // 128, -16 to -28% at hdim 64; they keep the grid.)
+    const bool dense_paged = paged && p.cu_seqlens_q == nullptr && p.head_dim == 128 && !fa3_persistent_walk(p);
     // Windows too wide for the walk take it whatever seqlen_k: their tiles'
     // keys are bounded by the span. (Session 34, H200, the single-tile grid
     // -> this: hdim 64 8k (4096, 0) +4.6%, to 0.99x of causal; hdim 128 16k
     // (4096, 0) / (8192, 0) / (2048, 2048) -0.1% / -0.5% / +0.0%.)
     const bool wide_window = dense && p.mask.window_span() >= 0;
-    return persistent && (dense || varlen) && !p.has_score_mods() && (p.seqlen_k <= kFa3DynamicMaxKeys || wide_window);
+    return persistent && (dense || dense_paged || varlen) && !p.has_score_mods() && (p.seqlen_k <= kFa3DynamicMaxKeys || wide_window);
   }
   static std::size_t workspace_bytes(const FwdParams& p) { return dynamic(p) ? sizeof(int) : 0; }
 
@@ -1305,7 +1317,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
             if constexpr (kFa3Persistent<Cfg>) {
-              if (dynamic(p))  // packed queries (dynamic() says which)
+              if (dynamic(p))  // packed queries, and dense ones at hdim 128 (dynamic() says which)
                 return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Paged{});
             }
             // (The persistent walk for dense-query full paged calls was
