@@ -474,11 +474,16 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 4, .heads_kv = 2, .head_dim = 256, .page_size = 32, .q_lens = {100, 100},
         .k_lens = {333, 81}, .layout = PageLayout::kv_interleaved},
        false},
-      // More query tiles than the H200 has SMs: dense-query paged calls on the persistent walk
-      // (full) and the dynamic schedule (causal) give CTAs several tiles.
+      // More query tiles than the H200 has SMs: where a dense-query paged call takes the
+      // dynamic schedule (causal at hdim 128), CTAs take several tiles; the others check the
+      // grid on many tiles.
       {"dense_many_tiles_full_gqa2_p16_d128",
        {.heads_q = 8, .heads_kv = 4, .head_dim = 128, .page_size = 16, .q_lens = {600, 600, 600, 600},
         .k_lens = {700, 601, 1000, 650}},
+       false},
+      {"dense_many_tiles_causal_gqa2_p16_d128",
+       {.heads_q = 16, .heads_kv = 8, .head_dim = 128, .page_size = 16, .causal = true,
+        .q_lens = {600, 600, 600, 600}, .k_lens = {600, 1333, 700, 2000}, .layout = PageLayout::heads_major},
        false},
       {"dense_many_tiles_causal_gqa4_p256_d64",
        {.heads_q = 16, .heads_kv = 4, .head_dim = 64, .page_size = 256, .causal = true,
