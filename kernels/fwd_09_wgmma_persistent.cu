@@ -138,6 +138,8 @@
 // 240, and the paged dynamic ones 40 / 224: their producers spilled (ncu:
 // 381K local requests in a paged call): paged +1.1-2.9%, and +1.0-3.3%
 // more on the dynamic schedule; causal varlen and dense causal 4k +1.1-1.2%.
+// With those producers, dense-query causal paged calls take the dynamic
+// schedule too (+1.5-3.9%; it lost 0.3-1.6% in session 38 at 24 registers).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
