@@ -1269,7 +1269,8 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
                         (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && !paged);
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
     // Dense queries on a paged cache, at hdim 128, where dense calls take
-    // the dynamic schedule (causal), in the same order: session 39, H200,
+    // the dynamic schedule (causal, windows too wide for the walk), in the
+    // same order: session 39, H200, causal
     // 4 x 4096 page 16 / 256 +1.5% / +2.1%, 8 x 2048 +3.8% / +3.9%. (Session
     // 38, with 24-register producers: -0.3 to -1.6%; hdim 64 -5.3% / +1.3%.
     // Their full calls lost on the walk both times: -1.1 to -4.3% at hdim
