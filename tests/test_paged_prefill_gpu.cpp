@@ -485,6 +485,10 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 16, .heads_kv = 8, .head_dim = 128, .page_size = 16, .causal = true,
         .q_lens = {600, 600, 600, 600}, .k_lens = {600, 1333, 700, 2000}, .layout = PageLayout::heads_major},
        false},
+      {"dense_many_tiles_l2500_causal_gqa4_p64_d128",  // a window too wide for the walk: dynamic too
+       {.heads_q = 16, .heads_kv = 4, .head_dim = 128, .page_size = 64, .causal = true, .window_left = 2500,
+        .q_lens = {700, 700, 700}, .k_lens = {3000, 700, 3900}, .layout = PageLayout::kv_interleaved},
+       false},
       {"dense_many_tiles_causal_gqa4_p256_d64",
        {.heads_q = 16, .heads_kv = 4, .head_dim = 64, .page_size = 256, .causal = true,
         .q_lens = {600, 600, 600, 600}, .k_lens = {900, 600, 777, 1200}, .layout = PageLayout::kv_interleaved},
