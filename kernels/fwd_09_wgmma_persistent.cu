@@ -153,6 +153,9 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
   static constexpr bool kLazyRescale = true;
+  // Dense-query causal paged calls on the dynamic schedule at hdim 128
+  // (+1.5-3.9%, session 39); hdim 64 lost 5.3% there (session 38).
+  static constexpr bool kDensePagedDynamic = kHeadDim_ == 128;
   // hdim 128: 32 / 232 registers where the producer resolves tiles at run
   // time (dynamic schedule, per-sequence and paged kernels), 40 / 224 where
   // it also looks up pages on the dynamic schedule; 24 / 240 elsewhere.

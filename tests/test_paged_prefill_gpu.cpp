@@ -66,11 +66,19 @@ enum class PageLayout {
   contiguous,      // k and v [num_pages, page_size, heads_kv, head_dim], each its own buffer
   kv_interleaved,  // k and v parts of one [num_pages, page_size, 2, heads_kv, head_dim] buffer
   heads_major,     // k and v in [num_pages, heads_kv, page_size, head_dim] memory; a page table with padded rows
+  padded_pages,    // k and v [num_pages, page_size, heads_kv, head_dim] with kPagePad NaNs after each page
 };
+constexpr std::int64_t kPagePad = 8;  // elements between pages (padded_pages): no multiple of 8 rows
 
 constexpr const char* layout_name(PageLayout l) {
-  return l == PageLayout::contiguous ? "contiguous" : l == PageLayout::kv_interleaved ? "kv_interleaved" : "heads_major";
+  switch (l) {
+    case PageLayout::contiguous: return "contiguous";
+    case PageLayout::kv_interleaved: return "kv_interleaved";
+    case PageLayout::heads_major: return "heads_major";
+    default: return "padded_pages";
+  }
 }
+
 
 struct PagedSpec {
   int heads_q = 4, heads_kv = 2, head_dim = 64;
@@ -167,6 +175,19 @@ void upload_pages(PagedProblem& p) {
     char* base = static_cast<char*>(p.d_k.get());
     a.k = flash::make_view(base, dtype, {P, S, Hkv, D}, {S * 2 * Hkv * D, 2 * Hkv * D, D, 1});
     a.v = flash::make_view(base + Hkv * D * es, dtype, {P, S, Hkv, D}, {S * 2 * Hkv * D, 2 * Hkv * D, D, 1});
+    return;
+  }
+  if (s.layout == PageLayout::padded_pages) {  // the page stride no 5-D tensor map steps (fwd_09: 8-row boxes)
+    const std::int64_t page = S * Hkv * D, stride = page + kPagePad;
+    auto padded_view = [&](DeviceBuffer& buf, const std::vector<double>& host) {
+      std::vector<double> memory(static_cast<std::size_t>(P * stride), std::numeric_limits<double>::quiet_NaN());
+      for (std::int64_t j = 0; j < P; ++j) std::copy_n(host.begin() + j * page, page, memory.begin() + j * stride);
+      buf = DeviceBuffer(std::max<std::size_t>(memory.size() * es, 1));
+      flash::testing::upload(memory, flash::make_contiguous(buf.get(), dtype, {P * stride}));
+      return flash::make_view(buf.get(), dtype, {P, S, Hkv, D}, {stride, Hkv * D, D, 1});
+    };
+    a.k = padded_view(p.d_k, p.k_pages);
+    a.v = padded_view(p.d_v, p.v_pages);
     return;
   }
   const bool heads_major = s.layout == PageLayout::heads_major;
@@ -519,6 +540,15 @@ const std::vector<PagedCase>& paged_cases() {
       {"packed_causal_mha_p16_d256",
        {.heads_q = 2, .heads_kv = 2, .head_dim = 256, .page_size = 16, .causal = true, .packed = true,
         .q_lens = {3, 0, 130, 77, 1}, .k_lens = {R, R, R, R, R}},
+       false},
+      // Page strides that are no multiple of 8 rows: 8-row boxes at hdims 128 and 256.
+      {"packed_causal_gqa2_p16_d128_padded",
+       {.heads_q = 8, .heads_kv = 4, .head_dim = 128, .page_size = 16, .causal = true, .packed = true,
+        .q_lens = {200, 0, 1, 333}, .k_lens = {R, R, R, R}, .layout = PageLayout::padded_pages},
+       false},
+      {"dense_full_mqa_p128_d256_padded",
+       {.heads_q = 2, .heads_kv = 1, .head_dim = 256, .page_size = 128, .q_lens = {90, 90},
+        .k_lens = {500, 81}, .layout = PageLayout::padded_pages},
        false},
       {"packed_many_short_causal_gqa4_p16_d64",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .page_size = 16, .causal = true, .packed = true,

@@ -88,6 +88,15 @@ namespace flash::detail {
 struct Fa3Params {
   FwdParams p;
   CUtensorMap q, k, v, o;  // 64-byte aligned; passed as one __grid_constant__ parameter
+  // Paged calls at head dims over 64 (row-group maps: make_paged_row_group_
+  // tensor_map): a box is 2^box_shift rows of a page, row `row` of page
+  // `page` at map coordinates (row & row_mask, page * page_mul + (row >>
+  // group_shift)) along the rows and the groups (or pages): a box per page
+  // where the strides give a group count (0, groups per page, 3), else one
+  // per 8-row group (row, page, 31: box_shift 3).
+  struct PagedBoxes {
+    int box_shift, row_mask, page_mul, group_shift;
+  } kv_boxes = {};
 };
 
 // Whether a Config asked for the persistent schedule (absent: no).
@@ -202,6 +211,12 @@ template <class Cfg, class = void> struct Fa3IsPaged : std::false_type {};
 template <class Cfg> struct Fa3IsPaged<Cfg, std::void_t<decltype(Cfg::kPagedKV)>>
     : std::integral_constant<bool, Cfg::kPagedKV> {};
 template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
+
+// Whether dense-query paged calls take the dynamic schedule where dense
+// calls do (kDensePagedDynamic; absent: no, they keep the single-tile grid).
+template <class Cfg, class = void> struct Fa3DensePagedDynamic : std::false_type {};
+template <class Cfg> struct Fa3DensePagedDynamic<Cfg, std::void_t<decltype(Cfg::kDensePagedDynamic)>>
+    : std::integral_constant<bool, Cfg::kDensePagedDynamic> {};
 
 // The rows of one TMA box of a paged K/V tile: each box lies in one page, so
 // it is the page size or, for pages larger than a tile, the largest power
@@ -436,6 +451,23 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
   static constexpr int kNTilesS = kBlockN / 8, kNTilesO = kHeadDim / 8;
   static constexpr int kConsumerWarps = 4 * Cfg::kConsumerWGs;
 
+  // K/V tiles are kept as TMA writes them: a column block of kBlockN rows
+  // of 128 bytes after the other. Paged kernels with several column blocks
+  // keep them in row groups instead, [8-row group][column block][8 rows][128
+  // bytes], so that a page's rows at every column block are one TMA box
+  // (make_paged_row_group_tensor_map): a 128-key tile of 16-key pages at
+  // hdim 128 is 16 boxes, not 32 (hdim 64's paged tiles: 16 boxes, within
+  // 4% of its contiguous cache; hdim 128's 32: 15-20% under it). wgmma
+  // reads either layout: 8-row groups kKVGroupStride apart (SBO) and column
+  // blocks kKVBlockStride apart (a k-step's start address for K, LBO for V).
+  static constexpr bool kRowGroups = kPaged && kColBlocks > 1;
+  static constexpr int kKVGroupStride = kRowGroups ? 1024 * kColBlocks : 1024;
+  static constexpr int kKVBlockStride = kRowGroups ? 1024 : kBlockN * 128;
+  // Byte offset of row r's column block cb in a K/V tile.
+  __host__ __device__ static constexpr int kv_offset(int r, int cb) {
+    return (r / 8) * kKVGroupStride + cb * kKVBlockStride + (r % 8) * 128;
+  }
+
   // The Q buffer and the K/V ring: their mbarriers and phases. Each role
   // (the producer thread, every consumer thread) keeps its own copy of the
   // phases and calls the side of each handshake that is its own.
@@ -573,17 +605,24 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
   // Paged (kPaged), by the 32 lanes of the producer warp: a tile's keys are
   // boxes of fa3_page_box rows, each inside one page; lane j looks up box
   // j's page (one table entry per lane, loaded a tile ahead) and issues its
-  // TMA loads, so a tile of 16-key pages costs each lane one lookup and a
-  // box per 64-column block instead of one thread all of them. Boxes past
-  // the sequence's keys are not loaded (their table entries may be
-  // anything); the V fix zeroes their rows. Lane 0 alone arrives on the
+  // TMA loads, so a tile of 16-key pages costs each lane one lookup and one
+  // box (kRowGroups: the box spans every column block; hdim 64 has one)
+  // instead of one thread all of them. Where the strides allow no group
+  // count, each lane takes an 8-row group.
+  // Boxes past the sequence's keys are not loaded (their table entries may
+  // be anything); the V fix zeroes their rows. Lane 0 alone arrives on the
   // barriers, every lane waits on them.
   __device__ static void produce_paged(const Fa3Params& prm, std::uint8_t* smem, Pipeline& pipe, const Fa3Seq& seq,
                                        int m0, int h, int n_last, int n_blocks, int lane) {
     if (n_blocks == 0) return;
     const FwdParams& p = prm.p;
     const int h_kv = h / p.group_size, page_mask = p.page_size - 1;
-    const int box = fa3_page_box(p.page_size, kBlockN), boxes = kBlockN / box;
+    // (Row groups: boxes of 2^box_shift rows, shifts for divisions.)
+    const Fa3Params::PagedBoxes& rg = prm.kv_boxes;
+    const int box = kRowGroups ? 1 << rg.box_shift : fa3_page_box(p.page_size, kBlockN);
+    const auto per_box = [&](int rows) { return kRowGroups ? rows >> rg.box_shift : rows / box; };
+    const int boxes = per_box(kBlockN);
+    static_assert(!kRowGroups || kBlockN / 8 <= 32, "a lane per 8-row group");
     if (lane == 0) {
       std::uint64_t* q_bar = pipe.producer_acquire_q(Smem::kQBytes);
 #pragma unroll
@@ -598,14 +637,19 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     int page = page_of(n_last);
     for (int i = 0; i < n_blocks; ++i) {
       const int n_block = n_last - i, stage = i % kStages, n0 = n_block * kBlockN;
-      const int valid = seq.seqlen_k - n0, loaded = min(boxes, (valid + box - 1) / box);
+      const int valid = seq.seqlen_k - n0, loaded = min(boxes, per_box(valid + box - 1));
       const auto bytes = static_cast<std::uint32_t>(loaded * box * 128 * kColBlocks);
       const int row = (n0 + lane * box) & page_mask;
       const auto load = [&](const CUtensorMap* map, std::uint8_t* dst, std::uint64_t* bar) {
-        if (lane < loaded)
+        if (lane >= loaded) return;
+        if constexpr (kRowGroups) {  // the box's rows at every column block
+          tma_load_5d(dst + kv_offset(lane * box, 0), map, 0, row & rg.row_mask, 0,
+                      page * rg.page_mul + (row >> rg.group_shift), h_kv, bar);
+        } else {
 #pragma unroll
           for (int cb = 0; cb < kColBlocks; ++cb)
             tma_load_4d(dst + cb * kBlockN * 128 + lane * box * 128, map, cb * 64, row, h_kv, page, bar);
+        }
       };
       mbar_wait(pipe.empty(Buf::kK, stage), pipe.phase(i, stage) ^ 1);
       if (lane == 0) mbar_arrive_expect_tx(pipe.full(Buf::kK, stage), bytes);
@@ -634,10 +678,18 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     mbar_wait(pipe.v_fix(), pipe.fix_uses & 1);
     ++pipe.fix_uses;
     const uint4 zero = make_uint4(0, 0, 0, 0);
+    const int first = valid > 0 ? valid : 0;
+    if constexpr (kRowGroups) {  // chunk c: row first + c / (8 kColBlocks), its column block, its 16 bytes
+      for (int c = lane; c < (kBlockN - first) * 8 * kColBlocks; c += lanes) {
+        const int r = first + c / (8 * kColBlocks), in_row = c % (8 * kColBlocks);
+        *reinterpret_cast<uint4*>(v_tile + kv_offset(r, in_row / 8) + (in_row % 8) * 16) = zero;
+      }
+    } else {
 #pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb)
-      for (int off = (valid > 0 ? valid : 0) * 128 + 16 * lane; off < kBlockN * 128; off += 16 * lanes)
-        *reinterpret_cast<uint4*>(v_tile + cb * kBlockN * 128 + off) = zero;
+      for (int cb = 0; cb < kColBlocks; ++cb)
+        for (int off = first * 128 + 16 * lane; off < kBlockN * 128; off += 16 * lanes)
+          *reinterpret_cast<uint4*>(v_tile + cb * kBlockN * 128 + off) = zero;
+    }
     fence_async_shared();  // the zeros, before wgmma reads the tile
     if (lanes > 1) __syncwarp();
     if (lane == 0) mbar_arrive(pipe.full(Buf::kV, stage));
@@ -691,7 +743,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       wgmma_fence();
 #pragma unroll
       for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-        const std::uint64_t db = wgmma_desc_sw128(k_stage, (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
+        const std::uint64_t db = wgmma_desc_sw128(k_stage, kv_offset(0, ks / 4) + (ks % 4) * 32, 16, kKVGroupStride);
         if constexpr (Cfg::kQInRegisters) {
           WgmmaOp<kBlockN>::template rs_kmajor<T>(d, q[ks], db, ks > 0);
         } else {
@@ -708,7 +760,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       wgmma_fence();
 #pragma unroll
       for (int kk = 0; kk < kBlockN / 16; ++kk) {
-        const std::uint64_t db = wgmma_desc_sw128(v_stage, kk * 16 * 128, kBlockN * 128, 1024);
+        const std::uint64_t db = wgmma_desc_sw128(v_stage, kv_offset(16 * kk, 0), kKVBlockStride, kKVGroupStride);
         WgmmaOp<kHeadDim>::template rs<T>(d, pr[kk], db, 1);
       }
       wgmma_commit();
@@ -1164,17 +1216,35 @@ inline std::string fa3_make_params(const FwdParams& p, Fa3Params& prm, int block
   // (At least one row: a call whose sequences have no keys loads none.)
   const int batch_q = packed_q ? 1 : p.batch, rows_q = packed_q ? std::max(p.total_q, 1) : p.seqlen_q;
   int batch_k = packed_k ? 1 : p.batch, rows_k = packed_k ? std::max(p.total_k, 1) : p.seqlen_k;
+  // Paged calls over 64 columns keep K/V in row groups (Fa3Mainloop::
+  // kRowGroups): row-group maps, a box per page where K's and V's strides
+  // both allow a group count, else a box per 8-row group.
+  std::int64_t groups = 0;
+  const bool row_groups = paged && p.head_dim > 64;
   if (paged) {  // the pages: [num_pages, page_size, heads, dim], boxes of fa3_page_box rows
     batch_k = p.num_pages, rows_k = p.page_size, block_n = fa3_page_box(p.page_size, block_n);
+    if (row_groups) {
+      const std::int64_t gk = paged_groups_per_page(p.num_pages, p.page_size, p.k_batch_stride, p.k_row_stride);
+      const std::int64_t gv = paged_groups_per_page(p.num_pages, p.page_size, p.v_batch_stride, p.v_row_stride);
+      if (gk == gv && gk <= INT32_MAX) groups = gk;
+      int box_shift = 3;
+      while (groups > 0 && (1 << box_shift) < block_n) ++box_shift;
+      prm.kv_boxes = groups > 0 ? Fa3Params::PagedBoxes{box_shift, 0, static_cast<int>(groups), 3}
+                                : Fa3Params::PagedBoxes{3, -1, 1, 31};
+    }
   }
+  const auto kv_map = [&](CUtensorMap* map, const void* data, std::int64_t batch_stride, std::int64_t row_stride,
+                          std::int64_t head_stride) {
+    if (row_groups)
+      return make_paged_row_group_tensor_map(map, data, p.dtype, p.num_pages, p.page_size, p.heads_kv, p.head_dim,
+                                             groups, batch_stride, row_stride, head_stride, block_n);
+    return make_bshd_tensor_map(map, data, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, batch_stride, row_stride,
+                                head_stride, block_n);
+  };
   std::string err = make_bshd_tensor_map(&prm.q, p.q, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim,
                                          p.q_batch_stride, p.q_row_stride, p.q_head_stride, block_m);
-  if (err.empty())
-    err = make_bshd_tensor_map(&prm.k, p.k, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.k_batch_stride,
-                               p.k_row_stride, p.k_head_stride, block_n);
-  if (err.empty())
-    err = make_bshd_tensor_map(&prm.v, p.v, p.dtype, batch_k, rows_k, p.heads_kv, p.head_dim, p.v_batch_stride,
-                               p.v_row_stride, p.v_head_stride, block_n);
+  if (err.empty()) err = kv_map(&prm.k, p.k, p.k_batch_stride, p.k_row_stride, p.k_head_stride);
+  if (err.empty()) err = kv_map(&prm.v, p.v, p.v_batch_stride, p.v_row_stride, p.v_head_stride);
   if (err.empty())
     err = make_bshd_tensor_map(&prm.o, p.o, p.dtype, batch_q, rows_q, p.heads_q, p.head_dim, p.o_batch_stride,
                                p.o_row_stride, p.o_head_stride, 64);
@@ -1254,11 +1324,12 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
   // (Fa3DynamicScheduler; its tile counter is the workspace): dense causal
   // calls, and packed-query calls that fit the compact order (below).
   static bool dynamic(const FwdParams& p) {
-    bool persistent = false, compact = false;
+    bool persistent = false, compact = false, dense_paged_cfg = false;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       persistent = kFa3Persistent<Cfg>;
       compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
+      dense_paged_cfg = Fa3DensePagedDynamic<Cfg>::value;
     });
     // Packed queries, in the compact order: causal calls as dense ones, and
     // contiguous calls without a mask (paged ones lost 2-5% on it, H200,
@@ -1268,14 +1339,14 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
                         (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && !paged);
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
-    // Dense queries on a paged cache, at hdim 128, where dense calls take
-    // the dynamic schedule (causal, windows too wide for the walk), in the
-    // same order: session 39, H200, causal
+    // Dense queries on a paged cache, where the Config asks (fwd_09: hdim
+    // 128) and dense calls take the dynamic schedule (causal, windows too
+    // wide for the walk), in the same order: session 39, H200, causal
     // 4 x 4096 page 16 / 256 +1.5% / +2.1%, 8 x 2048 +3.8% / +3.9%. (Session
     // 38, with 24-register producers: -0.3 to -1.6%; hdim 64 -5.3% / +1.3%.
     // Their full calls lost on the walk both times: -1.1 to -4.3% at hdim
     // 128, -16 to -28% at hdim 64; they keep the grid.)
-    const bool dense_paged = paged && p.cu_seqlens_q == nullptr && p.head_dim == 128 && !fa3_persistent_walk(p);
+    const bool dense_paged = paged && p.cu_seqlens_q == nullptr && dense_paged_cfg && !fa3_persistent_walk(p);
     // Windows too wide for the walk take it whatever seqlen_k: their tiles'
     // keys are bounded by the span. (Session 34, H200, the single-tile grid
     // -> this: hdim 64 8k (4096, 0) +4.6%, to 0.99x of causal; hdim 128 16k
@@ -1318,7 +1389,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
             if constexpr (kFa3Persistent<Cfg>) {
-              if (dynamic(p))  // packed queries, and dense ones at hdim 128 (dynamic() says which)
+              if (dynamic(p))  // packed queries, and dense ones where the Config asks (dynamic() says which)
                 return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Paged{});
             }
             // (The persistent walk for dense-query full paged calls was

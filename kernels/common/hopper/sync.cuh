@@ -46,6 +46,12 @@ __device__ __forceinline__ void tma_load_4d(void* smem_dst, const void* tensor_m
   const std::int32_t coords[4] = {c0, c1, c2, c3};
   cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, tensor_map, coords, bar);
 }
+// The same for a 5-D tensor map.
+__device__ __forceinline__ void tma_load_5d(void* smem_dst, const void* tensor_map, int c0, int c1, int c2, int c3,
+                                            int c4, std::uint64_t* bar) {
+  const std::int32_t coords[5] = {c0, c1, c2, c3, c4};
+  cuda::ptx::cp_async_bulk_tensor(cuda::ptx::space_cluster, cuda::ptx::space_global, smem_dst, tensor_map, coords, bar);
+}
 // Fetches a tensor map (a kernel parameter) into the cache TMA reads it
 // from, so the first load through it does not wait for it.
 __device__ __forceinline__ void tma_prefetch_map(const void* tensor_map) {

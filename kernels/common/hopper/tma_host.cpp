@@ -35,6 +35,10 @@ std::string tensor_map_driver_reason() {
 
 namespace {
 
+CUtensorMapDataType map_type(DType dtype) {
+  return dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+}
+
 std::string encode_4d(CUtensorMap* map, const void* data, DType dtype, const cuuint64_t (&dims)[4],
                       const cuuint64_t (&strides)[3], int box_rows) {
   std::string err;
@@ -42,9 +46,7 @@ std::string encode_4d(CUtensorMap* map, const void* data, DType dtype, const cuu
   if (fn == nullptr) return err;
   const cuuint32_t box[4] = {64, static_cast<cuuint32_t>(box_rows), 1, 1};
   const cuuint32_t elem_strides[4] = {1, 1, 1, 1};
-  const CUtensorMapDataType type =
-      dtype == DType::f16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
-  const CUresult r = fn(map, type, 4, const_cast<void*>(data), dims, strides, box, elem_strides,
+  const CUresult r = fn(map, map_type(dtype), 4, const_cast<void*>(data), dims, strides, box, elem_strides,
                         CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
                         CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ")";
@@ -83,6 +85,44 @@ std::string make_ragged_tensor_map(CUtensorMap* map, const void* data, DType dty
   const cuuint64_t strides[3] = {row_bytes, heads > 1 ? static_cast<cuuint64_t>(head_stride) * kElemBytes : 16,
                                  row_bytes};
   return encode_4d(map, base, dtype, dims, strides, box_rows);
+}
+
+std::int64_t paged_groups_per_page(int num_pages, int page_size, std::int64_t page_stride, std::int64_t row_stride) {
+  const std::int64_t in_page = page_size / 8;
+  if (num_pages == 1) return in_page;  // the page stride is never stepped along
+  if (row_stride <= 0 || page_stride <= 0 || page_stride % (8 * row_stride) != 0) return 0;
+  const std::int64_t groups = page_stride / (8 * row_stride);
+  return groups >= in_page ? groups : 0;
+}
+
+std::string make_paged_row_group_tensor_map(CUtensorMap* map, const void* data, DType dtype, int num_pages,
+                                            int page_size, int heads, int head_dim, std::int64_t groups_per_page,
+                                            std::int64_t page_stride, std::int64_t row_stride,
+                                            std::int64_t head_stride, int box_rows) {
+  std::string err;
+  const auto fn = encode_fn(&err);
+  if (fn == nullptr) return err;
+  const cuuint64_t row_bytes = static_cast<cuuint64_t>(row_stride) * kElemBytes;
+  const cuuint64_t head_bytes = heads > 1 ? static_cast<cuuint64_t>(head_stride) * kElemBytes : 16;
+  const auto blocks = static_cast<cuuint64_t>(head_dim / 64);
+  // (Strides need not grow with the dimension: the column blocks' 128 bytes
+  // sit between the rows' and the groups' or pages'.)
+  const bool grouped = groups_per_page > 0;
+  const cuuint64_t dims[5] = {
+      64, grouped ? 8u : static_cast<cuuint64_t>(page_size), blocks,
+      grouped ? static_cast<cuuint64_t>((num_pages - 1) * groups_per_page + page_size / 8)
+              : static_cast<cuuint64_t>(num_pages),
+      static_cast<cuuint64_t>(heads)};
+  const cuuint64_t page_bytes = num_pages > 1 ? static_cast<cuuint64_t>(page_stride) * kElemBytes : 16;
+  const cuuint64_t strides[4] = {row_bytes, 128, grouped ? 8 * row_bytes : page_bytes, head_bytes};
+  const cuuint32_t box[5] = {64, 8, static_cast<cuuint32_t>(blocks),
+                             grouped ? static_cast<cuuint32_t>(box_rows / 8) : 1u, 1};
+  const cuuint32_t elem_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult r = fn(map, map_type(dtype), 5, const_cast<void*>(data), dims, strides, box, elem_strides,
+                        CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                        CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) return "cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) + ")";
+  return {};
 }
 
 }  // namespace flash::detail

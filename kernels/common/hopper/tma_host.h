@@ -39,4 +39,23 @@ std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype
 std::string make_ragged_tensor_map(CUtensorMap* map, const void* data, DType dtype, int total, int max_rows, int heads,
                                    int head_dim, std::int64_t row_stride, std::int64_t head_stride, int box_rows);
 
+// A paged cache [num_pages, page_size, heads, head_dim] (element strides;
+// head_dim contiguous, a multiple of 64) as a 5-D tensor map whose box, a
+// run of 8-row groups each in every 64-column block, lands in shared memory
+// as [group][column block][8 rows][128 bytes] (128B swizzle): the row-group
+// layout of the Hopper forward's paged K / V tiles.
+// With groups_per_page > 0 (paged_groups_per_page: page_stride / (8 *
+// row_stride)) the map is (64 columns, 8 rows, head_dim / 64 blocks, g,
+// heads), g counting 8-row groups across pages (row r of page j is group j
+// * groups_per_page + r / 8), and a box holds box_rows rows of one page:
+// one box per page. With 0 (strides that no group count steps: a page
+// stride that is no multiple of 8 rows, pages that overlap) it is (64
+// columns, page_size rows, blocks, num_pages, heads) and a box holds one
+// 8-row group.
+std::int64_t paged_groups_per_page(int num_pages, int page_size, std::int64_t page_stride, std::int64_t row_stride);
+std::string make_paged_row_group_tensor_map(CUtensorMap* map, const void* data, DType dtype, int num_pages,
+                                            int page_size, int heads, int head_dim, std::int64_t groups_per_page,
+                                            std::int64_t page_stride, std::int64_t row_stride,
+                                            std::int64_t head_stride, int box_rows);
+
 }  // namespace flash::detail
