@@ -679,11 +679,11 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     ++pipe.fix_uses;
     const uint4 zero = make_uint4(0, 0, 0, 0);
     const int first = valid > 0 ? valid : 0;
-    if constexpr (kRowGroups) {  // chunk c: row first + c / (8 kColBlocks), its column block, its 16 bytes
-      for (int c = lane; c < (kBlockN - first) * 8 * kColBlocks; c += lanes) {
-        const int r = first + c / (8 * kColBlocks), in_row = c % (8 * kColBlocks);
-        *reinterpret_cast<uint4*>(v_tile + kv_offset(r, in_row / 8) + (in_row % 8) * 16) = zero;
-      }
+    if constexpr (kRowGroups) {  // from first's group on: its rows from first % 8, then whole groups
+      const unsigned start = static_cast<unsigned>(first / 8) * kKVGroupStride, skip = first % 8;
+#pragma unroll 1
+      for (unsigned off = start + 16 * lane; off < kBlockN * 128 * kColBlocks; off += 16 * lanes)
+        if (off >= start + kKVGroupStride || ((off >> 7) & 7) >= skip) *reinterpret_cast<uint4*>(v_tile + off) = zero;
     } else {
 #pragma unroll
       for (int cb = 0; cb < kColBlocks; ++cb)
