@@ -140,6 +140,17 @@
 // more on the dynamic schedule; causal varlen and dense causal 4k +1.1-1.2%.
 // With those producers, dense-query causal paged calls take the dynamic
 // schedule too (+1.5-3.9%; it lost 0.3-1.6% in session 38 at 24 registers).
+// Session 40: paged kernels at hdims 128 / 256 keep K and V tiles in 8-row
+// groups, every 64-column block of a group together (fa3_forward.cuh
+// kRowGroups), so that one TMA box (a 5-D map) carries a page's rows at
+// every column block: a 128-key tile of 16-key pages is 16 boxes, not 32
+// (hdim 64's 16 ran within 4% of its contiguous cache). H200, two rounds of
+// one call, 4 x 4096 hdim 128: page 16 505 -> 565 (+11.8%; 0.90x of the
+// contiguous cache, 0.81x before), causal +7.3%, page 32 +6.0%, page 256
+// +0.8-1.9%; issue 17's varlen batch page 16 +9.6% / +8.3%, page 256 +1.8% /
+// +1.0%; hdim 256 (80-key tiles: 16-row boxes at every page size) +14-16%
+// (0.96-0.98x of contiguous). And dense-query full paged calls at hdim 128
+// walk on pages of >= 128 keys: page 256 +1.3% / +2.4% (4 x 4096 / 8 x 2048).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -153,9 +164,11 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
   static constexpr bool kLazyRescale = true;
-  // Dense-query causal paged calls on the dynamic schedule at hdim 128
-  // (+1.5-3.9%, session 39); hdim 64 lost 5.3% there (session 38).
-  static constexpr bool kDensePagedDynamic = kHeadDim_ == 128;
+  // Dense-query paged calls on the dense calls' schedules at hdim 128: causal
+  // on the dynamic one (+1.5-3.9%, session 39), full on the walk at pages of
+  // >= 128 keys (+1.3-2.4%, session 40); hdim 64 lost 5.3% on the dynamic
+  // schedule (session 38).
+  static constexpr bool kDenseQueryPagedSchedules = kHeadDim_ == 128;
   // hdim 128: 32 / 232 registers where the producer resolves tiles at run
   // time (dynamic schedule, per-sequence and paged kernels), 40 / 224 where
   // it also looks up pages on the dynamic schedule; 24 / 240 elsewhere.

@@ -212,11 +212,13 @@ template <class Cfg> struct Fa3IsPaged<Cfg, std::void_t<decltype(Cfg::kPagedKV)>
     : std::integral_constant<bool, Cfg::kPagedKV> {};
 template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
 
-// Whether dense-query paged calls take the dynamic schedule where dense
-// calls do (kDensePagedDynamic; absent: no, they keep the single-tile grid).
-template <class Cfg, class = void> struct Fa3DensePagedDynamic : std::false_type {};
-template <class Cfg> struct Fa3DensePagedDynamic<Cfg, std::void_t<decltype(Cfg::kDensePagedDynamic)>>
-    : std::integral_constant<bool, Cfg::kDensePagedDynamic> {};
+// Whether dense-query paged calls take the dense calls' schedules
+// (kDenseQueryPagedSchedules; absent: no, they keep the single-tile grid):
+// the dynamic one where dense calls take it, the walk on pages of >= 128
+// keys (Fa3Launcher).
+template <class Cfg, class = void> struct Fa3DenseQueryPagedSchedules : std::false_type {};
+template <class Cfg> struct Fa3DenseQueryPagedSchedules<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedSchedules)>>
+    : std::integral_constant<bool, Cfg::kDenseQueryPagedSchedules> {};
 
 // The rows of one TMA box of a paged K/V tile: each box lies in one page, so
 // it is the page size or, for pages larger than a tile, the largest power
@@ -1329,7 +1331,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       using Cfg = ConfigFor<decltype(hd)::value>;
       persistent = kFa3Persistent<Cfg>;
       compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
-      dense_paged_cfg = Fa3DensePagedDynamic<Cfg>::value;
+      dense_paged_cfg = Fa3DenseQueryPagedSchedules<Cfg>::value;
     });
     // Packed queries, in the compact order: causal calls as dense ones, and
     // contiguous calls without a mask (paged ones lost 2-5% on it, H200,
@@ -1388,6 +1390,14 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
+            if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedSchedules<Cfg>::value) {
+              // Dense queries on pages of >= 128 keys (a box per K / V tile)
+              // walk where dense calls do (session 40, H200, full 4 x 4096 /
+              // 8 x 2048 page 256 +1.3% / +2.4% over the grid; page 16 -1.4%
+              // / +0.2%, page 32 -0.4%: they keep the grid).
+              if (p.cu_seqlens_q == nullptr && p.page_size >= 128 && fa3_persistent_walk(p))
+                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Paged{});
+            }
             if constexpr (kFa3Persistent<Cfg>) {
               if (dynamic(p))  // packed queries, and dense ones where the Config asks (dynamic() says which)
                 return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Paged{});
