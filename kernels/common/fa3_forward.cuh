@@ -47,6 +47,8 @@
 //                     balances their uneven tiles better than a static
 //                     longest-first order did (docs/NOTES.md: -3 to -8%).
 //   kPagedKV          (optional) the Config takes a paged KV cache.
+//   kDenseQueryPagedSchedules (optional) dense-query paged calls take the
+//                     dense calls' schedules (Fa3Launcher; else the grid).
 //   kLazyRescale      (optional) the overlapped loop rescales O only when a
 //                     warp's row max moved by more than 2^8 (OnlineSoftmax).
 //   kMinBlocks        (optional, default 1) CTAs per SM the kernel is built
@@ -56,7 +58,8 @@
 // a tile's rows and lengths, V rows past a sequence zeroed by the producer,
 // O of a block that straddles a sequence's end stored without TMA); paged
 // (K/V tiles as page-sized TMA boxes through the page table, issued by the
-// producer warp's lanes: produce_paged).
+// producer warp's lanes: produce_paged; over 64 columns the tiles are kept
+// in row groups, so that a box spans every column block: kRowGroups).
 #pragma once
 
 #include <cuda.h>
