@@ -151,6 +151,9 @@
 // +1.0%; hdim 256 (80-key tiles: 16-row boxes at every page size) +14-16%
 // (0.96-0.98x of contiguous). And dense-query full paged calls at hdim 128
 // walk on pages of >= 128 keys: page 256 +1.3% / +2.4% (4 x 4096 / 8 x 2048).
+// SASS: the paged producers have no local memory; the hdim 128 paged
+// dynamic kernel's consumers keep 8 epilogue addresses there (stored once a
+// CTA, loaded once a tile; 1 word before the row groups).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
