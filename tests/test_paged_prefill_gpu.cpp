@@ -79,7 +79,6 @@ constexpr const char* layout_name(PageLayout l) {
   }
 }
 
-
 struct PagedSpec {
   int heads_q = 4, heads_kv = 2, head_dim = 64;
   int page_size = 16;
