@@ -60,9 +60,11 @@ template <int kHeadDim> struct TiledConfig {
   static_assert(kHeadDim % (4 * kRowLanes) == 0, "head dim must split into 4-wide chunks over 8 lanes");
 };
 
-// kPaged: a paged KV cache (p.page_table), each K/V row looked up in the
-// page table; a template flag so that other calls keep their loads.
-template <class T, int kHeadDim, bool kPaged>
+// A paged KV cache (p.page_table): each K/V row is looked up in the page
+// table. A run-time branch per tile, not a template flag: the copy is a
+// small part of this rung's time, and one kernel per (dtype, head dim)
+// halves the TU's compile time (session 41).
+template <class T, int kHeadDim>
 __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_constant__ FwdParams p) {
   using Cfg = TiledConfig<kHeadDim>;
   constexpr int kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN, kRows = Cfg::kRowsPerThread;
@@ -111,7 +113,7 @@ __global__ void __launch_bounds__(kThreads) fwd_02_tiled_kernel(const __grid_con
 
   for (int n_block = tiles.begin; n_block < tiles.end; ++n_block) {
     const int n0 = n_block * kBlockN;
-    if constexpr (kPaged) {
+    if (p.page_table != nullptr) {
       copy_g2s_rows_as_float<T, kBlockN, kHeadDim, Cfg::kStrideQKV, kThreads>(
           [&](int r) { return gK + paged_row_offset(p, p.k_batch_stride, p.k_row_stride, b, n0 + r); },
           seq.seqlen_k - n0, sK);
@@ -250,8 +252,7 @@ cudaError_t tiled_run(const FwdParams& p, void*, cudaStream_t stream) {
     dispatch_head_dim(p.head_dim, [&](auto hd) {
       constexpr int kHeadDim = decltype(hd)::value;
       using Cfg = TiledConfig<kHeadDim>;
-      auto kernel =
-          p.page_table != nullptr ? fwd_02_tiled_kernel<T, kHeadDim, true> : fwd_02_tiled_kernel<T, kHeadDim, false>;
+      const auto kernel = fwd_02_tiled_kernel<T, kHeadDim>;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, Cfg::kSmemBytes);
       if (err != cudaSuccess) return;
       const dim3 grid((p.seqlen_q + Cfg::kBlockM - 1) / Cfg::kBlockM, p.heads_q, p.batch);
