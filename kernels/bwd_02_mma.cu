@@ -193,7 +193,7 @@ __device__ __forceinline__ void dq_stage_drain(int lane) {
 // variable-length batch (cu_seqlens_q; SeqRows), as a template flag so that
 // dense calls keep their code.
 template <class T, class Cfg, DqMode kDq, bool kMods, bool kVarlen>
-__device__ __forceinline__ void bwd_02_mma_dkv(const BwdParams& p) {
+__global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockM = Cfg::kBlockM, kBlockN = Cfg::kBlockN;
   using Layout = typename Cfg::Layout;
   using PLayout = typename Cfg::PLayout;
@@ -425,24 +425,6 @@ __device__ __forceinline__ void bwd_02_mma_dkv(const BwdParams& p) {
             pack2<T>(acc_dv[mt][nt][2 * half], acc_dv[mt][nt][2 * half + 1]);
       }
     }
-}
-
-// The dkv kernels an architecture's pass can launch (run()): kBulk on sm_90
-// only, and there the atomic kernel without score modifiers only where the
-// staging does not fit (hdim 256). The others trap, so their bodies are not
-// compiled in that pass (16 of the TU's 184 kernel builds).
-template <class Cfg, DqMode kDq, bool kMods> constexpr bool dkv_launchable() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  return !(kDq == DqMode::kAtomic && !kMods && Cfg::kCanStageDq);
-#else
-  return kDq != DqMode::kBulk;
-#endif
-}
-
-template <class T, class Cfg, DqMode kDq, bool kMods, bool kVarlen>
-__global__ void __launch_bounds__(kThreads, 1) bwd_02_mma_dkv_kernel(const __grid_constant__ BwdParams p) {
-  if constexpr (dkv_launchable<Cfg, kDq, kMods>()) bwd_02_mma_dkv<T, Cfg, kDq, kMods, kVarlen>(p);
-  else __trap();
 }
 
 // The deterministic dQ pass: a CTA owns kBlockM query rows of one (batch,
