@@ -16,6 +16,9 @@
 // Registers: 160 / 248 / 255 (hdim 64 / 128 / 256; 8 bytes of stack at 256).
 // Resources: 64 x 64 (hdim <= 128) or 64 x 32 (256) tiles, 4 warps;
 // shared memory 2 * (64 + 2 * kBlockN) * hdim bytes.
+// Session 41: dense calls only, with masks, sinks, GQA and the LSE
+// (MmaConfig::kEveryCall = false); varlen, paged, softcap and ALiBi calls
+// are mma_pipeline's, so this TU builds 6 kernels instead of 36.
 // Run it: ./runner --kernel mma ; ./bench --kernel mma --seq 4096 --dhead 128
 #include "fwd_04_mma.h"
 

@@ -19,6 +19,12 @@ template <int kHeadDim_> struct MmaConfig {
   static constexpr bool kMaskOnlyWhereNeeded = false;
   static constexpr bool kHeavyFirst = false;
   static constexpr bool kPrefetchFragments = false;
+  // Dense calls only, without a softcap or ALiBi: variable-length batches,
+  // paged caches and those two score modifiers are mma_pipeline's (issues 16
+  // and 17 let the teaching rungs below it refuse them). Each took a kernel
+  // per (dtype, head dim) more: 36 in this TU, 6 without (session 41, the
+  // clean build's time). Masks, sinks, GQA and the LSE stay.
+  static constexpr bool kEveryCall = false;
 };
 
 }  // namespace flash::detail

@@ -11,6 +11,9 @@
 // 229.0 TFLOPS (4.2x fwd_04), 215.6 causal; hdim 64 211.9, hdim 256 191.4.
 // Registers: 160 / 244 / 255 (hdim 64 / 128 / 256), no spills.
 // Resources: as fwd_04_mma.
+// Session 41: dense calls only, with masks, sinks, GQA and the LSE
+// (kEveryCall, from MmaConfig); varlen, paged, softcap and ALiBi calls
+// are mma_pipeline's, so this TU builds 6 kernels instead of 36.
 // Run it: ./runner --kernel mma_swizzle ; ./bench --kernel mma_swizzle --seq 4096 --dhead 128
 #include "fwd_05_mma_swizzle.h"
 

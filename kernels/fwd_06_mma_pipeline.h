@@ -20,6 +20,7 @@ template <int kHeadDim_> struct MmaPipelineConfig : MmaSwizzleConfig<kHeadDim_> 
   static constexpr bool kMaskOnlyWhereNeeded = true;
   static constexpr bool kHeavyFirst = true;
   static constexpr bool kPrefetchFragments = true;
+  static constexpr bool kEveryCall = true;  // varlen, paged, softcap and ALiBi calls too
 };
 
 }  // namespace flash::detail

@@ -338,13 +338,13 @@ TEST_F(PagedApiErrors, PageTableMayNotOverlapTheOutputs) {
   expect_error("seqused_k", "overlaps");
 }
 
-// kFeaturePaged is claimed by tiled and the mma rungs only: kept out of
-// kAllFeatures (as kFeatureVarlen), never on a Hopper rung.
+// kFeaturePaged is claimed by tiled, mma_pipeline and the paged Hopper rung
+// only: kept out of kAllFeatures (as kFeatureVarlen).
 TEST(PagedRegistry, WhoClaimsTheFeature) {
   EXPECT_EQ(flash::kAllFeatures & flash::kFeaturePaged, 0u);
   for (const auto& v : flash::forward_variants()) {
     if (!v.built) continue;
-    const bool expected = v.name == "tiled" || v.name == "mma" || v.name == "mma_swizzle" || v.name == "mma_pipeline" ||
+    const bool expected = v.name == "tiled" || v.name == "mma_pipeline" ||
                           v.name == "wgmma_persistent" ||  // the Hopper rung with kPagedKV
                           v.name == "wgmma_window";        // (runs fwd_09's kernels for them)
     EXPECT_EQ((v.features & flash::kFeaturePaged) != 0, expected) << v.name;

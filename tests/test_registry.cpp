@@ -50,9 +50,13 @@ TEST(Registry, TensorCoreVariantsCoverF16Bf16AndTheirHeadDims) {
       EXPECT_TRUE(v.supports(flash::DType::f16, d)) << v.name << " " << d;
     }
     EXPECT_FALSE(v.supports(flash::DType::f32, 128)) << v.name;
-    // wmma, a teaching rung, leaves the score modifiers to the rungs after it.
+    // wmma, a teaching rung, leaves the score modifiers to the rungs after it;
+    // mma and mma_swizzle take dense calls with sinks but without a softcap or
+    // ALiBi (their Config's kEveryCall); mma_pipeline takes every call.
     const unsigned expected = v.name == "wmma" ? flash::kAllFeatures & ~flash::kScoreFeatures
-                                               : flash::kAllFeatures | flash::kFeatureVarlen | flash::kFeaturePaged;
+                              : v.name == "mma_pipeline"
+                                  ? flash::kAllFeatures | flash::kFeatureVarlen | flash::kFeaturePaged
+                                  : flash::kAllFeatures & ~(flash::kFeatureSoftcap | flash::kFeatureAlibi);
     EXPECT_EQ(v.features, expected) << v.name;
   }
 }

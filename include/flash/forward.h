@@ -135,7 +135,7 @@ struct ForwardArgs {
   // entries that a sequence's keys reach are read (the rest may be anything,
   // e.g. -1); those must be pages of k, in [0, num_pages). Every mask and
   // score modifier, GQA/MQA and the LSE work as in a dense call. The
-  // variants with kFeaturePaged take it (tiled, the mma rungs and
+  // variants with kFeaturePaged take it (tiled, mma_pipeline and
   // wgmma_persistent, which auto picks on sm_90); the others refuse the call.
   std::optional<TensorView> page_table;
   int max_seqlen_q = 0;

@@ -29,6 +29,7 @@
 //   kVectorEpilogue                               O staged in shared memory, 16-byte global stores
 //   kMaskOnlyWhereNeeded                          mask only the tiles Mask says need it
 //   kHeavyFirst                                   causal: launch the longest query blocks first
+//   kEveryCall                                    varlen, paged, softcap and ALiBi calls (else dense ones only)
 //
 // Each rung launches a kernel named after it (FLASH_FA2_RUNG_KERNEL), so
 // ncu and nsys name the rung; its body is fa2_forward().
@@ -403,14 +404,17 @@ template <template <int> class ConfigFor, class Rung> struct Fa2Launcher {
     const auto launch = [&](auto tag, auto hd) {
       using T = typename decltype(tag)::type;
       using Cfg = ConfigFor<decltype(hd)::value>;
-      auto kernel = dispatch_score_mods(p, [&](auto mods) {
-        constexpr bool kMods = decltype(mods)::value;
-        switch (p.seq_layout()) {
-          case SeqLayout::paged: return Rung::template kernel<T, Cfg, kMods, SeqLayout::paged>();
-          case SeqLayout::per_sequence: return Rung::template kernel<T, Cfg, kMods, SeqLayout::per_sequence>();
-          default: return Rung::template kernel<T, Cfg, kMods, SeqLayout::dense>();
-        }
-      });
+      auto kernel = Rung::template kernel<T, Cfg, false, SeqLayout::dense>();
+      if constexpr (Cfg::kEveryCall) {
+        kernel = dispatch_score_mods(p, [&](auto mods) {
+          constexpr bool kMods = decltype(mods)::value;
+          switch (p.seq_layout()) {
+            case SeqLayout::paged: return Rung::template kernel<T, Cfg, kMods, SeqLayout::paged>();
+            case SeqLayout::per_sequence: return Rung::template kernel<T, Cfg, kMods, SeqLayout::per_sequence>();
+            default: return Rung::template kernel<T, Cfg, kMods, SeqLayout::dense>();
+          }
+        });
+      }
       constexpr std::size_t smem = Fa2Smem<Cfg>::kBytes;
       err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
       if (err != cudaSuccess) return;
@@ -444,7 +448,8 @@ inline FwdVariant tensor_core_variant(std::string (*check)(const FwdParams&, con
 template <template <int> class ConfigFor, class Rung> const FwdVariant* fa2_variant() {
   static const FwdVariant v = [] {
     FwdVariant r = tensor_core_variant(Fa2Launcher<ConfigFor, Rung>::check, Fa2Launcher<ConfigFor, Rung>::run);
-    r.features |= kFeatureVarlen | kFeaturePaged;
+    if constexpr (ConfigFor<64>::kEveryCall) r.features |= kFeatureVarlen | kFeaturePaged;
+    else r.features &= ~(kFeatureSoftcap | kFeatureAlibi);
     return r;
   }();
   return &v;
