@@ -125,7 +125,9 @@ template <int kHeadDim_> struct MmaBwdConfig {
   static constexpr std::size_t kDqBytes = std::size_t{kBlockM} * kHeadDim * sizeof(float);
   static constexpr bool kCanStageDq = kBytes + kDqBytes <= 227 * 1024;
   static std::size_t smem_bytes(bool stage_dq) { return kBytes + (stage_dq ? kDqBytes : 0); }
-  static bool stage_dq(int compute_capability) { return kCanStageDq && compute_capability >= 90; }
+  // 9.0 only: the sm_90a machine code has the bulk path; a GPU past 9.0 runs
+  // the compute_80 PTX (JIT), whose kBulk kernel traps.
+  static bool stage_dq(int compute_capability) { return kCanStageDq && compute_capability == 90; }
 };
 
 // The deterministic dQ pass: each warp owns 16 query rows.
