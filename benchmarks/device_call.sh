@@ -115,15 +115,16 @@ dc_tests() {
   local k n=${3:-4}
   for k in $(seq 0 $((n - 1))); do
     GTEST_TOTAL_SHARDS=$n GTEST_SHARD_INDEX=$k timeout "$2" stdbuf -oL "$B/test_gpu" --gtest_filter="$1" \
-      > "$O/tests_$k.txt" 2>&1 &
+      > "$O/shard_$k.txt" 2>&1 &
   done
   wait
   for k in $(seq 0 $((n - 1))); do
-    echo "shard $k: $(grep -c '^\[       OK' "$O/tests_$k.txt") ok"
-    grep -E "^\[  (PASSED|FAILED)|FAILED  \]" "$O/tests_$k.txt" | head -5
+    echo "shard $k: $(grep -c '^\[       OK' "$O/shard_$k.txt") ok"
+    grep -E "^\[  (PASSED|FAILED)|FAILED  \]" "$O/shard_$k.txt" | head -5
   done
-  cat "$O"/tests_*.txt > "$O/tests.txt"
-  rm -f "$O"/tests_*.txt
+  # (shard_*, not tests_*: a caller's tests_summary.txt in $O survives the cleanup)
+  cat "$O"/shard_*.txt > "$O/tests.txt"
+  rm -f "$O"/shard_*.txt
   echo "dc_tests: $((SECONDS - DC_T0)) s since setup"
 }
 
