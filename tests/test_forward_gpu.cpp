@@ -111,6 +111,30 @@ INSTANTIATE_TEST_SUITE_P(Window, ForwardWindow,
                                             ::testing::Range(0, flash::gpu_test::kNumWindowSeqlens)),
                          flash::gpu_test::window_name);
 
+// Causal windows wide enough for fwd_09's dynamic schedule (span >= 2048)
+// whose left side binds: the longest-first order takes the query blocks the
+// window cuts at key 0 after every head's full-span blocks
+// (fa3_window_short_blocks). seqlen_q above and below seqlen_k (rows that
+// see no key when it is above).
+class ForwardWindowWide : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(ForwardWindowWide, MatchesReference) {
+  SKIP_WITHOUT_GPU();
+  constexpr int kCases[][3] = {{2300, 2400, 2047}, {2400, 2300, 2100}};  // seqlen_q, seqlen_k, left
+  const auto [head_dim, idx] = GetParam();
+  Shape s{.batch = 2, .seqlen_q = kCases[idx][0], .seqlen_k = kCases[idx][1], .heads_q = 4, .heads_kv = 2,
+          .head_dim = head_dim, .window_left = kCases[idx][2], .window_right = -1};
+  const std::uint64_t seed = flash::gpu_test::test_seed();
+  SCOPED_TRACE(fmt::format("seed {} sq{} sk{} d{} window ({}, 0) causal", seed, s.seqlen_q, s.seqlen_k, head_dim,
+                           s.window_left));
+  check_all_variants(s, DType::bf16, /*causal=*/true, Layout::bshd, seed);
+}
+
+INSTANTIATE_TEST_SUITE_P(Window, ForwardWindowWide, ::testing::Combine(::testing::Values(64, 128, 256), ::testing::Range(0, 2)),
+                         [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
+                           return fmt::format("d{}_case{}", std::get<0>(info.param), std::get<1>(info.param));
+                         });
+
 // Score modifiers (gpu_test.h: kScoreCases x kScoreGeometries, a sparse
 // cross over head dims). Every variant whose features have the bits the call
 // needs matches the reference; a variant that lacks a score modifier's bit
