@@ -112,10 +112,10 @@ INSTANTIATE_TEST_SUITE_P(Window, ForwardWindow,
                          flash::gpu_test::window_name);
 
 // Causal windows wide enough for fwd_09's dynamic schedule (span >= 2048)
-// whose left side binds: the longest-first order takes the query blocks the
-// window cuts at key 0 after every head's full-span blocks
-// (fa3_window_short_blocks). seqlen_q above and below seqlen_k (rows that
-// see no key when it is above).
+// whose left side binds (kWindows' wide causal window, 4096, is wider than
+// its sequences), so that the schedule's tiles range from one key tile to
+// the full span; seqlen_q above and below seqlen_k (rows that see no key
+// when it is above).
 class ForwardWindowWide : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ForwardWindowWide, MatchesReference) {

@@ -254,21 +254,6 @@ __device__ __forceinline__ int fa3_l2_section(const FwdParams& p) {
   return min(pairs * p.group_size, p.heads_q * p.batch);
 }
 
-// Causal calls with a left window side: the query blocks whose window is cut
-// by key 0 (rows i with i + diag - left < 0 somewhere in the block), which see
-// fewer keys than the blocks past them, all of which see the full span.
-// The longest-first order takes the long blocks in L2 sections and these
-// last, over every head at once, so that the short ones fill the end of the
-// call instead of the end of each section (a list-scheduling model of
-// 132 CTAs: the idle tail at hdim 128 16k (4096, 0) 2.2% -> 0.2%).
-__device__ __forceinline__ int fa3_window_short_blocks(const FwdParams& p, int block_m, int num_m) {
-  if (p.mask.window_left < 0 || p.mask.window_left >= p.seqlen_k) return 0;
-  const long long cut = static_cast<long long>(p.mask.window_left) - (p.seqlen_k - p.seqlen_q);  // rows below it are cut
-  if (cut <= 0) return 0;
-  const long long blocks = (cut + block_m - 1) / block_m;
-  return blocks < num_m ? static_cast<int>(blocks) : num_m;
-}
-
 // One CTA per tile, blockIdx.x naming it. Without kHeavyFirst and a causal
 // mask: query block fastest, then head, then batch. With them, longest
 // first within L2-sized sections: the (batch, head) pairs go in sections of
@@ -297,13 +282,7 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
     const int num_m = Fa3SingleTileScheduler::num_m_blocks(p);
     if (!(Cfg::kHeavyFirst && p.mask.causal)) return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
     const int pairs = p.heads_q * p.batch, width = fa3_l2_section(p);
-    const int num_short = fa3_window_short_blocks(p, Fa3SingleTileScheduler::kBlockM, num_m);
-    const int num_long = num_m - num_short;
-    if (idx >= num_long * pairs) {  // the window's short blocks, after every section's long ones
-      const int r = idx - num_long * pairs, blk = r / pairs, hb = r - blk * pairs;
-      return {num_short - 1 - blk, hb % p.heads_q, hb / p.heads_q};
-    }
-    const int section = idx / (width * num_long), r = idx - section * width * num_long;
+    const int section = idx / (width * num_m), r = idx - section * width * num_m;
     const int this_width = min(width, pairs - section * width);  // the last section may be narrower
     const int blk = r / this_width, hb = section * width + (r - blk * this_width);
     return {num_m - 1 - blk, hb % p.heads_q, hb / p.heads_q};
