@@ -992,6 +992,13 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
   }
 };
 
+// Whether the dynamic schedule's last consumer warpgroup reads the next slot
+// ahead to hand the next tile's first turn on (the walk always does). H200,
+// session 42, two rounds of one call: hdim 64 (three consumer warpgroups)
+// causal 2k +1.1%, (4096, 0) 8k +2.6%; hdim 128 (two) causal 1k -3.1%, 4k
+// -1.5%, (4096, 0) 16k -1.3%, so not there.
+template <class Cfg> inline constexpr bool kFa3HandOnDynamic = Cfg::kConsumerWGs > 2;
+
 // The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it
 // with the scheduler the launcher picked.
 template <class T, class Cfg, class Scheduler, bool kMods, SeqLayout kSeq>
@@ -1199,17 +1206,21 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         // 2026-11-24.)
         mbar_arrive(tile_bars + 2 + slot);
         if (idx >= num_tiles) break;
-        // The next slot's index, read ahead (the wait above, repeated, then
-        // returns at once: the producer rewrites a slot only after every
-        // consumer thread's arrival, which this read does not make).
-        const auto next = [&] {
-          const int ns = (k + 1) & 1;
-          mbar_wait(tile_bars + ns, ((k + 1) >> 1) & 1);
-          asm volatile("" ::: "memory");
-          const int nidx = tile_slot[ns];
-          return nidx < num_tiles && has_turns(Fa3SingleTileScheduler<Cfg>::of(p, nidx));
-        };
-        consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), next);
+        if constexpr (kFa3HandOnDynamic<Cfg>) {
+          // The next slot's index, read ahead (the next iteration's wait on
+          // it then returns at once: the producer rewrites a slot only after
+          // every consumer thread's arrival, which this read does not make).
+          const auto next = [&] {
+            const int ns = (k + 1) & 1;
+            mbar_wait(tile_bars + ns, ((k + 1) >> 1) & 1);
+            asm volatile("" ::: "memory");
+            const int nidx = tile_slot[ns];
+            return nidx < num_tiles && has_turns(Fa3SingleTileScheduler<Cfg>::of(p, nidx));
+          };
+          consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), next);
+        } else {
+          consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), no_next);
+        }
       }
     } else {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
