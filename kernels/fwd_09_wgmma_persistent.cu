@@ -154,6 +154,18 @@
 // SASS: the paged producers have no local memory; the hdim 128 paged
 // dynamic kernel's consumers keep 8 epilogue addresses there (stored once a
 // CTA, loaded once a tile; 1 word before the row groups).
+// Session 42: in the pingpong the last consumer warpgroup let the first one
+// take the next tile's first turn only at that tile's start, after its own
+// epilogue, so the first warpgroup's first S = Q K^T waited for the other's
+// O store. Now its final turn of a tile hands the turn on where its CTA's
+// next tile has turns (kernels/common/fa3_forward.cuh: the walk's next tile,
+// or the dynamic schedule's next slot read ahead, kFa3HandOnDynamic).
+// Predicted +3-6% at seq 512, less on longer tiles. H200, bf16, 16k tokens,
+// TFLOPS, two rounds of two calls (session 41's build -> this): hdim 64 full
+// 512 +1.9-2.6%, 2k +0.8%, causal 2k +1.1%, (4096, 0) 8k +2.4-2.6%; hdim 128
+// full 512 +0.5-0.6%, 2k +0.3-1.6%, 16k +0.2%. hdim 128 on the dynamic
+// schedule lost 1.2-3.1% with the read-ahead (causal 1k / 4k, wide
+// windows), so those kernels keep the turn at the tile's start.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
