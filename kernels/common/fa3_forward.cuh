@@ -717,19 +717,17 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     __device__ void sched_sync() const {
       if constexpr (Cfg::kPingpong) named_barrier_sync(kFa3PingpongTurn + wg, 2 * kWarpgroupThreads);
     }
-    // The last warpgroup's final turn of a tile hands the first turn of the
-    // next one on only where hand_on() says this CTA's next tile has turns
-    // (the persistent schedules of dense calls); else the next tile's start
-    // does (the consumer loop), or, past the CTA's last tile, nobody: every
-    // barrier keeps as many arrivals as waits.
-    template <class HandOn> __device__ void sched_arrive(bool last, HandOn&& hand_on) const {
+    // The last warpgroup's final turn of a tile has no one after it in this
+    // tile. In a persistent kernel (kHandOn) it hands the first turn of the
+    // CTA's next tile with turns on, so that the first warpgroup starts that
+    // tile while this one stores O; the first warpgroup takes the one arrival
+    // left after the CTA's last tile at exit. Elsewhere it is skipped, and
+    // each tile's start hands the turn on.
+    template <bool kHandOn = false> __device__ void sched_arrive(bool last) const {
       if constexpr (Cfg::kPingpong) {
-        if (!(last && wg == Cfg::kConsumerWGs - 1 && !hand_on()))
+        if (kHandOn || !(last && wg == Cfg::kConsumerWGs - 1))
           named_barrier_arrive(kFa3PingpongTurn + (wg + 1) % Cfg::kConsumerWGs, 2 * kWarpgroupThreads);
       }
-    }
-    __device__ void sched_arrive(bool last) const {
-      sched_arrive(last, [] { return false; });
     }
 
     // Q fragments (kQInRegisters): the A operand of every k-step, by
@@ -793,7 +791,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     }
 
     // The whole K/V loop; O (unnormalised) and the softmax state come back.
-    template <class HandOn> __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, HandOn&& hand_on) const {
+    template <bool kHandOn> __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax) const {
       if (n_blocks == 0) return;
       pipe.consumer_wait_q();
       QFrags q;
@@ -819,7 +817,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
           pipe.consumer_wait(Buf::kV, i, stage);
           sched_sync();
           gemm_pv(stage, pr, o);
-          sched_arrive(i == n_blocks - 1, hand_on);
+          sched_arrive<kHandOn>(i == n_blocks - 1);
           wgmma_wait<0>();
           fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
           pipe.consumer_release(Buf::kV, stage, lane);
@@ -907,7 +905,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         pipe.consumer_wait(Buf::kV, n_blocks - 1, last);
         sched_sync();
         gemm_pv_any_stage(last, pr, o);
-        sched_arrive(true, hand_on);
+        sched_arrive<kHandOn>(true);
         wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
         pipe.consumer_release(Buf::kV, last, lane);
@@ -991,13 +989,6 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
     }
   }
 };
-
-// Whether the dynamic schedule's last consumer warpgroup reads the next slot
-// ahead to hand the next tile's first turn on (the walk always does). H200,
-// session 42, two rounds of one call: hdim 64 (three consumer warpgroups)
-// causal 2k +1.1%, (4096, 0) 8k +2.6%; hdim 128 (two) causal 1k -3.1%, 4k
-// -1.5%, (4096, 0) 16k -1.3%, so not there.
-template <class Cfg> inline constexpr bool kFa3HandOnDynamic = Cfg::kConsumerWGs > 2;
 
 // The kernel body; each rung's __global__ (FLASH_FA3_RUNG_KERNEL) calls it
 // with the scheduler the launcher picked.
@@ -1130,16 +1121,17 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     const int c = (Cfg::kQInRegisters ? wg : __shfl_sync(0xffffffffu, wg, 0)) - 1;
     const int tid = threadIdx.x - kWarpgroupThreads * wg;
     const std::uint32_t base = smem_addr(smem);
-    // Pingpong across tiles: the last warpgroup lets the first one go first
-    // on each tile, either at the tile's start or, where its final turn of
-    // the tile before knew that this one has turns (next_has_work, dense
-    // persistent calls), right after that turn, so that the first warpgroup
-    // issues this tile's first S = Q K^T while the last one stores O.
-    bool handed_on = false;
-    const auto has_turns = [&](const Fa3Tile& t) {
-      return p.mask_for().key_tiles<Cfg::kBlockN>(t.m_block * Smem::kBlockM, Smem::kBlockM).count() > 0;
-    };
-    const auto consume_seq = [&](const Fa3Tile& tile, const Fa3Seq& seq, auto&& next_has_work) {
+    // Pingpong across tiles, in the persistent kernels (the walk and the
+    // dynamic schedule): the last warpgroup hands the first turn of its CTA's
+    // next tile on at its final turn of a tile (Consumer::sched_arrive), so
+    // the first warpgroup issues that tile's first S = Q K^T while the last
+    // one stores O; only the first tile with turns needs the start's arrival,
+    // and the first warpgroup takes the last tile's hand-on at exit. (Until
+    // session 42 each tile's start handed the turn on, after the last
+    // warpgroup's epilogue.)
+    constexpr bool kHandOn = kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>;
+    bool turns_seen = false;  // a tile of this CTA had turns
+    const auto consume_seq = [&](const Fa3Tile& tile, const Fa3Seq& seq) {
       const int m0 = tile.m_block * Smem::kBlockM;
       if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
       const Mask seq_mask = kVarlen ? p.mask_for(seq.seqlen_q, seq.seqlen_k) : Mask();
@@ -1162,27 +1154,23 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
                                                  keys.any_end,
                                                  kMods ? ScoreMod::alibi_slope(p, tile.batch, tile.head) : 0.0f,
                                                  seq_mask};
-      // Pingpong: the last warpgroup lets the first one go first (unless its
-      // final turn of the tile before did).
+      // Pingpong: the last warpgroup lets the first one go first (with
+      // kHandOn, its final turn of the tile before did, but for the first).
       if constexpr (Cfg::kPingpong) {
-        if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0 && !handed_on)
+        if (c == Cfg::kConsumerWGs - 1 && tiles.count() > 0 && !(kHandOn && turns_seen))
           named_barrier_arrive(kFa3PingpongTurn, 2 * kWarpgroupThreads);
       }
-      bool hands_on = false;
+      turns_seen = turns_seen || tiles.count() > 0;
       float o[1][Mainloop::kNTilesO][4];
 #pragma unroll
       for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
 #pragma unroll
         for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
       OnlineSoftmax<1> softmax;
-      consumer.run(o, softmax, [&] { return hands_on = next_has_work(); });
-      handed_on = hands_on;
+      consumer.template run<kHandOn>(o, softmax);
       Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
     };
-    const auto no_next = [] { return false; };
-    const auto consume = [&](const Fa3Tile& tile, auto&& next_has_work) {
-      consume_seq(tile, fa3_seq<kSeq>(p, tile.batch), next_has_work);
-    };
+    const auto consume = [&](const Fa3Tile& tile) { consume_seq(tile, fa3_seq<kSeq>(p, tile.batch)); };
     if constexpr (kDynamic && kVarlen) {
       for (int k = 0;; ++k) {
         const int slot = k & 1;
@@ -1191,7 +1179,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         const Fa3SlotTile r = slot_tile[slot];
         mbar_arrive(tile_bars + 2 + slot);  // (as below: every thread, once it has read the record)
         if (r.idx >= num_tiles) break;
-        consume_seq(r.tile, Fa3Seq{r.q_row0, r.q_b, r.k_row0, r.k_b, r.seqlen_q, r.seqlen_k, r.o}, no_next);
+        consume_seq(r.tile, Fa3Seq{r.q_row0, r.q_b, r.k_row0, r.k_b, r.seqlen_q, r.seqlen_k, r.o});
       }
     } else if constexpr (kDynamic) {
       for (int k = 0;; ++k) {
@@ -1206,35 +1194,14 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         // 2026-11-24.)
         mbar_arrive(tile_bars + 2 + slot);
         if (idx >= num_tiles) break;
-        if constexpr (kFa3HandOnDynamic<Cfg>) {
-          // The next slot's index, read ahead (the next iteration's wait on
-          // it then returns at once: the producer rewrites a slot only after
-          // every consumer thread's arrival, which this read does not make).
-          const auto next = [&] {
-            const int ns = (k + 1) & 1;
-            mbar_wait(tile_bars + ns, ((k + 1) >> 1) & 1);
-            asm volatile("" ::: "memory");
-            const int nidx = tile_slot[ns];
-            return nidx < num_tiles && has_turns(Fa3SingleTileScheduler<Cfg>::of(p, nidx));
-          };
-          consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), next);
-        } else {
-          consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), no_next);
-        }
+        consume(Fa3SingleTileScheduler<Cfg>::of(p, idx));
       }
     } else {
-      for (Scheduler sched(p); sched.is_valid(p); sched.advance()) {
-        if constexpr (!kVarlen && std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>) {
-          const auto next = [&] {
-            Scheduler ahead = sched;
-            ahead.advance();
-            return ahead.is_valid(p) && has_turns(ahead.tile(p));
-          };
-          consume(sched.tile(p), next);
-        } else {
-          consume(sched.tile(p), no_next);  // (one tile per CTA, or a sequence's keys decide)
-        }
-      }
+      for (Scheduler sched(p); sched.is_valid(p); sched.advance()) consume(sched.tile(p));
+    }
+    // The last warpgroup's hand-on after the CTA's last tile with turns.
+    if constexpr (Cfg::kPingpong && kHandOn) {
+      if (c == 0 && turns_seen) named_barrier_sync(kFa3PingpongTurn, 2 * kWarpgroupThreads);
     }
     if constexpr (kFa3Persistent<Cfg>) {
       if (tid == 0) tma_store_wait_read();  // the last store has read shared memory
