@@ -157,15 +157,17 @@
 // Session 42: in the pingpong the last consumer warpgroup let the first one
 // take the next tile's first turn only at that tile's start, after its own
 // epilogue, so the first warpgroup's first S = Q K^T waited for the other's
-// O store. Now its final turn of a tile hands the turn on where its CTA's
-// next tile has turns (kernels/common/fa3_forward.cuh: the walk's next tile,
-// or the dynamic schedule's next slot read ahead, kFa3HandOnDynamic).
-// Predicted +3-6% at seq 512, less on longer tiles. H200, bf16, 16k tokens,
-// TFLOPS, two rounds of two calls (session 41's build -> this): hdim 64 full
-// 512 +1.9-2.6%, 2k +0.8%, causal 2k +1.1%, (4096, 0) 8k +2.4-2.6%; hdim 128
-// full 512 +0.5-0.6%, 2k +0.3-1.6%, 16k +0.2%. hdim 128 on the dynamic
-// schedule lost 1.2-3.1% with the read-ahead (causal 1k / 4k, wide
-// windows), so those kernels keep the turn at the tile's start.
+// O store. Now, in the persistent kernels (walk and dynamic schedule), its
+// final turn of a tile hands the turn on (kernels/common/fa3_forward.cuh,
+// Consumer::sched_arrive), and the first warpgroup takes the one arrival
+// left after the CTA's last tile at exit. Predicted +3-6% at seq 512, less
+// on longer tiles. H200, bf16, 16k tokens, TFLOPS, two rounds of one call
+// (session 41's build -> this): hdim 64 full 512 +2.6%, causal 2k +0.3%,
+// (4096, 0) 8k +0.6%; hdim 128 full 512 +0.6%, 2k +0.5%, 4 x 4096 +1.4%,
+// causal 1k / 4k +0.7% / +0.9%, (4096, 0) 16k +0.8%, varlen causal +0.3%.
+// (A first form read the next tile ahead to decide whether to hand on: hdim
+// 128's dynamic kernels lost 1.2-3.1% waiting for the slot; hdim 64's gained
+// 2.5% more on the window than this form. docs/NOTES.md.)
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
