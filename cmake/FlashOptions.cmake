@@ -7,6 +7,10 @@ endif()
 option(FLASH_BUILD_TESTS "Build the tests" ${_flash_top})
 option(FLASH_BUILD_APPS "Build the runner" ${_flash_top})
 option(FLASH_BUILD_BENCH "Build the bench" ${_flash_top})
+# -lineinfo (the source lines ncu's per-line view shows) costs ~3% of each
+# kernel file's compile (session 41: fwd_05 53.8 -> 55.4 s); the h200 and dev
+# presets, which build for profiling on the device, turn it on.
+option(FLASH_LINEINFO "Compile the kernels with -lineinfo (for ncu's source view)" OFF)
 
 set(FLASH_VARIANTS "all" CACHE STRING "Kernel variants to build: all, or a list such as \"naive;tiled\"")
 set(FLASH_HEAD_DIMS "32;64;96;128;256" CACHE STRING "Head dims to instantiate (subset of 32;64;96;128;256)")
