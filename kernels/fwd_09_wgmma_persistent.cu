@@ -168,6 +168,10 @@
 // (A first form read the next tile ahead to decide whether to hand on: hdim
 // 128's dynamic kernels lost 1.2-3.1% waiting for the slot; hdim 64's gained
 // 2.5% more on the window than this form. docs/NOTES.md.)
+// Session 43: hdim 64's dynamic kernels (three consumer warpgroups) take
+// that wait back: the last warpgroup hands on once the next slot is
+// published. H200 (G -> H, two rounds): hdim 64 causal 2k / 4k / 8k +3.8% /
+// +3.0% / +0.3%, the (4096, 0) window at 8k +3.3%.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

@@ -25,7 +25,15 @@ def main(path, wgs):
     rows = []
     for cta in range(8):
         t = a[cta]
-        ks = [k for k in range(160) if t[k, 24 + 7] > 0 and t[k, 8 * 0 + 7] > 0]
+        # The array is not cleared between launches: keep the last launch's
+        # run of tiles (each tile's first turn after the one before).
+        ks = []
+        for k in range(160):
+            if not (t[k, 24 + 7] > 0 and t[k, 8 * 0 + 7] > 0):
+                break
+            if ks and t[k, 3] <= t[ks[-1], 3]:
+                break
+            ks.append(k)
         for k in ks:
             n = int(t[k, 31])
             r = {'cta': cta, 'k': k, 'n': n}
@@ -33,7 +41,7 @@ def main(path, wgs):
                 e = t[k, 8 * c: 8 * c + 8]
                 r[c] = e
             r['p'] = t[k, 24:32]
-            r['next'] = t[k + 1] if k + 1 < 160 and t[k + 1, 7] > 0 else None
+            r['next'] = t[k + 1] if k + 1 in ks else None
             rows.append(r)
     if not rows:
         print("no tiles"); return
