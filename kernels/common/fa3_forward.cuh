@@ -235,16 +235,6 @@ struct Fa3NoWait {
   __device__ void operator()() const {}
 };
 
-// The tile boundary fused into one turn (Consumer::run<.., kFuse>): a tile
-// leaves its last P V to the next tile's first turn. What that turn needs
-// of the tile before: whether there is one, the V stage of its last P V
-// (P stays in the caller's registers), and where its O goes.
-struct Fa3Carry {
-  bool pending = false;
-  int stage = 0;
-  int m0 = 0, head = 0, batch = 0;
-};
-
 // Tile schedulers share one interface: is_valid(), tile(), advance(), and
 // grid() for the launch. The kernel loop reads the same for every schedule.
 template <class Cfg> struct Fa3TileCount {
@@ -812,15 +802,8 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     }
 
     // The whole K/V loop; O (unnormalised) and the softmax state come back.
-    //
-    // kFuse (persistent kernels with Q in registers): the tile boundary is a
-    // turn like any other. The last P V of the tile before (carry.pending)
-    // is issued with this tile's first S = Q K^T, its epilogue (flush(o,
-    // softmax)) runs while that S is on the tensor pipe, and this tile's own
-    // last P V is left in pr for the next tile's first turn (or flush_alone).
-    template <bool kHandOn, bool kFuse = false, class Before = Fa3NoWait, class Flush = Fa3NoWait>
-    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, Before&& before_hand_on,
-                        std::uint32_t (&pr)[kBlockN / 16][4], Fa3Carry* carry = nullptr, Flush&& flush = Flush{}) const {
+    template <bool kHandOn, class Before>
+    __device__ void run(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax, Before&& before_hand_on) const {
       if (n_blocks == 0) return;
       pipe.consumer_wait_q();
       QFrags q;
@@ -829,6 +812,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       // persistent producer loads the next tile's Q while this one runs.
       if constexpr (kFa3Persistent<Cfg> && Cfg::kQInRegisters) pipe.consumer_release_q(lane);
       float s[1][kNTilesS][4];
+      std::uint32_t pr[kBlockN / 16][4];
       if constexpr (!Cfg::kIntraWGOverlap) {
         for (int i = 0; i < n_blocks; ++i) {
           const int n_block = n_last - i, stage = i % kStages;
@@ -874,35 +858,9 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         bool frozen = false;
         pipe.consumer_wait(Buf::kK, 0, 0);
         sched_sync();
-        // (Each branch waits for all its GEMMs: wgmma groups issued under a
-        // branch and waited for after it make ptxas serialize every wgmma.)
-        bool fused = false;
-        if constexpr (kFuse) fused = carry->pending;
-        if (fused) {
-          // The tile before's last P V, first. (A run-time stage: the
-          // per-stage branch of gemm_pv_any_stage, left open under this
-          // turn's S, made ptxas serialize every wgmma.)
-          gemm_pv(carry->stage, pr, o);
-          gemm_qk(0, q, s);
-          sched_arrive(false);
-          wgmma_wait<1>();  // that P V (S still on the pipe)
-          fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-          pipe.consumer_release(Buf::kV, carry->stage, lane);
-          if constexpr (kFuse) flush(o, softmax);  // the tile before's epilogue, beside this S
-          wgmma_wait<0>();
-          // (O is zeroed after the wait: zeroed inside it, ptxas counts the
-          // moves as writes to a running wgmma's accumulator and serializes.)
-          fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-#pragma unroll
-          for (int nt = 0; nt < kNTilesO; ++nt)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
-          softmax = OnlineSoftmax<1>();
-        } else {
-          gemm_qk(0, q, s);
-          sched_arrive(false);
-          wgmma_wait<0>();
-        }
+        gemm_qk(0, q, s);
+        sched_arrive(false);
+        wgmma_wait<0>();
         fence_registers(*reinterpret_cast<float(*)[kBlockN / 2]>(&s));
         pipe.consumer_release(Buf::kK, 0, lane);
         if (!skip0) {
@@ -957,35 +915,14 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         if constexpr (kFa3Persistent<Cfg> && !Cfg::kQInRegisters) pipe.consumer_release_q(lane);
         const int last = (n_blocks - 1) % kStages;
         pipe.consumer_wait(Buf::kV, n_blocks - 1, last);
-        if constexpr (kFuse) {
-          carry->pending = true;  // the last P V goes with the next tile's first turn
-          carry->stage = last;
-        } else {
-          sched_sync();
-          gemm_pv_any_stage(last, pr, o);
-          sched_arrive<kHandOn>(true, before_hand_on);
-          wgmma_wait<0>();
-          fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-          pipe.consumer_release(Buf::kV, last, lane);
-        }
+        sched_sync();
+        gemm_pv_any_stage(last, pr, o);
+        sched_arrive<kHandOn>(true, before_hand_on);
+        wgmma_wait<0>();
+        fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
+        pipe.consumer_release(Buf::kV, last, lane);
       }
       pipe.advance(n_blocks);
-    }
-
-    // kFuse: the pending last P V in a turn of its own (before a tile
-    // without keys, and after the CTA's last tile), then its epilogue.
-    template <class Flush>
-    __device__ void flush_alone(float (&o)[1][kNTilesO][4], OnlineSoftmax<1>& softmax,
-                                const std::uint32_t (&pr)[kBlockN / 16][4], Fa3Carry& carry, Flush&& flush) const {
-      if (!carry.pending) return;
-      sched_sync();
-      gemm_pv(carry.stage, pr, o);
-      sched_arrive(false);
-      wgmma_wait<0>();
-      fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
-      pipe.consumer_release(Buf::kV, carry.stage, lane);
-      flush(o, softmax);
-      carry.pending = false;
     }
 
     // gemm_pv with a run-time stage, unrolled into one call per stage so each
@@ -1206,19 +1143,6 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     // warpgroup's epilogue.)
     constexpr bool kHandOn = kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>;
     bool turns_seen = false;  // a tile of this CTA had turns
-    // The fused tile boundary (Consumer::run<.., kFuse>): dense calls of the
-    // persistent kernels with Q in registers (hdim 128). O, the softmax
-    // state and P outlive a tile: its last P V and epilogue run in the next
-    // tile's first turn.
-    constexpr bool kFuse = kHandOn && Cfg::kPingpong && Cfg::kQInRegisters && kSeq == SeqLayout::dense;
-    float fo[1][Mainloop::kNTilesO][4];
-    OnlineSoftmax<1> fsoftmax;
-    std::uint32_t fpr[Cfg::kBlockN / 16][4];
-    Fa3Carry carry;
-    const auto flush = [&](float (&oo)[1][Mainloop::kNTilesO][4], OnlineSoftmax<1>& sm) {
-      Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, oo, sm, c, tid, fa3_seq<kSeq>(p, carry.batch), carry.m0, carry.head,
-                                       carry.batch);
-    };
     const auto consume_seq = [&](const Fa3Tile& tile, const Fa3Seq& seq, auto&& before_hand_on) {
       const int m0 = tile.m_block * Smem::kBlockM;
       if (kVarlen && m0 >= seq.seqlen_q) return;  // past this sequence's queries
@@ -1249,32 +1173,14 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
           named_barrier_arrive(kFa3PingpongTurn, 2 * kWarpgroupThreads);
       }
       turns_seen = turns_seen || tiles.count() > 0;
-      if constexpr (kFuse) {
-        if (tiles.count() == 0 || !carry.pending) {
-          consumer.flush_alone(fo, fsoftmax, fpr, carry, flush);  // (no keys here: nothing to fuse it with)
+      float o[1][Mainloop::kNTilesO][4];
 #pragma unroll
-          for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
+      for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
 #pragma unroll
-            for (int e = 0; e < 4; ++e) fo[0][nt][e] = 0.0f;
-          fsoftmax = OnlineSoftmax<1>();
-        }
-        consumer.template run<kHandOn, true>(fo, fsoftmax, before_hand_on, fpr, &carry, flush);
-        if (tiles.count() == 0) {
-          Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, fo, fsoftmax, c, tid, seq, m0, tile.head, tile.batch);
-        } else {
-          carry.m0 = m0, carry.head = tile.head, carry.batch = tile.batch;
-        }
-      } else {
-        float o[1][Mainloop::kNTilesO][4];
-#pragma unroll
-        for (int nt = 0; nt < Mainloop::kNTilesO; ++nt)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
-        OnlineSoftmax<1> softmax;
-        std::uint32_t pr[Cfg::kBlockN / 16][4];
-        consumer.template run<kHandOn>(o, softmax, before_hand_on, pr);
-        Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
-      }
+        for (int e = 0; e < 4; ++e) o[0][nt][e] = 0.0f;
+      OnlineSoftmax<1> softmax;
+      consumer.template run<kHandOn>(o, softmax, before_hand_on);
+      Fa3Epilogue<T, Cfg, kSeq>::store(prm, smem, o, softmax, c, tid, seq, m0, tile.head, tile.batch);
     };
     const auto consume = [&](const Fa3Tile& tile, auto&& before_hand_on) {
       consume_seq(tile, fa3_seq<kSeq>(p, tile.batch), before_hand_on);
@@ -1315,10 +1221,6 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       }
     } else {
       for (Scheduler sched(p); sched.is_valid(p); sched.advance()) consume(sched.tile(p), Fa3NoWait{});
-    }
-    if constexpr (kFuse) {  // the CTA's last tile's last P V and epilogue
-      const typename Mainloop::Consumer consumer{p, pipe, 0, base + Smem::kK, base + Smem::kV, c, tid / 32, tid % 32};
-      consumer.flush_alone(fo, fsoftmax, fpr, carry, flush);
     }
     // The last warpgroup's hand-on after the CTA's last tile with turns.
     if constexpr (Cfg::kPingpong && kHandOn) {
