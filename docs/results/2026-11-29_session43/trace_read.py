@@ -7,9 +7,17 @@ issued, 3 last K issued, 4 last V issued, 5 next index back, 6 index, 7 key tile
 import sys, struct
 import numpy as np
 
+# Layout: diag_tile_trace.patch (call 1): 32 events a tile, 8 per warpgroup, the producer at 24;
+# diag_tile_trace2.patch (call 5): 48, 12 per warpgroup (8 finalize done, 9 first barrier done,
+# 10 second barrier done, 11 setup done), the producer at 36.
+EV, WS, PR = 32, 8, 24
+
 def load(path):
-    a = np.fromfile(path, dtype=np.int64).reshape(8, 160, 32)
-    return a
+    a = np.fromfile(path, dtype=np.int64)
+    global EV, WS, PR
+    if a.size == 8 * 160 * 48:
+        EV, WS, PR = 48, 12, 36
+    return a.reshape(8, 160, EV)
 
 def fit(x, y):
     x = np.asarray(x, float); y = np.asarray(y, float)
@@ -29,18 +37,18 @@ def main(path, wgs):
         # run of tiles (each tile's first turn after the one before).
         ks = []
         for k in range(160):
-            if not (t[k, 24 + 7] > 0 and t[k, 8 * 0 + 7] > 0):
+            if not (t[k, PR + 7] > 0 and t[k, 7] > 0):
                 break
             if ks and t[k, 3] <= t[ks[-1], 3]:
                 break
             ks.append(k)
         for k in ks:
-            n = int(t[k, 31])
+            n = int(t[k, PR + 7])
             r = {'cta': cta, 'k': k, 'n': n}
             for c in range(wgs):
-                e = t[k, 8 * c: 8 * c + 8]
+                e = t[k, WS * c: WS * c + WS]
                 r[c] = e
-            r['p'] = t[k, 24:32]
+            r['p'] = t[k, PR:PR + 8]
             r['next'] = t[k + 1] if k + 1 in ks else None
             rows.append(r)
     if not rows:
@@ -53,14 +61,19 @@ def main(path, wgs):
         for i, nm in enumerate(names):
             v = np.array([r[c][i + 1] - r[c][i] for r in rows])
             print(f"   {nm:16s} {v.mean():9.0f}  (median {np.median(v):8.0f})")
-        gaps = [r['next'][8 * c] - r[c][7] for r in rows if r['next'] is not None]
+        gaps = [r['next'][WS * c] - r[c][7] for r in rows if r['next'] is not None]
         if gaps:
             print(f"   {'to next start':16s} {np.mean(gaps):9.0f}  (median {np.median(gaps):8.0f})")
+        if WS == 12:
+            for nm, a_, b_ in (('  setup (11-0)', 0, 11), ('  O zero, Q (1-11)', 11, 1), ('  finalize (8-6)', 6, 8),
+                               ('  barrier 1 (9-8)', 8, 9), ('  O to smem, barrier 2 (10-9)', 9, 10), ('  TMA, LSE (7-10)', 10, 7)):
+                v = np.array([r[c][b_] - r[c][a_] for r in rows])
+                print(f"   {nm:16s} {v.mean():9.0f}  (median {np.median(v):8.0f})")
         # loop per step
         lp = [(r['n'] - 1, r[c][5] - r[c][4]) for r in rows if r['n'] > 1]
         m, b = fit(*zip(*lp)) if lp else (float('nan'), float('nan'))
         print(f"   loop fit: {m:8.0f} cycles per step + {b:8.0f}")
-        per = [(r['n'], r['next'][8 * c + 3] - r[c][3]) for r in rows if r['next'] is not None]
+        per = [(r['n'], r['next'][WS * c + 3] - r[c][3]) for r in rows if r['next'] is not None]
         if per:
             m2, b2 = fit(*zip(*per))
             print(f"   period (first turn to next first turn) fit: {m2:8.0f} per step + {b2:8.0f} fixed = {b2 / m2 if m2 == m2 and m2 else float('nan'):.2f} steps")
