@@ -172,6 +172,19 @@
 // that wait back: the last warpgroup hands on once the next slot is
 // published. H200 (G -> H, two rounds): hdim 64 causal 2k / 4k / 8k +3.8% /
 // +3.0% / +0.3%, the (4096, 0) window at 8k +3.3%.
+// A clock64 trace of tile boundaries (docs/NOTES.md, session 43) put the
+// cost of a tile at ~1.7-1.9 key-tile steps beside its loop at hdim 128:
+// the epilogue (~1900 cycles, half of it OnlineSoftmax::finalize's serial
+// log and division) and the tile's setup (~400 cycles on the walk, ~960 on
+// the dynamic schedule, which decoded the index in every consumer), with
+// only the other warpgroup's last P V beside them. Two changes: finalize
+// on MUFU without branches (kernels/common/online_softmax.cuh), and the
+// dynamic schedule's slot carries the decoded tile. H200, two to four
+// rounds (calls 6-7): hdim 128 causal 1k +3.1%, 4k +2.1%, full 512 +1.5%,
+// the (4096, 0) window at 16k +0.7 to +1.7%, hdim 64 causal 2k +3.3%, full
+// 1k-4k within +-0.8%. (Fusing the boundary into one turn, the last P V
+// beside the next tile's first S with the epilogue after it, lost 2-7%:
+// each warpgroup's epilogue then sat between its own turns.)
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

@@ -1025,8 +1025,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
   // (every consumer thread's), then the two slots (indices, or varlen records).
   std::uint64_t* const tile_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kBars + Smem::kNumBars * 8);
-  volatile int* const tile_slot = reinterpret_cast<volatile int*>(tile_bars + 4);
-  Fa3SlotTile* const slot_tile = reinterpret_cast<Fa3SlotTile*>(tile_bars + 4);  // varlen: the records
+  Fa3SlotTile* const slot_tile = reinterpret_cast<Fa3SlotTile*>(tile_bars + 4);  // dense: index and tile only
   // The dynamic schedule's order: the compact one for packed queries, the
   // single-tile grid's for dense ones (dense calls, dense-query paged calls).
   const bool compact_order = kSeq == SeqLayout::per_sequence || (kSeq == SeqLayout::paged && p.cu_seqlens_q != nullptr);
@@ -1112,11 +1111,17 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         int idx = static_cast<int>(blockIdx.x);
         for (int k = 0;; ++k) {
           const int slot = k & 1;
-          if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last index was read
-          tile_slot[slot] = idx;
-          mbar_arrive(tile_bars + slot);  // release: the index is visible to whoever waits on the slot
+          // The tile goes into the slot with its index: the consumers find
+          // it there instead of each decoding the index (the causal order's
+          // divisions), which sat on their path into the tile (~600 cycles,
+          // session 43's trace).
+          const Fa3Tile tile = idx < num_tiles ? Fa3SingleTileScheduler<Cfg>::of(p, idx) : Fa3Tile{};
+          if (k >= 2) mbar_wait(tile_bars + 2 + slot, ((k >> 1) - 1) & 1);  // the slot's last record was read
+          slot_tile[slot].idx = idx;
+          slot_tile[slot].tile = tile;
+          mbar_arrive(tile_bars + slot);  // release: the record is visible to whoever waits on the slot
           if (idx >= num_tiles) break;
-          produce(Fa3SingleTileScheduler<Cfg>::of(p, idx));
+          produce(tile);
           idx = atomicAdd(p.tile_counter, 1) + static_cast<int>(gridDim.x);
         }
       }
@@ -1199,8 +1204,10 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
       for (int k = 0;; ++k) {
         const int slot = k & 1;
         mbar_wait(tile_bars + slot, (k >> 1) & 1);
-        const int idx = tile_slot[slot];
-        // Every consumer thread arrives once it has read the index, so each
+        asm volatile("" ::: "memory");  // the record's loads stay after the wait
+        const int idx = slot_tile[slot].idx;
+        const Fa3Tile tile = slot_tile[slot].tile;
+        // Every consumer thread arrives once it has read the record, so each
         // read is ordered before the producer's next write of the slot by
         // the barrier itself. (One arrival per warp after __syncwarp left
         // that order to __syncwarp's cumulativity; racecheck reported the
@@ -1214,9 +1221,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
         // hdim 128 lost 1.2-3.1% waiting so).
         if constexpr (Cfg::kConsumerWGs > 2) {
           const auto wait_next = [&] { mbar_wait(tile_bars + ((k + 1) & 1), ((k + 1) >> 1) & 1); };
-          consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), wait_next);
+          consume(tile, wait_next);
         } else {
-          consume(Fa3SingleTileScheduler<Cfg>::of(p, idx), Fa3NoWait{});
+          consume(tile, Fa3NoWait{});
         }
       }
     } else {
