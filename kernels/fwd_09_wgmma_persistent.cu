@@ -180,9 +180,9 @@
 // only the other warpgroup's last P V beside them. Two changes: finalize
 // on MUFU without branches (kernels/common/online_softmax.cuh), and the
 // dynamic schedule's slot carries the decoded tile. H200, two to four
-// rounds (calls 6-7): hdim 128 causal 1k +3.1%, 4k +2.1%, full 512 +1.5%,
-// the (4096, 0) window at 16k +0.7 to +1.7%, hdim 64 causal 2k +3.3%, full
-// 1k-4k within +-0.8%. (Fusing the boundary into one turn, the last P V
+// rounds (calls 6-7, both against the build before): hdim 128 causal 1k
+// +3.0%, 4k +2.1%, full 512 +0.7%, the (4096, 0) window at 16k +0.8% /
+// +0.9%, hdim 64 causal 2k +3.3%; full 1k-4k within the calls' +-0.8%. (Fusing the boundary into one turn, the last P V
 // beside the next tile's first S with the epilogue after it, lost 2-7%:
 // each warpgroup's epilogue then sat between its own turns.)
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
