@@ -729,7 +729,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     // left after the CTA's last tile at exit. Elsewhere it is skipped, and
     // each tile's start hands the turn on.
     // before_hand_on(): what the last warpgroup waits for before it hands
-    // on (hdim 64's dynamic schedule: the next slot, Fa3HandOnWait).
+    // on (hdim 64's dynamic schedule: the next slot to be published).
     template <bool kHandOn = false, class Before = Fa3NoWait>
     __device__ void sched_arrive(bool last, Before&& before_hand_on = Before{}) const {
       if constexpr (Cfg::kPingpong) {

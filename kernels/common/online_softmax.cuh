@@ -31,7 +31,9 @@ __device__ __forceinline__ float quad_sum(float x) {
 
 // The natural-log LSE of a row from its max in natural-log units (raw max *
 // ScoreMod::lse_scale()) and its sum of exponentials relative to that max;
-// -inf for a row that saw no key (sum 0). Every kernel's epilogue ends here.
+// -inf for a row that saw no key (sum 0). The split-KV combine ends here
+// (kv_cache.cuh); OnlineSoftmax::finalize, on every forward tile's critical
+// path, takes the same formula with MUFU's log (session 43).
 __device__ __forceinline__ float row_lse(float row_max_scaled, float sum) {
   return sum > 0.0f ? row_max_scaled + logf(sum) : -INFINITY;
 }
