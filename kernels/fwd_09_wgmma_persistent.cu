@@ -185,6 +185,22 @@
 // +0.9%, hdim 64 causal 2k +3.3%; full 1k-4k within the calls' +-0.8%. (Fusing the boundary into one turn, the last P V
 // beside the next tile's first S with the epilogue after it, lost 2-7%:
 // each warpgroup's epilogue then sat between its own turns.)
+// Session 44 (hdim 64, FA4 ahead by 5-8% on full calls): session 35's ncu
+// source page had our warps waiting for their own P V before the softmax
+// (ptxas hoists the plain wait; FA4's warps wait for S, then run the
+// softmax beside P V). The wait is now pinned after the softmax at every
+// head dim (fa3_forward.cuh), and hdim 64 runs four K / V stages (three on
+// the dynamic schedule: Fa3DynamicCfgOf). H200, two rounds (session 44 call
+// 4, TFLOPS, the tree before -> both, four stages everywhere): hdim 64 full
+// 512 +1.6%, 2k +2.4%, 8k +4.8%, 16k +4.4%, causal 8k +3.7%; causal 2k /
+// 4k -2.3% / -0.6%, which the dynamic schedule's three stages avoid
+// (call 5). The epilogue stages O by stmatrix (two n-tiles an instruction):
+// hdim 128 causal 1k +1.3-1.7%, full 512 +0.7%, hdim 64 full 512 +0.7%.
+// Dropped (docs/NOTES.md): hdim 256 without turns (-0.6 to -3.3%), the
+// next grid tile's boxes prefetched into L2 (-0.1 to -4.2%), two stages at
+// hdim 64 (-2.3% causal 2k), no turns at a tile's first S and last P V (FA4's
+// order: +2-3% at hdim 64 alone, nothing beside the above), and O's TMA
+// store and LSE handed to a storer warp (-0.5 to -1.9%).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -198,6 +214,11 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   static constexpr bool kPersistent = kHeadDim_ <= 128;
   static constexpr bool kPagedKV = true;
   static constexpr bool kLazyRescale = true;
+  // hdim 64: four K / V stages (three before session 44: +2.2-4.8% on full
+  // 2k-16k and causal 8k), three on the dynamic schedule (Fa3DynamicCfgOf:
+  // four lost 1-2.3% on its short causal tiles).
+  static constexpr int kStages = kHeadDim_ == 64 ? 4 : 2;
+  static constexpr int kDynamicStages = kHeadDim_ == 64 ? 3 : 2;
   // Dense-query paged calls on the dense calls' schedules at hdim 128: causal
   // on the dynamic one (+1.5-3.9%, session 39), full on the walk at pages of
   // >= 128 keys (+1.3-2.4%, session 40); hdim 64 lost 5.3% on the dynamic

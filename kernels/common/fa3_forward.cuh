@@ -115,6 +115,19 @@ template <class Cfg> struct Fa3MinBlocks<Cfg, std::void_t<decltype(Cfg::kMinBloc
     : std::integral_constant<int, Cfg::kMinBlocks> {};
 template <class Cfg> inline constexpr int kFa3MinBlocks = Fa3MinBlocks<Cfg>::value;
 
+// The Config of a Config's dynamic-schedule kernels: kDynamicStages K/V
+// stages (where the Config has it) instead of kStages. hdim 64's four stages
+// gained 2.2-4.8% on the walk and the grid and lost 1-2.3% on the dynamic
+// schedule's short causal tiles (session 44), which keep three.
+template <class Cfg, class = void> struct Fa3DynamicCfgOf {
+  using type = Cfg;
+};
+template <class Cfg> struct Fa3DynamicCfgOf<Cfg, std::void_t<decltype(Cfg::kDynamicStages)>> {
+  struct type : Cfg {
+    static constexpr int kStages = Cfg::kDynamicStages;
+  };
+};
+
 // Whether the overlapped loop rescales O only when a row's max moved by more
 // than OnlineSoftmax::kLazyRescaleLog2 (kLazyRescale; absent: always).
 template <class Cfg, class = void> struct Fa3LazyRescale : std::false_type {};
@@ -899,11 +912,13 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
                 moved = softmax.template probs<kFa3LazyRescale<Cfg>>(s, e2, rescale);
                 frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
               }
-              // The softmax beside PV: ptxas hoists a plain wait above it.
-              // At hdim 64 the three warpgroups' turns already hide it, and
-              // the pin cost ~1% there (docs/NOTES.md, session 16).
-              if constexpr (kHeadDim >= 128) wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
-              else wgmma_wait<0>();
+              // The softmax beside PV: ptxas hoists a plain wait above it
+              // (session 35's ncu page of hdim 64: the warps waited there
+              // for their own P V, FA4's after the softmax). Pinned at hdim
+              // 64 too since session 44: +1.9-3.1% on full calls, +1.4% causal
+              // 8k (session 16's -1% was before the lazy rescale and the
+              // row-max tree).
+              wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
               if (!kFa3LazyRescale<Cfg> || __any_sync(0xffffffffu, moved)) softmax.rescale_o(o, rescale);
@@ -954,14 +969,20 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
       if (tid == 0) tma_store_wait_read();  // the previous tile's store has read the O buffer
       named_barrier_sync(kFa3Epilogue + wg, kWarpgroupThreads);  // nobody writes O before that wait
     }
+    {
+      // Two n-tiles of the warp's 16 rows per stmatrix: lane l addresses
+      // row 8 ((l / 8) % 2) + l % 8 of n-tile nt + l / 16 (16 bytes).
+      const int m = lane / 8, r = 64 * wg + 16 * warp + 8 * (m % 2) + lane % 8;  // row within the CTA tile
+      const std::uint32_t row_addr = smem_addr(smem + Smem::kO) + r * 128;
 #pragma unroll
-    for (int nt = 0; nt < kNTilesO; ++nt)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {
-        const int r = 64 * wg + 16 * warp + g + 8 * half;  // row within the CTA tile
-        const int byte = (nt / 8) * kBlockM * 128 + r * 128 + (((nt % 8) ^ (r % 8)) * 16) + 4 * t;
-        *reinterpret_cast<std::uint32_t*>(smem + Smem::kO + byte) = pack2<T>(o[0][nt][2 * half], o[0][nt][2 * half + 1]);
+      for (int nt = 0; nt < kNTilesO; nt += 2) {
+        const int c = nt + m / 2;  // this lane's n-tile (8 columns)
+        const std::uint32_t frag[4] = {pack2<T>(o[0][nt][0], o[0][nt][1]), pack2<T>(o[0][nt][2], o[0][nt][3]),
+                                       pack2<T>(o[0][nt + 1][0], o[0][nt + 1][1]),
+                                       pack2<T>(o[0][nt + 1][2], o[0][nt + 1][3])};
+        stmatrix_x4(row_addr + (nt / 8) * kBlockM * 128 + (((c % 8) ^ (r % 8)) * 16), frag);
       }
+    }
     fence_async_shared();                          // the stores above, before the TMA engine reads them
     named_barrier_sync(kFa3Epilogue + wg, kWarpgroupThreads);  // the whole warpgroup's rows are in place
     const int rows = seq.seqlen_q - (m0 + 64 * wg);  // this warpgroup's rows in the sequence (dense: TMA clips)
@@ -1432,6 +1453,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     // metadata, whose query tiles past a sequence's end exit at once.
     const auto launch = [&](auto tag, auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
+      using DCfg = typename Fa3DynamicCfgOf<Cfg>::type;  // the dynamic schedule's
       using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
       using Compact = TypeTag<Fa3VarlenTileScheduler<Cfg>>;
       const std::false_type no;
@@ -1453,7 +1475,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
             }
             if constexpr (kFa3Persistent<Cfg>) {
               if (dynamic(p))  // packed queries, and dense ones where the Config asks (dynamic() says which)
-                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Paged{});
+                return launch_with(tag, TypeTag<DCfg>{}, TypeTag<Fa3DynamicScheduler<DCfg>>{}, no, Paged{});
             }
             // (The persistent walk for dense-query full paged calls was
             // measured 12-27% slower than this grid at page 16 and 256,
@@ -1471,7 +1493,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Compact{}, yes, PerSeq{});
           if constexpr (kFa3Persistent<Cfg>) {
             if (dynamic(p))
-              return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, PerSeq{});
+              return launch_with(tag, TypeTag<DCfg>{}, TypeTag<Fa3DynamicScheduler<DCfg>>{}, no, PerSeq{});
           }
           return launch_with(tag, TypeTag<Cfg>{}, Compact{}, no, PerSeq{});
         default:
@@ -1479,7 +1501,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
           if constexpr (kFa3Persistent<Cfg>) {
             if (fa3_persistent_walk(p))
               return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Dense{});
-            if (dynamic(p)) return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3DynamicScheduler<Cfg>>{}, no, Dense{});
+            if (dynamic(p)) return launch_with(tag, TypeTag<DCfg>{}, TypeTag<Fa3DynamicScheduler<DCfg>>{}, no, Dense{});
           }
           launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Dense{});
       }

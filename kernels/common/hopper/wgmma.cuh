@@ -133,6 +133,15 @@ __device__ __forceinline__ void stmatrix_x4_trans(std::uint32_t addr, const std:
                : "memory");
 }
 
+// Four 8 x 8 matrices of 16-bit values (stmatrix): r[m] holds matrix m in
+// the accumulator layout (lane l: row l / 4, columns 2 (l % 4), + 1), and
+// lanes 8 m .. 8 m + 7 give the addresses of matrix m's rows, 16 bytes each.
+__device__ __forceinline__ void stmatrix_x4(std::uint32_t addr, const std::uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(addr), "r"(r[0]), "r"(r[1]),
+               "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+
 template <int kN> struct WgmmaOp;
 #include "common/hopper/wgmma_ops.inc"
 
