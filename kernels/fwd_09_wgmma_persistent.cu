@@ -193,9 +193,14 @@
 // the dynamic schedule: Fa3DynamicCfgOf). H200, two rounds (session 44 call
 // 4, TFLOPS, the tree before -> both, four stages everywhere): hdim 64 full
 // 512 +1.6%, 2k +2.4%, 8k +4.8%, 16k +4.4%, causal 8k +3.7%; causal 2k /
-// 4k -2.3% / -0.6%, which the dynamic schedule's three stages avoid
-// (call 5). The epilogue stages O by stmatrix (two n-tiles an instruction):
-// hdim 128 causal 1k +1.3-1.7%, full 512 +0.7%, hdim 64 full 512 +0.7%.
+// 4k -2.3% / -0.6%, which the dynamic schedule's three stages avoid. The
+// epilogue stages O by stmatrix (two n-tiles an instruction): hdim 128
+// causal 1k +1.3-1.7%, full 512 +0.7%, hdim 64 full 512 +0.7%. All three
+// (call 5, session 43's build -> this): hdim 64 full 512 / 2k / 8k / 16k
+// +2.3% / +4.5% / +3.8% / +3.9%, causal 2k / 4k / 8k +1.6% / +1.4% /
+// +3.0%, hdim 128 causal 1k +1.1%; beside FA4 (both 0.5 s) hdim 64 full
+// 1.09 ... 0.96 and causal 1.30 ... 0.97 at 512 ... 16k (0.92-0.96 from
+// 1k / 2k up before). Five stages: -1.0 to +0.7%.
 // Dropped (docs/NOTES.md): hdim 256 without turns (-0.6 to -3.3%), the
 // next grid tile's boxes prefetched into L2 (-0.1 to -4.2%), two stages at
 // hdim 64 (-2.3% causal 2k), no turns at a tile's first S and last P V (FA4's
@@ -243,6 +248,8 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
 static_assert(WgmmaPersistentConfig<64>::kLazyRescale && WgmmaPersistentConfig<128>::kLazyRescale &&
                   WgmmaPersistentConfig<256>::kLazyRescale,
               "O is rescaled only when a row's max moves");
+static_assert(WgmmaPersistentConfig<256>::kDynamicStages == WgmmaPersistentConfig<256>::kStages,
+              "hdim 256 has no dynamic schedule (not persistent): one stage count");
 
 FLASH_FA3_RUNG_KERNEL(fwd_09_wgmma_persistent);
 
