@@ -970,17 +970,17 @@ template <class T, class Cfg, SeqLayout kSeq> struct Fa3Epilogue {
       named_barrier_sync(kFa3Epilogue + wg, kWarpgroupThreads);  // nobody writes O before that wait
     }
     {
-      // Two n-tiles of the warp's 16 rows per stmatrix: lane l addresses
-      // row 8 ((l / 8) % 2) + l % 8 of n-tile nt + l / 16 (16 bytes).
+      // O rounded as P is for its A operand (to_a_operand: n-tiles 2 kk and
+      // 2 kk + 1 of the warp's 16 rows), one stmatrix per pair: lane l
+      // addresses row 8 ((l / 8) % 2) + l % 8 of n-tile 2 kk + l / 16.
+      std::uint32_t frag[kHeadDim / 16][4];
+      to_a_operand<T, kHeadDim>(*reinterpret_cast<const float(*)[kHeadDim / 2]>(&o), frag);
       const int m = lane / 8, r = 64 * wg + 16 * warp + 8 * (m % 2) + lane % 8;  // row within the CTA tile
       const std::uint32_t row_addr = smem_addr(smem + Smem::kO) + r * 128;
 #pragma unroll
-      for (int nt = 0; nt < kNTilesO; nt += 2) {
-        const int c = nt + m / 2;  // this lane's n-tile (8 columns)
-        const std::uint32_t frag[4] = {pack2<T>(o[0][nt][0], o[0][nt][1]), pack2<T>(o[0][nt][2], o[0][nt][3]),
-                                       pack2<T>(o[0][nt + 1][0], o[0][nt + 1][1]),
-                                       pack2<T>(o[0][nt + 1][2], o[0][nt + 1][3])};
-        stmatrix_x4(row_addr + (nt / 8) * kBlockM * 128 + (((c % 8) ^ (r % 8)) * 16), frag);
+      for (int kk = 0; kk < kHeadDim / 16; ++kk) {
+        const int c = 2 * kk + m / 2;  // this lane's n-tile (8 columns)
+        stmatrix_x4(row_addr + (kk / 4) * kBlockM * 128 + (((c % 8) ^ (r % 8)) * 16), frag[kk]);
       }
     }
     fence_async_shared();                          // the stores above, before the TMA engine reads them
