@@ -90,7 +90,14 @@ struct Options {
   std::optional<std::vector<int>> varlen;  // --varlen: the sequence lengths
   std::optional<std::vector<int>> paged;   // --paged: the page sizes
   std::optional<double> min_time;          // --min-time: seconds of timed calls per benchmark
+  bool flush_always = false;               // --flush always: 256 MB cleared before every timed call
 };
+
+// The flush before each timed call: over L2-sized inputs only, or (--flush
+// always) 256 MB before every call, as triton's do_bench times FA4.
+std::unique_ptr<L2Flush> make_flush(const Options& o, std::size_t input_bytes) {
+  return std::make_unique<L2Flush>(input_bytes, o.flush_always ? std::size_t(256000000) : 0);
+}
 
 // "_w<left>_<right>" for a sliding window in a benchmark's name; "" without one.
 std::string window_suffix(int left, int right) {
@@ -127,6 +134,9 @@ void print_help() {
       "  --min-time S      seconds of timed calls per benchmark (default 0.5, decode 0.3); 0.04 times\n"
       "                    40 ms bursts, as fa4_bench.py's do_bench does (the H200 holds its boost clock\n"
       "                    through a burst and throttles under a sustained load)\n"
+      "  --flush always    clear 256 MB before every timed call, as triton's do_bench does when it\n"
+      "                    times FA4 and cuDNN (default auto: a flush only where the inputs would fit\n"
+      "                    in L2; calls otherwise run back to back)\n"
       "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
       "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
       "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
@@ -146,6 +156,12 @@ Options parse(int& argc, char** argv) {
     }
     if (flash::testing::parse_varlen_flag(argc, argv, i, o.varlen)) continue;
     if (flash::testing::parse_paged_flag(argc, argv, i, o.paged)) continue;
+    if (std::string(argv[i]) == "--flush") {
+      if (i + 1 >= argc || (std::string(argv[i + 1]) != "always" && std::string(argv[i + 1]) != "auto"))
+        throw UsageError("--flush takes 'always' or 'auto'");
+      o.flush_always = std::string(argv[++i]) == "always";
+      continue;
+    }
     if (std::string(argv[i]) == "--min-time") {
       if (i + 1 >= argc) throw UsageError("--min-time needs a number of seconds");
       char* end = nullptr;
@@ -255,7 +271,7 @@ Inputs make_inputs(const Options& o) {
   flash::testing::upload_random(a.v, kSeedV);
   in.scores = score_inputs(o.flags, s.batch, s.heads_q, rng);
   in.scores.apply(a);
-  in.flush = std::make_unique<L2Flush>((2 * nq + 2 * nkv) * es);
+  in.flush = make_flush(o, (2 * nq + 2 * nkv) * es);
   if (o.flags.bwd) {
     in.dout = DeviceBuffer(nq * es), in.dq = DeviceBuffer(nq * es);
     in.dk = DeviceBuffer(nkv * es), in.dv = DeviceBuffer(nkv * es);
@@ -427,7 +443,7 @@ VarlenInputs make_varlen_inputs(const Options& o) {
   flash::testing::upload_random(a.v, kSeedV);
   in.scores = score_inputs(o.flags, batch, s.heads_q, rng);
   in.scores.apply(a);
-  in.flush = std::make_unique<L2Flush>((2 * nq + 2 * nkv) * es);
+  in.flush = make_flush(o, (2 * nq + 2 * nkv) * es);
   if (o.flags.bwd) {
     in.dout = DeviceBuffer(nq * es), in.dq = DeviceBuffer(nq * es);
     in.dk = DeviceBuffer(nkv * es), in.dv = DeviceBuffer(nkv * es);
@@ -751,8 +767,8 @@ void run_decode(benchmark::State& state, const Options& o, const DecodeShape& sh
   }
   // The caches (>= 256 MiB at the default shapes) are far larger than L2:
   // the flush then does nothing.
-  L2Flush flush(2 * cache_bytes + q.bytes() + o_buf.bytes());
-  const double ms = time_iterations(state, flush, [&] { flash::attention_decode(a); });
+  const auto flush = make_flush(o, 2 * cache_bytes + q.bytes() + o_buf.bytes());
+  const double ms = time_iterations(state, *flush, [&] { flash::attention_decode(a); });
   if (ms < 0) return;
   int words[4] = {};
   check(cudaMemcpy(words, status.get(), sizeof(words), cudaMemcpyDeviceToHost), "status");

@@ -7,7 +7,10 @@
 # (warm-up 5 ms, rep 40 ms) and over as long as our bench times (100 ms / 500 ms), and cuDNN
 # through SDPA (5 ms / 40 ms); 1 s of rest before each timing. Ratios: vs_* = flash (0.5 s) / peer
 # (as published before session 19), burst_vs_* = flash_burst / the peer's 40 ms bursts (both at
-# the boost clock), vs_fa4_matched = both over 0.5 s.
+# the boost clock), vs_fa4_matched = both over 0.5 s. flash_flush: ./bench --flush always (256 MB
+# cleared before every timed call, as do_bench does before each of FA4's), flush_vs_fa4_matched =
+# that over FA4's 0.5 s: both timed the same way (session 45: at 512 keys the clear's idle time
+# alone is worth 4-6% to a kernel of ~150 us on this power-bound board).
 import json, os, re, subprocess, sys, time, torch
 import torch.nn.functional as F
 from torch.nn.attention import sdpa_kernel, SDPBackend
@@ -25,7 +28,8 @@ for d in dheads:
             time.sleep(1)
             cmd = [bench, "--batch", str(B), "--heads", str(H), "--seq", str(N), "--dhead", str(d), "--kernel", "auto"]
             res = {"dhead": d, "causal": causal, "seq": N}
-            for label, extra in (("flash", []), ("flash_burst", ["--min-time", "0.04"])):
+            for label, extra in (("flash", []), ("flash_burst", ["--min-time", "0.04"]),
+                                 ("flash_flush", ["--flush", "always"])):
                 if extra: time.sleep(1)
                 txt = subprocess.run(cmd + (["--causal"] if causal else []) + extra, capture_output=True,
                                      text=True).stdout
@@ -46,6 +50,8 @@ for d in dheads:
                     res[label] = None; res[label + "_error"] = str(e)[:100]
             for peer in ("fa4_short", "fa4_matched", "cudnn_short"):
                 if res["flash"] and res.get(peer): res["vs_" + peer] = round(res["flash"] / res[peer], 3)
+            if res["flash_flush"] and res.get("fa4_matched"):
+                res["flush_vs_fa4_matched"] = round(res["flash_flush"] / res["fa4_matched"], 3)
             for peer in ("fa4_short", "cudnn_short"):
                 if res["flash_burst"] and res.get(peer):
                     res["burst_vs_" + peer] = round(res["flash_burst"] / res[peer], 3)

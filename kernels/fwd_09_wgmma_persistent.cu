@@ -201,6 +201,18 @@
 // +3.0%, hdim 128 causal 1k +1.1%; beside FA4 (both 0.5 s) hdim 64 full
 // 1.09 ... 0.96 and causal 1.30 ... 0.97 at 512 ... 16k (0.92-0.96 from
 // 1k / 2k up before). Five stages: -1.0 to +0.7%.
+// Session 45: hdim 128 waits for its own P V after the first of a thread's
+// two rows' exponentials, not after both (kPvPin = 0; Fa3PvPin in
+// fa3_forward.cuh, OnlineSoftmax::probs's after_row), so that P's conversion
+// to bf16 runs beside the second row's MUFU.EX2 instead of after the last
+// one (FA4's SASS, read beside ours on ncu's source pages: 8% of our hdim 64
+// stall samples sat on those conversions, 1.8% of FA4's). Predicted for hdim
+// 64, +2-4%; measured (H200, two rounds): hdim 128 full 8k +2.9-4.0%, 16k
+// +1.7%, causal 16k +2.0-2.8%, 512 / causal 1k +1.1-1.9%; hdim 64 -1.4 to
+// +0.8% with the wait after row 0 or before both (its softmax is MUFU-bound:
+// one EX2 a score takes as long as the score's tensor work), hdim 256 within
+// +-0.7%: both keep the wait after both rows. Exponentials on the FMA pipe
+// (2 or 4 of 16 n-tiles a row) at hdim 64: -4 to -8%.
 // Dropped (docs/NOTES.md): hdim 256 without turns (-0.6 to -3.3%), the
 // next grid tile's boxes prefetched into L2 (-0.1 to -4.2%), two stages at
 // hdim 64 (-2.3% causal 2k), no turns at a tile's first S and last P V (FA4's
@@ -224,6 +236,9 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // four lost 1-2.3% on its short causal tiles).
   static constexpr int kStages = kHeadDim_ == 64 ? 4 : 2;
   static constexpr int kDynamicStages = kHeadDim_ == 64 ? 3 : 2;
+  // The wait for a warpgroup's own P V after the first row's exponentials
+  // at hdim 128 (Fa3PvPin; after both rows elsewhere): session 45, +1-4%.
+  static constexpr int kPvPin = kHeadDim_ == 128 ? 0 : 1;
   // Dense-query paged calls on the dense calls' schedules at hdim 128: causal
   // on the dynamic one (+1.5-3.9%, session 39), full on the walk at pages of
   // >= 128 keys (+1.3-2.4%, session 40); hdim 64 lost 5.3% on the dynamic

@@ -135,6 +135,15 @@ template <class Cfg> struct Fa3LazyRescale<Cfg, std::void_t<decltype(Cfg::kLazyR
     : std::integral_constant<bool, Cfg::kLazyRescale> {};
 template <class Cfg> inline constexpr bool kFa3LazyRescale = Fa3LazyRescale<Cfg>::value;
 
+// Where the steady loop waits for its warpgroup's own P V (Cfg::kPvPin,
+// optional): after row kPvPin's exponentials (OnlineSoftmax::probs's
+// after_row; -1: before any, 1: after both, the default), so that the rows
+// after it run beside P's conversion to bf16 / fp16. Below 1 the rows'
+// references are all set first (probs's kRefsFirst).
+template <class Cfg, class = void> struct Fa3PvPin : std::integral_constant<int, 1> {};
+template <class Cfg> struct Fa3PvPin<Cfg, std::void_t<decltype(Cfg::kPvPin)>> : std::integral_constant<int, Cfg::kPvPin> {};
+template <class Cfg> inline constexpr int kFa3PvPin = Fa3PvPin<Cfg>::value;
+
 // The registers setmaxnreg gives each role. What the producer carries
 // depends on the kernel (Fa3ProducerLoad): a fixed walk over kernel
 // parameters, tiles resolved at run time (the dynamic schedule's next
@@ -906,23 +915,28 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               mask_scores(n_last - i, s);
               float rescale[2] = {1.0f, 1.0f};
               bool moved = false;
-              if (frozen) {
-                softmax.probs_bounded(s, e2);
-              } else {
-                moved = softmax.template probs<kFa3LazyRescale<Cfg>>(s, e2, rescale);
-                frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
-              }
               // The softmax beside PV: ptxas hoists a plain wait above it
               // (session 35's ncu page of hdim 64: the warps waited there
-              // for their own P V, FA4's after the softmax). Pinned at hdim
-              // 64 too since session 44: +1.9-3.1% on full calls, +1.4% causal
-              // 8k (session 16's -1% was before the lazy rescale and the
-              // row-max tree).
-              wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
+              // for their own P V, FA4's after the softmax), so the wait is
+              // pinned after a value of the softmax (session 44: +1.9-3.1%
+              // at hdim 64): the rows' references or a row's sum (kFa3PvPin).
+              const auto pin = [&](int r) {
+                if (r == kFa3PvPin<Cfg>) {
+                  if (r < 0) wgmma_wait_after<0>(rescale[0], rescale[1]);
+                  else wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[r]);
+                }
+              };
+              if (frozen) {
+                softmax.probs_bounded(s, e2);
+                wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
+              } else {
+                moved = softmax.template probs<kFa3LazyRescale<Cfg>, (kFa3PvPin<Cfg> < 1)>(s, e2, rescale, pin);
+                frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
+              }
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
-              if (!kFa3LazyRescale<Cfg> || __any_sync(0xffffffffu, moved)) softmax.rescale_o(o, rescale);
               to_p(s, pr);
+              if (!kFa3LazyRescale<Cfg> || __any_sync(0xffffffffu, moved)) softmax.rescale_o(o, rescale);
             }
           }
         }

@@ -54,6 +54,11 @@ __device__ __forceinline__ float add_sink(float& lse, float sink) {
 // (tile_row_max): for 128-key tiles (16 n-tiles of 8 keys) and wider.
 template <int kNTilesS> inline constexpr bool kTreeMax = kNTilesS >= 16;
 
+// probs()'s default after_row: nothing.
+struct NoHook {
+  __device__ __forceinline__ void operator()(int) const {}
+};
+
 template <int kMTiles> struct OnlineSoftmax {
   static constexpr int kRows = 2 * kMTiles;  // rows per thread: (m-tile, half)
   float row_max[kRows];
@@ -90,9 +95,23 @@ template <int kMTiles> struct OnlineSoftmax {
   // reference is.
   static constexpr float kLazyRescaleLog2 = 8.0f;
 
-  template <bool kLazy = false, int kNTilesS>
-  __device__ __forceinline__ bool probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows]) {
+  // after_row(r) is called once row r's exponentials are summed (and with
+  // -1 once the rows' references are set): the forward's steady loop waits
+  // there for its own P V (fa3_forward.cuh, kFa3PvPin), so that the rows
+  // after the wait run beside P's conversion to its A operand. kRefsFirst:
+  // every row's reference before any exponential (a wait before row 1's
+  // then has row 0's max behind it, not in front); else row by row, each
+  // row's max beside the previous row's exponentials.
+  template <bool kLazy = false, bool kRefsFirst = false, int kNTilesS, class AfterRow = NoHook>
+  __device__ __forceinline__ bool probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows],
+                                        AfterRow&& after_row = {}) {
     bool moved = false;
+    float max_scaled[kRows] = {};  // (set below; initialised for nvcc's #549, which the lambda trips)
+    const auto exps = [&](int mt, int half) {
+      const int r = 2 * mt + half;
+      row_sum[r] = row_sum[r] * rescale[r] + exp_row<kTreeMax<kNTilesS>>(s[mt], half, scale_log2, max_scaled[r]);
+      after_row(r);
+    };
 #pragma unroll
     for (int mt = 0; mt < kMTiles; ++mt)
 #pragma unroll
@@ -114,11 +133,18 @@ template <int kMTiles> struct OnlineSoftmax {
         }
         // A row that has seen only masked keys keeps max -inf: subtract 0 so
         // exp2 gets -inf (-> 0) instead of NaN from -inf - (-inf).
-        const float max_scaled = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
-        rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled);
+        max_scaled[r] = new_max == -INFINITY ? 0.0f : new_max * scale_log2;
+        rescale[r] = fast_exp2(row_max[r] * scale_log2 - max_scaled[r]);
         row_max[r] = new_max;
-        row_sum[r] = row_sum[r] * rescale[r] + exp_row<kTreeMax<kNTilesS>>(s[mt], half, scale_log2, max_scaled);
+        if constexpr (!kRefsFirst) exps(mt, half);
       }
+    after_row(-1);
+    if constexpr (kRefsFirst) {
+#pragma unroll
+      for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+        for (int half = 0; half < 2; ++half) exps(mt, half);
+    }
     return moved;
   }
   // One row (half) of a tile's scores turned into exp2(s * c - max_scaled),

@@ -198,11 +198,12 @@ double GpuTimer::record_stop() {
   return ms;
 }
 
-L2Flush::L2Flush(std::size_t input_bytes) {
+L2Flush::L2Flush(std::size_t input_bytes, std::size_t always_bytes) {
   int device = 0, l2 = 0;
   check(cudaGetDevice(&device), "cudaGetDevice");
   check(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device), "L2 size");
-  if (input_bytes < 4 * std::size_t(l2)) buffer_ = DeviceBuffer(2 * std::size_t(l2));
+  if (always_bytes > 0) buffer_ = DeviceBuffer(std::max(always_bytes, 2 * std::size_t(l2)));
+  else if (input_bytes < 4 * std::size_t(l2)) buffer_ = DeviceBuffer(2 * std::size_t(l2));
 }
 
 void L2Flush::operator()() {
