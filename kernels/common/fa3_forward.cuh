@@ -919,20 +919,25 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               // (session 35's ncu page of hdim 64: the warps waited there
               // for their own P V, FA4's after the softmax), so the wait is
               // pinned after a value of the softmax (session 44: +1.9-3.1%
-              // at hdim 64): the rows' references or a row's sum (kFa3PvPin).
+              // at hdim 64): after both rows' sums, or (kFa3PvPin < 1) inside
+              // probs, after the rows' references or row 0's sum. Kernels
+              // that may freeze keep it after both: with a wait in each
+              // branch ptxas serialized every wgmma of the capped hdim 128
+              // kernel (-8.6%, session 45).
+              constexpr int kPin = kBounded ? 1 : kFa3PvPin<Cfg>;
               const auto pin = [&](int r) {
-                if (r == kFa3PvPin<Cfg>) {
-                  if (r < 0) wgmma_wait_after<0>(rescale[0], rescale[1]);
-                  else wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[r]);
+                if constexpr (kPin < 1) {
+                  if (r == kPin && r < 0) wgmma_wait_after<0>(rescale[0], rescale[1]);
+                  if (r == kPin && r >= 0) wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[0]);
                 }
               };
               if (frozen) {
                 softmax.probs_bounded(s, e2);
-                wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
               } else {
-                moved = softmax.template probs<kFa3LazyRescale<Cfg>, (kFa3PvPin<Cfg> < 1)>(s, e2, rescale, pin);
+                moved = softmax.template probs<kFa3LazyRescale<Cfg>, (kPin < 1)>(s, e2, rescale, pin);
                 frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
               }
+              if constexpr (kPin >= 1) wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);
               to_p(s, pr);
