@@ -211,8 +211,11 @@
 // +1.7%, causal 16k +2.0-2.8%, 512 / causal 1k +1.1-1.9%; hdim 64 -1.4 to
 // +0.8% with the wait after row 0 or before both (its softmax is MUFU-bound:
 // one EX2 a score takes as long as the score's tensor work), hdim 256 within
-// +-0.7%: both keep the wait after both rows. Exponentials on the FMA pipe
-// (2 or 4 of 16 n-tiles a row) at hdim 64: -4 to -8%.
+// +-0.7%: both keep the wait after both rows, as do the kernels that may
+// freeze (kMods at hdims 128 / 256: with a wait in each of their frozen /
+// not-frozen branches ptxas serialized every wgmma, -8.6% capped). The
+// exponentials on the FMA pipe (2 or 4 of 16 n-tiles a row) at hdim 64:
+// -4 to -8%.
 // Dropped (docs/NOTES.md): hdim 256 without turns (-0.6 to -3.3%), the
 // next grid tile's boxes prefetched into L2 (-0.1 to -4.2%), two stages at
 // hdim 64 (-2.3% causal 2k), no turns at a tile's first S and last P V (FA4's

@@ -115,9 +115,9 @@ class GpuTimer {
 class L2Flush {
  public:
   // always_bytes > 0: overwrite that many bytes (at least twice the L2)
-  // before every call, whatever the inputs' size: triton's do_bench clears
-  // 256 MB so before each call it times (FA4's and cuDNN's figures), which
-  // also leaves the GPU that much idle time between calls.
+  // before every call, whatever the inputs' size, as triton's do_bench
+  // clears 256 MB before each call it times (FA4's and cuDNN's figures);
+  // that also leaves the GPU the clear's time between calls.
   explicit L2Flush(std::size_t input_bytes, std::size_t always_bytes = 0);
   void operator()();  // enqueues the overwrite on the default stream
 
