@@ -11,6 +11,12 @@ two questions the Hopper rungs keep asking of a build (sessions 27-28):
       the code reachable after the kernel's setmaxnreg.dec (USETMAXREG.DEALLOC: the producer
       warpgroup's producer, dQ writer and done count) and the highest register it names,
       which must be under the count the warpgroup keeps.
+  serialized OBJ [REGEX]
+      kernels where ptxas serialized wgmma: an HGMMA directly followed by a wait for every
+      group (WARPGROUP.DEPBAR.LE gsb0, 0x0) for more than a quarter of the HGMMAs. Correct
+      code, so no test sees it (session 45: a P V wait placed in both branches of the capped
+      kernels' frozen / not-frozen choice did this to every wgmma of theirs, -8.6%); exits 1
+      when it finds one.
 
 Needs cuobjdump on PATH (benchmarks/sass_diff.py's docstring says where to get it)."""
 import argparse
@@ -85,9 +91,17 @@ def after_dealloc(code):
     return [code[i][1] for i in sorted(seen)]
 
 
+def serialized(code):
+    """(HGMMAs directly followed by a wait for every group, HGMMAs)."""
+    ins = [t for _, t in code]
+    hgmma = sum("HGMMA" in t for t in ins)
+    waited = sum("HGMMA" in a and "WARPGROUP.DEPBAR.LE gsb0, 0x0" in b for a, b in zip(ins, ins[1:]))
+    return waited, hgmma
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("what", choices=["loops", "after-dealloc"])
+    parser.add_argument("what", choices=["loops", "after-dealloc", "serialized"])
     parser.add_argument("obj")
     parser.add_argument("regex", nargs="?", default=".")
     parser.add_argument("--vs", help="loops: a second build's object to compare each loop with")
@@ -95,6 +109,15 @@ def main():
     args = parser.parse_args()
     if shutil.which("cuobjdump") is None:
         sys.exit("sass_walk.py: cuobjdump not on PATH (see benchmarks/sass_diff.py's docstring)")
+    if args.what == "serialized":
+        found = 0
+        for name, code in functions(args.obj, args.regex):
+            waited, hgmma = serialized(code)
+            if hgmma and 4 * waited > hgmma:
+                found += 1
+                print(f"{name[-90:]}: {waited} of {hgmma} HGMMAs followed by a wait for every group")
+        print(f"{found} kernels with serialized wgmma")
+        sys.exit(1 if found else 0)
     if args.what == "after-dealloc":
         for name, code in functions(args.obj, args.regex):
             reach = after_dealloc(code)
