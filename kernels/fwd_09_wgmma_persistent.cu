@@ -261,11 +261,14 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   }
 };
 
-// (kLazyRescale is read through a trait in fa3_forward.cuh, which nvcc's
-// unused-member check, #177, does not see in the passes without sm_90a.)
+// (kLazyRescale and kPvPin are read through traits in fa3_forward.cuh, which
+// nvcc's unused-member check, #177, does not see in the passes without sm_90a.)
 static_assert(WgmmaPersistentConfig<64>::kLazyRescale && WgmmaPersistentConfig<128>::kLazyRescale &&
                   WgmmaPersistentConfig<256>::kLazyRescale,
               "O is rescaled only when a row's max moves");
+static_assert(WgmmaPersistentConfig<128>::kPvPin == 0 && WgmmaPersistentConfig<64>::kPvPin == 1 &&
+                  WgmmaPersistentConfig<256>::kPvPin == 1,
+              "the P V wait after row 0 at hdim 128 only (session 45; read through Fa3PvPin)");
 static_assert(WgmmaPersistentConfig<256>::kDynamicStages == WgmmaPersistentConfig<256>::kStages,
               "hdim 256 has no dynamic schedule (not persistent): one stage count");
 
