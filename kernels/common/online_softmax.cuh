@@ -95,10 +95,10 @@ template <int kMTiles> struct OnlineSoftmax {
   // reference is.
   static constexpr float kLazyRescaleLog2 = 8.0f;
 
-  // after_row(r) is called once row r's exponentials are summed (and with
-  // -1 once the rows' references are set): the forward's steady loop waits
-  // there for its own P V (fa3_forward.cuh, kFa3PvPin), so that the rows
-  // after the wait run beside P's conversion to its A operand. kRefsFirst:
+  // after_row(r) is called once row r's exponentials are summed: the
+  // forward's steady loop waits there for its own P V (fa3_forward.cuh,
+  // kFa3PvPin), so that the rows after the wait run beside P's conversion
+  // to its A operand. kRefsFirst:
   // every row's reference before any exponential (a wait before row 1's
   // then has row 0's max behind it, not in front); else row by row, each
   // row's max beside the previous row's exponentials.
@@ -138,7 +138,6 @@ template <int kMTiles> struct OnlineSoftmax {
         row_max[r] = new_max;
         if constexpr (!kRefsFirst) exps(mt, half);
       }
-    after_row(-1);
     if constexpr (kRefsFirst) {
 #pragma unroll
       for (int mt = 0; mt < kMTiles; ++mt)
