@@ -383,7 +383,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
         sc[4 * j + 2] = fast_exp2(sc[4 * j + 2] * scale2 - l1);
         sc[4 * j + 3] = fast_exp2(sc[4 * j + 3] * scale2 - l1);
       }
-      wgmma_wait<0>();
+      // dP. Deterministic mode waits after the exponentials (pinned: ptxas
+      // hoists a plain wait above them), the other mode before them.
+      if constexpr (kDeterministic) wgmma_wait_after_all<0>(sc);
+      else wgmma_wait<0>();
       fence_registers(dp);
 
       // dS = P (dP - dpsum), times the softcap's derivative (kMods).

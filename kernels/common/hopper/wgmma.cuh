@@ -94,6 +94,17 @@ template <int kPending> __device__ __forceinline__ void wgmma_wait_after(float a
   if ((__float_as_uint(a) & __float_as_uint(b)) == 0xffffffffu) asm volatile("nanosleep.u32 0;");
   wgmma_wait<kPending>();
 }
+// wgmma_wait_after for every value of v: a branch on the AND of their bits
+// (all ones only if every value is an all-ones NaN). With two of v's values
+// ptxas still moved the exponentials that fed neither below the branch
+// (bwd_03's dP^T wait: 19 of 40 before it).
+template <int kPending, int kN> __device__ __forceinline__ void wgmma_wait_after_all(const float (&v)[kN]) {
+  std::uint32_t bits = 0xffffffffu;
+#pragma unroll
+  for (int i = 0; i < kN; ++i) bits &= __float_as_uint(v[i]);
+  if (bits == 0xffffffffu) asm volatile("nanosleep.u32 0;");
+  wgmma_wait<kPending>();
+}
 // Keeps the compiler from moving accesses to these registers across the
 // wgmma issue/wait points (the asm statements above do not name them).
 template <int kN> __device__ __forceinline__ void fence_registers(float (&r)[kN]) {
