@@ -925,18 +925,19 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               // that may freeze keep it after both: with a wait in each
               // branch ptxas serialized every wgmma of the capped hdim 128
               // kernel (-8.6%, session 45).
-              constexpr int kPin = kFa3PvPin<Cfg>;
+              constexpr int kPin = kBounded ? 1 : kFa3PvPin<Cfg>;
               static_assert(kPin == 0 || kPin == 1, "kPvPin: 0 or 1");
               const auto pin = [&](int r) {
                 if constexpr (kPin == 0) {
                   if (r == 0) wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[0]);
                 }
               };
-              // Frozen rows skip only their maxima inside probs (the
-              // exponentials and the pin are the same code either way).
-              moved = softmax.template probs<kFa3LazyRescale<Cfg>, kPin == 0>(s, e2, rescale, pin, frozen);
-              if constexpr (kBounded)
-                if (!frozen) frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
+              if (frozen) {
+                softmax.probs_bounded(s, e2);
+              } else {
+                moved = softmax.template probs<kFa3LazyRescale<Cfg>, kPin == 0>(s, e2, rescale, pin);
+                frozen = bounded && __all_sync(0xffffffffu, softmax.can_freeze(1.0f, e2, kHeadroom));
+              }
               if constexpr (kPin == 1) wgmma_wait_after<0>(softmax.row_sum[0], softmax.row_sum[1]);
               fence_registers(*reinterpret_cast<float(*)[kHeadDim / 2]>(&o));
               pipe.consumer_release(Buf::kV, prev, lane);

@@ -102,15 +102,9 @@ template <int kMTiles> struct OnlineSoftmax {
   // every row's reference before any exponential (a wait before row 1's
   // then has row 0's max behind it, not in front); else row by row, each
   // row's max beside the previous row's exponentials.
-  //
-  // frozen (the rows' references fixed for good: probs_bounded's case)
-  // skips the maxima: each row keeps its reference and rescale 1, and the
-  // exponentials, with after_row, run as in the other case, so that a
-  // caller's wait in after_row sits outside any branch on it (fa3_forward.cuh:
-  // with a wait in each branch ptxas serialized every wgmma).
   template <bool kLazy = false, bool kRefsFirst = false, int kNTilesS, class AfterRow = NoHook>
   __device__ __forceinline__ bool probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows],
-                                        AfterRow&& after_row = {}, bool frozen = false) {
+                                        AfterRow&& after_row = {}) {
     bool moved = false;
     float max_scaled[kRows] = {};  // (set below; initialised for nvcc's #549, which the lambda trips)
     const auto exps = [&](int mt, int half) {
@@ -123,12 +117,6 @@ template <int kMTiles> struct OnlineSoftmax {
 #pragma unroll
       for (int half = 0; half < 2; ++half) {
         const int r = 2 * mt + half;
-        if (frozen) {
-          max_scaled[r] = row_max[r] * scale_log2;
-          rescale[r] = 1.0f;
-          if constexpr (!kRefsFirst) exps(mt, half);
-          continue;
-        }
         float tile_max = -INFINITY;
         if constexpr (kTreeMax<kNTilesS>) {
           tile_max = tile_row_max(s[mt], half);
