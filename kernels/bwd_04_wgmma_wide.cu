@@ -77,6 +77,15 @@
 // instead of 2-byte global stores (4 rows x 16 bytes per warp
 // instruction): full / causal 8k +0.3% / +0.2%, deterministic causal 8k
 // +2.5% (call 3, two rounds; the step loop's SASS unchanged).
+// Session 46 (H200, docs/NOTES.md): ptxas hoisted the wait for dP above
+// every exponential of P; deterministic mode now pins it after them
+// (wgmma_wait_after_all): full 8k / 16k +3.0% / +3.0%, causal 8k / 16k
+// -0.1% / +0.1% to +1.1%, deterministic / non-deterministic 0.87-0.91 in
+// one call. The same pin lost 1.6-1.9% without the ordering (there the
+// consumers never wait for the writer), and 1-4% in bwd_03 (both modes),
+// where the exponentials after dP's arrival interleave with dS's
+// arithmetic; dQ last in both warpgroups -2.6 to -4.6%, in neither -15 to
+// -19% (deterministic).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
