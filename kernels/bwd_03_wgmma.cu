@@ -496,7 +496,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
                              int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
     const Mask& mask = seq.mask();  // deterministic, variable-length: the sequence's (its key blocks are the ones turn() counts)
     const bool leader = !kNamed || threadIdx.x % 32 == 0;
-    auto step = Bwd03Ring<Cfg>::Step::template first<kDeterministic>(p, h_kv, tiles);
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
@@ -543,7 +543,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
         bulk_wait_read<0>();
         handoff.writer_release(1);
       }
-      step.advance(tiles, p.group_size);
+      step.advance(tiles);
     }
     // Shared memory outlives the last reductions' reads (waited for above),
     // and every addition is complete before the writer exits.
@@ -657,7 +657,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int t = lane % 4;
     mbar_wait(ring.kv_full(), 0);
-    auto step = Bwd03Ring<Cfg>::Step::template first<kDeterministic>(p, h_kv, tiles);
+    typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
       const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
@@ -768,7 +768,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       fence_registers(dk);
       fence_registers(dv);
       ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
-      step.advance(tiles, p.group_size);
+      step.advance(tiles);
     }
   }
 
@@ -855,7 +855,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const int wg = warpgroup_index();
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0 && steps > 0) BwdProducer<Cfg, Smem, kDeterministic, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
+    if (threadIdx.x == 0 && steps > 0) BwdProducer<Cfg, Smem, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
     // The dQ writer is the first thread of the second warp (its own warp,
     // so the producer's loop never waits on its spins), or that whole warp
     // (the named hand-off).
@@ -911,9 +911,8 @@ std::size_t workspace_bytes(const BwdParams& p) {
 
 cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
   BwdParams params = call;
-  // Deterministic head groups (BwdDqOrder) where they were measured faster;
-  // causal calls in ascending key-block order (bwd_det_order).
-  bwd_det_order(params, !params.call_mask.has_left && !params.call_mask.has_right ? 2 : 1);
+  // Deterministic head groups (BwdDqOrder) where they were measured faster.
+  params.det_head_group = !params.call_mask.has_left && !params.call_mask.has_right ? 2 : 1;
   if (uses_rows80(params)) {
     const auto kernel_of80 = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
       return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig80<decltype(hd)::value>,

@@ -246,7 +246,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
                              int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
     const Mask& mask = seq.mask();  // variable-length: the sequence's (its key blocks are the ones turn() counts)
     const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq);
-    auto step = Bwd04Ring<Cfg, true>::Step::template first<true>(p, h_kv, tiles);
+    typename Bwd04Ring<Cfg, true>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
@@ -262,7 +262,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
       }
       bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
       BwdDqOrder<Cfg>::count(counter);
-      step.advance(tiles, p.group_size);
+      step.advance(tiles);
     }
   }
 };
@@ -353,7 +353,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int g = lane / 4;
     mbar_wait(ring.kv_full(), 0);
-    auto step = Ring::Step::template first<kDeterministic>(p, h_kv, tiles);
+    typename Ring::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       const int s = Ring::stage(i), m0 = step.m_block * kBlockM;
       const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes;
@@ -482,7 +482,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
         fence_registers(dv[mb]);
       }
       ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
-      step.advance(tiles, p.group_size);
+      step.advance(tiles);
     }
   }
 
@@ -564,7 +564,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
     if (threadIdx.x == 0 && steps > 0)
-      BwdProducer<Cfg, Smem, kDeterministic, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
+      BwdProducer<Cfg, Smem, kVarlen>::run(prm, smem, ring, n0, h_kv, b, seq, tiles, steps);
     // Deterministic mode's dQ writer: the first thread of the second warp.
     if constexpr (kDeterministic)
       if (threadIdx.x == 32 && steps > 0)
@@ -599,9 +599,7 @@ std::string check(const BwdParams& p, const DeviceInfo& dev) {
 
 std::size_t workspace_bytes(const BwdParams& p) { return bwd_tma_workspace_bytes(p); }
 
-cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
-  BwdParams params = call;
-  bwd_det_order(params, 1);  // causal calls in ascending key-block order (bwd_det_order)
+cudaError_t run(const BwdParams& params, void* workspace, cudaStream_t stream) {
   const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
     return bwd_04_wgmma_wide_dkv_kernel<typename decltype(tag)::type, WideBwdConfig<decltype(hd)::value>,
                                        decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;

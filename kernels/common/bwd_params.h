@@ -35,19 +35,16 @@ struct BwdCta {
 // pairs) and key block blocks - 1 - place / (the group's pairs), the place
 // being x + blocks (p % group_size): each pair's key blocks in descending
 // order of linear index, the group's pairs interleaved (group_size 1: pair
-// p, key block blocks - 1 - x). `ascending` (BwdParams::det_ascending): key
-// block place / size instead, each pair's key blocks in ascending order. All
-// in 32 bits (the linear index itself may pass 2^32).
+// p, key block blocks - 1 - x). All in 32 bits (the linear index itself may
+// pass 2^32).
 __host__ __device__ constexpr BwdCta bwd_deterministic_cta(unsigned x, unsigned y, unsigned z, unsigned blocks,
-                                                           unsigned heads, unsigned batch, unsigned group_size,
-                                                           bool ascending = false) {
+                                                           unsigned heads, unsigned batch, unsigned group_size) {
   const unsigned p = y + heads * z, pairs = heads * batch, group = p / group_size;
   const unsigned place = x + blocks * (p % group_size);
   const unsigned left = pairs - group * group_size;
   const unsigned size = left < group_size ? left : group_size;  // the last group may be smaller
   const unsigned pair = group * group_size + place % size;
-  const unsigned k = place / size;
-  return {static_cast<int>(ascending ? k : blocks - 1 - k), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
+  return {static_cast<int>(blocks - 1 - place / size), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
 }
 
 struct BwdParams : AttnParams {
@@ -62,10 +59,6 @@ struct BwdParams : AttnParams {
   std::int64_t dv_batch_stride = 0, dv_row_stride = 0, dv_head_stride = 0;
 
   bool deterministic = false;
-  // Deterministic mode's order of key blocks (BwdDqOrder): descending (false)
-  // or ascending, each CTA then walking its query tiles downwards, tile by
-  // tile over the GQA group's heads (the Hopper rungs' causal calls).
-  bool det_ascending = false;
   // Deterministic mode's head groups (bwd_deterministic_cta): 1, or 2 where
   // the rung measured them faster (bwd_03, calls without a mask).
   int det_head_group = 1;

@@ -70,25 +70,12 @@ template <class Cfg, class Smem> struct BwdRing {
   __device__ std::uint64_t* do_full() const { return bars + 1 + 2 * Cfg::kStages; }
   __device__ std::uint64_t* do_empty() const { return bars + 2 + 2 * Cfg::kStages; }
   // What a step loads: query tile m_block of query head h. The steps walk
-  // the query tiles `tiles` of each query head of the GQA group in turn
-  // (ascending); deterministic calls in ascending key-block order
-  // (BwdParams::det_ascending, BwdDqOrder) walk them tile by tile instead,
-  // descending, every head of the group at each tile. Producer, writer and
-  // consumers each keep one.
+  // the query tiles `tiles` of each query head of the GQA group in turn;
+  // producer and consumers each keep one.
   struct Step {
-    int h, m_block, h0;
-    bool rev;
-    template <bool kDeterministic>
-    __device__ static Step first(const BwdParams& p, int h_kv, const TileRange& tiles) {
-      const bool rev = kDeterministic && p.det_ascending;
-      return {h_kv * p.group_size, rev ? tiles.end - 1 : tiles.begin, h_kv * p.group_size, rev};
-    }
-    __device__ void advance(const TileRange& tiles, int group_size) {
-      if (rev) {
-        if (++h == h0 + group_size) h = h0, --m_block;
-      } else if (++m_block == tiles.end) {
-        m_block = tiles.begin, ++h;
-      }
+    int h, m_block;
+    __device__ void advance(const TileRange& tiles) {
+      if (++m_block == tiles.end) m_block = tiles.begin, ++h;
     }
   };
   __device__ static int stage(int i) { return i % Cfg::kStages; }
@@ -160,7 +147,7 @@ struct BwdTmaRows {
   }
 };
 
-template <class Cfg, class Smem, bool kDeterministic, bool kVarlen> struct BwdProducer {
+template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
   static constexpr int kColBlocks = Cfg::kHeadDim / 64;
 
   // One thread: K and V, then Q, dO, LSE and dpsum of every step.
@@ -176,7 +163,7 @@ template <class Cfg, class Smem, bool kDeterministic, bool kVarlen> struct BwdPr
       tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, rows.k_x0 + n0, h_kv, rows.k_y,
                   ring.kv_full());
     }
-    auto step = BwdRing<Cfg, Smem>::Step::template first<kDeterministic>(p, h_kv, tiles);
+    typename BwdRing<Cfg, Smem>::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
       std::uint64_t* bar = ring.producer_acquire(i);
       const int s = BwdRing<Cfg, Smem>::stage(i), m0 = step.m_block * Cfg::kBlockM;
@@ -202,7 +189,7 @@ template <class Cfg, class Smem, bool kDeterministic, bool kVarlen> struct BwdPr
           tma_load_4d(smem + Smem::kDo + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64, rows.q_x0 + m0, step.h,
                       rows.q_y, do_bar);
       }
-      step.advance(tiles, p.group_size);
+      step.advance(tiles);
     }
   }
 };
@@ -253,19 +240,6 @@ template <class Cfg, class Smem, bool kDeterministic, bool kVarlen> struct BwdPr
 // +6.9%, 16k -0.3% / -0.5%; but causal 16k -1.4% and hdim 256 causal -3.5%,
 // so causal calls and bwd_04 keep groups of 1; groups of 4 lost at hdim
 // 128 (session 25).
-//   Causal calls in ascending order (session 46, BwdParams::det_ascending,
-// set by bwd_det_order): descending, each (KV head, batch) pair's longest
-// CTAs (the low key blocks, which see every query tile) launch last, and a
-// list-scheduling model of the grid (132 SMs, one step a unit, an
-// addition's latency 0.2-0.5 steps) puts the call's end 7-8% past its
-// work / 132; the non-deterministic grid (key blocks ascending) 0.3-0.9%.
-// Ascending, each key block added after the ones below it, CTAs walking
-// their query tiles downwards (the Step's reversed walk: tile by tile, the
-// GQA group's heads at each tile) and the pairs interleaved (one group of
-// all pairs), every adder of tile m reaches it at the same step of its
-// walk, and the long CTAs launch first: 0.4-1.1% in the same model.
-//   The turn of key block n at tile m: ascending, the key blocks below n
-// that see m (n - key_tiles.begin).
 //   Deadlock freedom: within a group, a pair's key blocks come in descending
 // order of linear block index (blockIdx.x + gridDim.x * (blockIdx.y +
 // gridDim.y * blockIdx.z)), so the key blocks that key block n waits for
@@ -277,26 +251,16 @@ template <class Cfg, class Smem, bool kDeterministic, bool kVarlen> struct BwdPr
 // finished, the unfinished CTA of smallest index is resident, and everything
 // it waits for is either finished or inside itself, so it finishes; by
 // induction every CTA does, however many CTAs fit on the GPU at once.
-// The host side of BwdDqOrder's choices, per call: causal deterministic calls
-// (a right side, no left one) in ascending key-block order with every (KV
-// head, batch) pair interleaved; the others descending in groups of
-// `group` pairs.
-inline void bwd_det_order(BwdParams& p, int group) {
-  p.det_ascending = p.deterministic && p.call_mask.has_right && !p.call_mask.has_left;
-  p.det_head_group = p.det_ascending ? p.heads_kv * p.batch : group;
-}
-
 template <class Cfg> struct BwdDqOrder {
   // This CTA's key block, KV head and batch (bwd_deterministic_cta, common/
   // bwd_params.h, with its CPU test).
   __device__ static BwdCta cta(const BwdParams& p, bool deterministic) {
     if (!deterministic) return {static_cast<int>(blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
     return bwd_deterministic_cta(blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y, gridDim.z,
-                                 static_cast<unsigned>(p.det_head_group), p.det_ascending);
+                                 static_cast<unsigned>(p.det_head_group));
   }
-  __device__ static int turn(const Mask& mask, int m0, int n_block, bool ascending) {
-    const TileRange kt = mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM);
-    return ascending ? n_block - kt.begin : kt.end - 1 - n_block;
+  __device__ static int turn(const Mask& mask, int m0, int n_block) {
+    return mask.key_tiles<Cfg::kBlockN>(m0, Cfg::kBlockM).end - 1 - n_block;
   }
   // A dQ writer thread's side of it. wait_turn: the step's tile (row0, its
   // first row in the row arrays; m0 its first query row) is this key
@@ -307,7 +271,7 @@ template <class Cfg> struct BwdDqOrder {
   // proxy) before the release that hands the tile to the next key block.
   __device__ static int* wait_turn(const BwdParams& p, const Mask& mask, std::int64_t row0, int m0, int n_block) {
     int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
-    const int t = turn(mask, m0, n_block, p.det_ascending);
+    const int t = turn(mask, m0, n_block);
     while (ld_acquire_gpu(counter) != t) {
     }
     fence_proxy_async_global();
