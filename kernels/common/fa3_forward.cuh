@@ -921,10 +921,9 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
               // for their own P V, FA4's after the softmax), so the wait is
               // pinned after a value of the softmax (session 44: +1.9-3.1%
               // at hdim 64): after both rows' sums, or (kFa3PvPin 0) inside
-              // probs, after row 0's sum. Kernels
-              // that may freeze keep it after both: with a wait in each
-              // branch ptxas serialized every wgmma of the capped hdim 128
-              // kernel (-8.6%, session 45).
+              // probs, after row 0's sum. Kernels that may freeze keep it
+              // after both: with a wait in each branch ptxas serialized every
+              // wgmma of the capped hdim 128 kernel (-8.6%, session 45).
               constexpr int kPin = kBounded ? 1 : kFa3PvPin<Cfg>;
               static_assert(kPin == 0 || kPin == 1, "kPvPin: 0 or 1");
               const auto pin = [&](int r) {

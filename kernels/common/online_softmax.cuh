@@ -98,10 +98,10 @@ template <int kMTiles> struct OnlineSoftmax {
   // after_row(r) is called once row r's exponentials are summed: the
   // forward's steady loop waits there for its own P V (fa3_forward.cuh,
   // kFa3PvPin), so that the rows after the wait run beside P's conversion
-  // to its A operand. kRefsFirst:
-  // every row's reference before any exponential (a wait before row 1's
-  // then has row 0's max behind it, not in front); else row by row, each
-  // row's max beside the previous row's exponentials.
+  // to its A operand. kRefsFirst: every row's reference before any
+  // exponential (a wait before row 1's then has row 0's max behind it, not
+  // in front); else row by row, each row's max beside the previous row's
+  // exponentials.
   template <bool kLazy = false, bool kRefsFirst = false, int kNTilesS, class AfterRow = NoHook>
   __device__ __forceinline__ bool probs(float (&s)[kMTiles][kNTilesS][4], float scale_log2, float (&rescale)[kRows],
                                         AfterRow&& after_row = {}) {
