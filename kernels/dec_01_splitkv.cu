@@ -133,6 +133,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     wait_for_previous_kernel();
     if (metadata_failed(p)) return;
   }
+  if (p.num_splits > 1) let_next_kernel_start();  // the combine's CTAs may start; it waits for this grid
 
   // No static __shared__ in this kernel: a 16-byte flag placed this buffer at
   // byte 1040 instead of 1024 and cost 10-15% on every decode shape (H200,
@@ -382,83 +383,6 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
       if (c == 0) p.lse_partial[split * split_rows + out_row] = lse;
     }
   }
-  if (direct) return;
-
-  // The combine (flash-decoding), by the last of this (m block, KV head,
-  // sequence)'s num_splits CTAs to finish its partials: each CTA counts
-  // itself once its partials are written (the fence before the barrier and
-  // the count: the classic last-block pattern), and the one that sees
-  // num_splits - 1 merges every split's, in split order (so O and the LSE do
-  // not depend on which CTA was last). Split s left O_s (normalised over its
-  // keys; zeros for a split without keys) and LSE_s: the row's LSE is
-  // logsumexp_s LSE_s, O = sum_s exp(LSE_s - LSE) O_s. In this kernel
-  // rather than a kernel after it: that kernel started only once this grid
-  // had drained (~5 us at 16 x 8k, session 37's ncu).
-  __threadfence();
-  __syncthreads();  // every thread's partials; the merge buffers are free again
-  int* last = reinterpret_cast<int*>(sK);  // scratch in the ring
-  if (threadIdx.x == 0) {
-    int* counter = p.split_counters + (static_cast<std::int64_t>(b) * p.heads_kv + h_kv) * m_blocks + m_block;
-    *last = atomicAdd(counter, 1) == p.num_splits - 1;
-  }
-  __syncthreads();
-  if (!*last) return;
-  __threadfence();  // the other splits' partials, seen after their counts
-  float* s_lse = reinterpret_cast<float*>(sK) + 4;  // [16]: each row's merged LSE
-  // The rows' LSE: warp w takes rows w, w + kWarps, ...; its lanes the splits.
-  for (int r = warp; r < 16; r += Cfg::kWarps) {
-    const int row = m_block * 16 + r;
-    if (row >= rows) break;
-    const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
-    const std::int64_t out_row = kVarlen ? static_cast<std::int64_t>(h) * p.total_q + out_q0 + tok
-                                         : (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
-    float lse_max = -INFINITY;
-    for (int s = lane; s < p.num_splits; s += 32) lse_max = fmaxf(lse_max, __ldcg(p.lse_partial + s * split_rows + out_row));
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) lse_max = fmaxf(lse_max, __shfl_xor_sync(0xffffffffu, lse_max, off));
-    float sum = 0.0f;
-    if (lse_max != -INFINITY)
-      for (int s = lane; s < p.num_splits; s += 32) sum += expf(__ldcg(p.lse_partial + s * split_rows + out_row) - lse_max);
-#pragma unroll
-    for (int off = 16; off > 0; off /= 2) sum += __shfl_xor_sync(0xffffffffu, sum, off);
-    if (lane == 0) s_lse[r] = row_lse(lse_max, sum);
-  }
-  __syncthreads();
-  for (int idx = threadIdx.x; idx < 16 * (kHeadDim / 4); idx += kThreads) {
-    const int r = idx / (kHeadDim / 4), c = (idx % (kHeadDim / 4)) * 4, row = m_block * 16 + r;
-    if (row >= rows) continue;
-    const int tok = row / p.group_size, h = h_kv * p.group_size + row % p.group_size;
-    const std::int64_t out_row = kVarlen ? static_cast<std::int64_t>(h) * p.total_q + out_q0 + tok
-                                         : (static_cast<std::int64_t>(b) * p.heads_q + h) * p.seqlen_q + tok;
-    const float lse = s_lse[r];
-    float o[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-    if (lse != -INFINITY) {
-      constexpr int kUnroll = 16;  // splits in flight at once
-      for (int s0 = 0; s0 < p.num_splits; s0 += kUnroll) {
-        float w[kUnroll];
-        float4 x[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const int s = s0 + u;
-          w[u] = s < p.num_splits ? __ldcg(p.lse_partial + s * split_rows + out_row) : -INFINITY;
-          x[u] = s < p.num_splits ? __ldcg(reinterpret_cast<const float4*>(p.o_partial + (s * split_rows + out_row) * kHeadDim + c))
-                                  : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-        }
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) {
-          const float f = s0 + u < p.num_splits ? expf(w[u] - lse) : 0.0f;
-          o[0] += f * x[u].x, o[1] += f * x[u].y, o[2] += f * x[u].z, o[3] += f * x[u].w;
-        }
-      }
-    }
-    // The sink joins the denominator once the splits are merged (add_sink).
-    float lse_out = lse;
-    const float sink_factor = add_sink(lse_out, ScoreMod::sink(p, h));
-    store4_from_float(static_cast<T*>(p.o) + b * p.o_batch_stride + (out_q0 + tok) * p.o_row_stride +
-                          h * p.o_head_stride + c,
-                      o[0] * sink_factor, o[1] * sink_factor, o[2] * sink_factor, o[3] * sink_factor);
-    if (p.lse != nullptr && c == 0) p.lse[p.lse_offset(b, h, out_q0 + tok)] = lse_out;
-  }
 }
 
 template <class F> bool dispatch_decode_head_dim(int d, F&& f) {
@@ -515,20 +439,11 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
 
 constexpr std::size_t kStatusBytes = 256;
 
-// The split kernel's CTAs of one split: its counters (DecodeParams::
-// split_counters), padded to 256 bytes.
-std::size_t counter_bytes(const DecodeParams& p) {
-  const std::size_t groups = static_cast<std::size_t>(p.batch) * p.heads_kv * m_blocks(p);
-  return (groups * sizeof(int) + 255) / 256 * 256;
-}
-
-// The status words, then (split calls) the counters, the partial LSEs and
-// the partial O.
 std::size_t workspace_bytes(const DecodeParams& p) {
   if (p.num_splits <= 1) return kStatusBytes;
   const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.partial_rows();
   const std::size_t lse_bytes = (rows * sizeof(float) + 255) / 256 * 256;
-  return kStatusBytes + counter_bytes(p) + lse_bytes + rows * p.head_dim * sizeof(float);
+  return kStatusBytes + lse_bytes + rows * p.head_dim * sizeof(float);
 }
 
 cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream) {
@@ -536,11 +451,8 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   char* ws = static_cast<char*>(workspace);
   if (p.num_splits > 1) {
     const std::size_t rows = static_cast<std::size_t>(p.num_splits) * p.partial_rows();
-    const std::size_t counters = counter_bytes(p);
-    p.split_counters = reinterpret_cast<int*>(ws + kStatusBytes);
-    p.num_split_counters = p.batch * p.heads_kv * m_blocks(p);
-    p.lse_partial = reinterpret_cast<float*>(ws + kStatusBytes + counters);
-    p.o_partial = reinterpret_cast<float*>(ws + kStatusBytes + counters + (rows * sizeof(float) + 255) / 256 * 256);
+    p.lse_partial = reinterpret_cast<float*>(ws + kStatusBytes);
+    p.o_partial = reinterpret_cast<float*>(ws + kStatusBytes + (rows * sizeof(float) + 255) / 256 * 256);
   }
   cudaError_t err = launch_check_metadata(p, stream);
   if (err == cudaSuccess) err = launch_append_kv(p, stream);
@@ -559,6 +471,11 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
     if (err != cudaSuccess) return;
     const dim3 grid(m_blocks(p) * p.num_splits, p.heads_kv, p.batch);
     err = launch_after(p.pdl, kernel, grid, dim3(Cfg::kWarps * 32), smem, stream, p);
+    if (err != cudaSuccess || p.num_splits == 1) return;
+    // One CTA per partial row (decode.cpp keeps their count within 2^31 - 1).
+    const int rows = static_cast<int>(p.partial_rows());
+    const auto combine = varlen ? combine_splits_kernel<T, Cfg::kHeadDim, true> : combine_splits_kernel<T, Cfg::kHeadDim, false>;
+    err = launch_after(p.pdl, combine, dim3(rows), dim3(kCombineWarps * 32), 0, stream, p);
   };
   if (p.dtype == DType::f16) dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__half>{}, hd); });
   else dispatch_decode_head_dim(p.head_dim, [&](auto hd) { launch(TypeTag<__nv_bfloat16>{}, hd); });

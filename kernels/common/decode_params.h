@@ -59,11 +59,6 @@ struct DecodeParams : AttnParams {
   // variable-length call (a batch of one with total_q rows).
   float* lse_partial = nullptr;  // [num_splits][rows]
   float* o_partial = nullptr;    // [num_splits][rows][head_dim]
-  // Split calls: one counter per (m block, KV head, sequence) of the split
-  // kernel's grid, of the splits done with their partials (the last one
-  // merges them); zeroed by the metadata check, which runs first.
-  int* split_counters = nullptr;
-  int num_split_counters = 0;
 
   // The cache, written by the append (an input of the attention after it).
   FLASH_HOST_DEVICE void* k_cache() const { return const_cast<void*>(k); }

@@ -29,14 +29,6 @@ __device__ void check_cu_seqlens_q(const DecodeParams& p, int b) {
   else if (len > p.seqlen_q) report(p, kDecodeQPastMax, b, -1, static_cast<int>(min(len, std::int64_t{INT32_MAX})));
 }
 
-// The split kernel's counters (DecodeParams::split_counters), by the
-// threads of one CTA. The check runs after everything before it on the
-// stream (an ordinary launch) and the split kernel reads them only after it
-// waited for the check (or the append behind it) to complete.
-__device__ void zero_split_counters(const DecodeParams& p, int threads) {
-  for (int i = threadIdx.x; i < p.num_split_counters; i += threads) p.split_counters[i] = 0;
-}
-
 // One CTA per sequence: its entry of cu_seqlens_q (kVarlen: the call has
 // one; a template flag, so that dense calls keep their code), its length
 // against the capacity, then every page index its keys (after the append)
@@ -44,7 +36,6 @@ __device__ void zero_split_counters(const DecodeParams& p, int threads) {
 template <bool kVarlen>
 __global__ void __launch_bounds__(kThreads) check_metadata_kernel(const __grid_constant__ DecodeParams p) {
   let_next_kernel_start();  // it waits for this grid to finish before reading the status
-  if (blockIdx.x == 0) zero_split_counters(p, kThreads);
   const int b = blockIdx.x;
   if (kVarlen && threadIdx.x == 0) check_cu_seqlens_q(p, b);
   const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
@@ -75,7 +66,6 @@ template <bool kVarlen>
 __global__ void __launch_bounds__(kCheckThreads) check_metadata_one_cta_kernel(const __grid_constant__ DecodeParams p) {
   let_next_kernel_start();
   if (threadIdx.x == 0) p.status[0] = p.status[1] = p.status[2] = p.status[3] = 0;
-  zero_split_counters(p, kCheckThreads);
   __syncthreads();  // the zeros are visible to the block before any report
   auto valid_total = [&](int b, bool report_errors) -> std::int64_t {
     const int len = __ldg(p.cache_seqlens + b * p.seqlens_stride);
