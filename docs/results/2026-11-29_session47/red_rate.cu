@@ -5,7 +5,7 @@
 //   bulk2: the same, two ops in flight
 //   store: one thread, cp.async.bulk (a plain copy), for comparison
 //   red:   256 threads, red.global.add.v4.f32 (the non-deterministic path)
-// Prints bytes per SM cycle and TB/s in all.
+// Prints bytes per SM cycle and TB/s in all. (Session 47 call 9 added the one-region cases.)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -70,6 +70,9 @@ int main(int argc, char** argv) {
       {"bulk store 32 KB, 1 in flight, 1 CTA/SM", 0, 32768, 1, 1, 0, 1},
       {"RED.128 256 thr 32 KB, 1 CTA/SM", 1, 32768, 1, 0, 0, 1},
       {"RED.128 256 thr 32 KB, 1 CTA on 1 SM", 1, 32768, 1, 0, 0, -1},
+      {"bulk red 32 KB, 1 in flight, all CTAs -> one region", 0, 32768, 1, 0, 1, 1},
+      {"RED.128 256 thr 32 KB, all CTAs -> one region", 1, 32768, 1, 0, 1, 1},
+      {"bulk red 32 KB, 1 in flight, 2 CTAs/SM", 0, 32768, 1, 0, 0, 2},
   };
   for (const Case& c : cases) {
     const int grid = c.ctas < 0 ? 1 : sms * c.ctas;
