@@ -484,7 +484,8 @@ template <class Cfg> struct Bwd03DqHandoff {
 // one bulk reduction, in both modes. Non-deterministic: both reductions in
 // flight, each block freed as soon as the copy engine has read it (the
 // consumers then wait for the writer only when it is a whole step behind).
-// Deterministic: first its turn on the tile's counter, then the reductions,
+// Deterministic: first its turn on the tile's counter, then the reductions
+// (at the tile's first turn, stores: BwdDqOrder),
 // then, once the additions completed, the blocks freed (named: at the next
 // step's start) and the counter incremented.
 template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
@@ -501,11 +502,12 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       int* counter = nullptr;  // row0: a whole step from the row arrays' tile start
+      bool first = false;      // deterministic: the tile's first adder (BwdDqOrder), which stores
       if constexpr (kDeterministic) {
         if constexpr (kNamed)  // the previous step's additions completed (below): both blocks are free
 #pragma unroll
           for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
-        if (leader) counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block);
+        if (leader) counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block, first);
         if constexpr (kNamed) __syncwarp();
       }
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
@@ -525,7 +527,11 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
           // reductions in flight would add in either order).
           if (kDeterministic && Cfg::kDqSplitKeys && c > 0) bulk_wait_all();
           const float* sdq = reinterpret_cast<const float*>(smem + Smem::kDq + c * Smem::kDqBytes);
-          bulk_reduce_add_f32(gdq + Cfg::dq_offset(c), sdq, Smem::kDqBytes);
+          if constexpr (kDeterministic)  // the first adder's split-keys second block adds to its first
+            BwdDqOrder<Cfg>::put(gdq + Cfg::dq_offset(c), sdq, Smem::kDqBytes,
+                                 first && !(Cfg::kDqSplitKeys && c > 0));
+          else
+            bulk_reduce_add_f32(gdq + Cfg::dq_offset(c), sdq, Smem::kDqBytes);
           tma_store_commit();
         }
       }

@@ -235,7 +235,8 @@ template <class Cfg, bool kDeterministic> using Bwd04Ring = BwdRing<Cfg, Bwd04Sm
 
 // Deterministic mode's dQ writer (one thread of the producer warpgroup, its
 // own warp): per step, its turn on the tile's counter (BwdDqOrder), then
-// warpgroup 0's half and warpgroup 1's, each by one bulk reduction and freed
+// warpgroup 0's half and warpgroup 1's, each by one bulk reduction (a bulk
+// store at the tile's first turn) and freed
 // once the copy engine has read it, then, once both additions completed,
 // the count. The consumers wait for the writer only when it is behind by
 // the buffer's one use (bwd_03's scheme with one buffer for two halves).
@@ -250,12 +251,13 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
-      int* counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block);
+      bool first;
+      int* counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block, first);
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
         handoff.writer_wait(c, i);
-        bulk_reduce_add_f32(gdq + c * (Cfg::kDims / kDqBlock) * kDqBlockFloats, sdq, Smem::kDqBytes);
+        BwdDqOrder<Cfg>::put(gdq + c * (Cfg::kDims / kDqBlock) * kDqBlockFloats, sdq, Smem::kDqBytes, first);
         tma_store_commit();
         bulk_wait_read<0>();
         handoff.writer_release(c);

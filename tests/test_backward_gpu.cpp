@@ -473,6 +473,49 @@ TEST(BackwardEdges, CallerWorkspace) {
   }
 }
 
+// A caller's workspace full of NaNs. Deterministic calls do not zero their
+// dQ accumulator: each tile's first addition stores, and only the rows that
+// see no key get zeros (common/hopper/bwd_tma.cuh, BwdDqOrder); a row the
+// kernels left unwritten would read NaN and fail the check. Rows that see
+// no key (causal with seqlen_q > seqlen_k, a window below the diagonal's
+// reach), tiles that hold both kinds, ragged tails and GQA, at every head
+// dim, in both modes.
+TEST(BackwardEdges, PoisonedCallerWorkspace) {
+  SKIP_WITHOUT_GPU();
+  int checked = 0;
+  for (int d : {64, 128, 256})
+    for (const Shape s : {Shape{.batch = 2, .seqlen_q = 333, .seqlen_k = 190, .heads_q = 4, .heads_kv = 2, .head_dim = d},
+                          Shape{.batch = 1, .seqlen_q = 700, .seqlen_k = 200, .heads_q = 2, .heads_kv = 1, .head_dim = d,
+                                .window_left = 30, .window_right = 10},
+                          Shape{.batch = 1, .seqlen_q = 257, .seqlen_k = 300, .heads_q = 3, .heads_kv = 1, .head_dim = d,
+                                .window_left = -1, .window_right = 5}}) {
+      const bool causal = s.seqlen_q > s.seqlen_k && s.window_left < 0;
+      SCOPED_TRACE(fmt::format("d{} sq {} sk {} window ({}, {}){}", d, s.seqlen_q, s.seqlen_k, s.window_left,
+                               s.window_right, causal ? " causal" : ""));
+      auto prob = flash::testing::make_bwd_problem(s, DType::bf16, causal, Layout::bshd, base_seed() + d + s.seqlen_q);
+      for (const auto& v : flash::backward_variants()) {
+        if (!runnable(v, DType::bf16, d)) continue;
+        for (bool deterministic : modes(v)) {
+          flash::BackwardArgs a = prob.args;
+          a.kernel = v.name;
+          a.deterministic = deterministic;
+          const auto plan = flash::plan_backward(a);
+          if (plan.workspace_bytes == 0) continue;
+          flash::testing::DeviceBuffer ws(plan.workspace_bytes);
+          ASSERT_EQ(cudaMemset(ws.get(), 0xFF, plan.workspace_bytes), cudaSuccess);
+          prob.args.workspace = ws.get();
+          prob.args.workspace_bytes = plan.workspace_bytes;
+          const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
+          ++checked;
+          EXPECT_TRUE(r.ok) << v.name << (deterministic ? " deterministic" : "") << ": " << describe(r);
+          prob.args.workspace = nullptr;
+          prob.args.workspace_bytes = 0;
+        }
+      }
+    }
+  EXPECT_GT(checked, 0) << "no backward variant with a workspace was built";
+}
+
 // Negative controls: the checker must fail when the kernel computes
 // something else, or the grid above would prove nothing.
 TEST(BackwardChecker, FailsWhenTheMaskDiffers) {

@@ -673,8 +673,9 @@ TEST(VarlenBwdErrors, AsyncStatusIsZeroWhenValid) {
 }
 
 // auto takes the last built variant with kFeatureVarlen; a caller's
-// workspace sized by plan_backward (which holds the status words) serves
-// the call, and one byte less is refused before anything is written.
+// workspace sized by plan_backward (which holds the status words), full of
+// NaNs, serves the call, and one byte less is refused before anything is
+// written.
 TEST(VarlenBwdEdges, AutoAndCallerWorkspace) {
   SKIP_WITHOUT_GPU();
   const std::uint64_t seed = test_seed();
@@ -694,6 +695,9 @@ TEST(VarlenBwdEdges, AutoAndCallerWorkspace) {
       const auto plan = flash::plan_backward(a);
       ASSERT_GT(plan.workspace_bytes, 0u);
       DeviceBuffer ws(plan.workspace_bytes);
+      // NaNs: deterministic calls zero only the dQ accumulator's rows that see no key (the
+      // last sequence's seven), and every other row a kernel left unwritten would read NaN
+      ASSERT_EQ(cudaMemset(ws.get(), 0xFF, plan.workspace_bytes), cudaSuccess);
       a.workspace = ws.get();
       a.workspace_bytes = plan.workspace_bytes;
       expect_ok(p, run_and_check(p, a, v, deterministic), v);

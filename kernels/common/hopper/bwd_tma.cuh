@@ -210,6 +210,14 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // flight), and counts once, so the counter is turn(m, n). bwd_04: the same
 // writer, the two warpgroups' halves of the head dim through one staging
 // buffer in turn (both added before it counts once).
+//   The first adder (turn 0) stores its blocks instead of adding them
+// (bulk_store_f32; bwd_03's split keys: its first block, the second then
+// adds), so the accumulator needs no zeros: every row of a tile that some
+// key block sees is written by that tile's first step, the rows that no
+// key block sees get a zero from the preprocess (common/backward.cu), and
+// a tile no key block sees holds only such rows. The zeros cost the
+// preprocess as much time as its reads of O and dO (half of its ~70 us at
+// 16k tokens x 2048 dims, H200).
 //   Which key blocks see tile m: exactly those whose query-tile range
 // (Mask::query_tiles, the tiles a CTA walks) holds m, and they are the key
 // tiles Mask::key_tiles gives for the tile's rows (tests/test_mask.cpp,
@@ -266,16 +274,25 @@ template <class Cfg> struct BwdDqOrder {
   // first row in the row arrays; m0 its first query row) is this key
   // block's to add to: spins until the key blocks above have counted, then
   // orders their additions (seen by that acquire) before this thread's bulk
-  // reductions; returns the tile's counter. count: once this thread's bulk
+  // reductions; returns the tile's counter, and in `first` whether this key
+  // block is the tile's first adder (which stores). count: once this thread's bulk
   // reductions to the tile completed (bulk_wait_all), their writes (async
   // proxy) before the release that hands the tile to the next key block.
-  __device__ static int* wait_turn(const BwdParams& p, const Mask& mask, std::int64_t row0, int m0, int n_block) {
+  __device__ static int* wait_turn(const BwdParams& p, const Mask& mask, std::int64_t row0, int m0, int n_block,
+                                   bool& first) {
     int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
     const int t = turn(mask, m0, n_block);
+    first = t == 0;
     while (ld_acquire_gpu(counter) != t) {
     }
     fence_proxy_async_global();
     return counter;
+  }
+  // The step's block from shared memory into the accumulator: stored by the
+  // first adder, added by the others.
+  __device__ static void put(float* gdq, const float* sdq, std::uint32_t bytes, bool first) {
+    if (first) bulk_store_f32(gdq, sdq, bytes);
+    else bulk_reduce_add_f32(gdq, sdq, bytes);
   }
   __device__ static void count(int* counter) {
     fence_proxy_async_global();

@@ -83,6 +83,14 @@ __device__ __forceinline__ void bulk_reduce_add_f32(float* gmem, const float* sm
                "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(smem))), "r"(bytes)
                : "memory");
 }
+// The same bytes stored rather than added (the plain bulk copy): the first
+// of a deterministic dQ tile's ordered additions (BwdDqOrder), so that the
+// accumulator needs no zeros beforehand. Completes as bulk_reduce_add_f32.
+__device__ __forceinline__ void bulk_store_f32(float* gmem, const float* smem, std::uint32_t bytes) {
+  asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;\n" ::"l"(gmem),
+               "r"(static_cast<std::uint32_t>(__cvta_generic_to_shared(smem))), "r"(bytes)
+               : "memory");
+}
 // Waits until every committed bulk group but the kPending most recent ones
 // has read its shared memory: bulk_wait_read<1>() after committing two
 // groups waits for the first one's source reads only.
