@@ -695,8 +695,10 @@ TEST(VarlenBwdEdges, AutoAndCallerWorkspace) {
       const auto plan = flash::plan_backward(a);
       ASSERT_GT(plan.workspace_bytes, 0u);
       DeviceBuffer ws(plan.workspace_bytes);
-      // NaNs: deterministic calls zero only the dQ accumulator's rows that see no key (the
-      // last sequence's seven), and every other row a kernel left unwritten would read NaN
+      // NaNs: deterministic calls zero only the dQ accumulator tiles whose rows see no key
+      // (the last sequence's, 7 rows and the padding of its tile, whose floats are in fragment
+      // order: zeroing its 7 rows alone failed here), and a row the kernels left unwritten
+      // would read NaN
       ASSERT_EQ(cudaMemset(ws.get(), 0xFF, plan.workspace_bytes), cudaSuccess);
       a.workspace = ws.get();
       a.workspace_bytes = plan.workspace_bytes;

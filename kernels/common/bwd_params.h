@@ -85,6 +85,12 @@ struct BwdParams : AttnParams {
   // bwd_03): one counter per kBwdDqTileRows rows of the row arrays (the
   // tile of row r is r / kBwdDqTileRows), zeroed by the preprocess.
   int* dq_semaphore = nullptr;
+  // Deterministic calls of the Hopper rungs: the height of the accumulator's
+  // tiles (its order's unit: 64 rows, or bwd_03's 80-row steps). Each tile's
+  // first adder stores instead of adding (common/hopper/bwd_tma.cuh,
+  // BwdDqOrder), so the preprocess zeroes only the tiles no key block
+  // sees. 0: the preprocess (or a memset) zeroes the whole accumulator.
+  int dq_zero_tile_rows = 0;
   // int32, with dq_accum: per (batch, KV head), the dkv CTAs that finished
   // (every write of theirs released), zeroed with dq_accum; and the count
   // that means all of them, which the Hopper rungs' dQ convert waits for

@@ -214,10 +214,14 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // (bulk_store_f32; bwd_03's split keys: its first block, the second then
 // adds), so the accumulator needs no zeros: every row of a tile that some
 // key block sees is written by that tile's first step, the rows that no
-// key block sees get a zero from the preprocess (common/backward.cu), and
-// a tile no key block sees holds only such rows. The zeros cost the
-// preprocess as much time as its reads of O and dO (half of its ~70 us at
-// 16k tokens x 2048 dims, H200).
+// key block sees get zeros from the preprocess (common/backward.cu), by
+// whole tiles of the accumulator's order (BwdParams::dq_zero_tile_rows: a
+// tile's floats are in fragment order, so the rows of one are not a
+// contiguous run): a tile no key block sees holds only such rows. H200,
+// 16k tokens x 2048 dims (session 48): the preprocess 68 -> 35 us at hdim
+// 256 (its DRAM writes 114 MB -> 0.65 MB), 70 -> 40 us at hdim 128; the
+// dkv kernel reads 131 MB less (the first touch of a tile is a store);
+// deterministic calls +0.4-1% (a 7.7 ms call at hdim 256 8k).
 //   Which key blocks see tile m: exactly those whose query-tile range
 // (Mask::query_tiles, the tiles a CTA walks) holds m, and they are the key
 // tiles Mask::key_tiles gives for the tile's rows (tests/test_mask.cpp,
@@ -500,6 +504,10 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
   prm.p = params;
   BwdParams& p = prm.p;
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic, row_pad);
+  if (p.deterministic)  // the first adders store: zeros only in the tiles no key block sees (BwdDqOrder)
+    dispatch_head_dim(p.head_dim, [&](auto hd) {
+      p.dq_zero_tile_rows = BwdDqLayoutOf<CfgOf<decltype(hd)::value>>::type::kTileRows;
+    });
   cudaError_t err = bwd_preprocess(p, stream);  // dpsum, lse_log2, dq_accum = 0, dq_semaphore = 0, dsinks
   if (err != cudaSuccess) return err;
   err = cudaErrorInvalidValue;
