@@ -86,6 +86,12 @@
 // where the exponentials after dP's arrival interleave with dS's
 // arithmetic; dQ last in both warpgroups -2.6 to -4.6%, in neither -15 to
 // -19% (deterministic).
+// Session 48 (H200): the deterministic writer's first turn on each tile
+// stores instead of adding, and the preprocess zeroes only the tiles no key
+// block sees (BwdDqOrder): preprocess 68 -> 35 us, this kernel's DRAM reads
+// 417 -> 285 MB at full 8k, deterministic +0.4-1%; deterministic /
+// non-deterministic 0.89-0.91 over three calls (README). Starting the dQ
+// convert early in deterministic calls lost 4-9% (docs/NOTES.md).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
