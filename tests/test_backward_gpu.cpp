@@ -476,13 +476,12 @@ TEST(BackwardEdges, CallerWorkspace) {
 // A caller's workspace full of NaNs. Deterministic calls do not zero their
 // dQ accumulator: each tile's first addition stores, and only the tiles
 // whose rows see no key get zeros (common/hopper/bwd_tma.cuh, BwdDqOrder);
-// a row the kernels left unwritten would read NaN and fail the check
-// (VarlenBwdEdges.AutoAndCallerWorkspace has a sequence without keys, the
-// case only variable-length calls reach: a tile with padding rows that no
-// key block sees). Rows that see
-// no key (causal with seqlen_q > seqlen_k, a window below the diagonal's
-// reach), tiles that hold both kinds, ragged tails and GQA, at every head
-// dim, in both modes.
+// a row the kernels left unwritten would read NaN and fail the check. Rows
+// that see no key (causal with seqlen_q > seqlen_k, a window below the
+// diagonal's reach), tiles that hold both kinds, ragged tails and GQA, at
+// every head dim, in both modes. (A tile with padding rows that no key
+// block sees, which only a sequence without keys has, is
+// VarlenBwdEdges.AutoAndCallerWorkspace's case.)
 TEST(BackwardEdges, PoisonedCallerWorkspace) {
   SKIP_WITHOUT_GPU();
   int checked = 0;
