@@ -330,6 +330,54 @@ TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
       }
 }
 
+// Deterministic calls' accumulator (bwd_dq_row_needs_zero): every tile of
+// tile_rows rows that the dQ convert reads (one starting below seqlen_q) is
+// either zeroed whole by the preprocess (all its rows, padding included) or
+// reached by some key block's walk (Mask::query_tiles, steps of kBlockM rows
+// that tile_rows divides), whose first adder stores the step whole. Random
+// lengths and masks; 64-row tiles under 64- and 128-row steps, bwd_03's
+// 80-row steps; key blocks of 64 and 128.
+template <int kBlockM> void expect_accumulator_tiles_covered(int tile_rows) {
+  using flash::detail::Mask;
+  using flash::detail::MaskSpec;
+  std::mt19937 rng(48 + kBlockM);
+  const MaskSpec specs[] = {{false, -1, -1}, {true, -1, -1}, {false, 128, 0}, {false, 30, 10},
+                            {false, 0, 0},   {false, 7, 300}, {true, 50, -1}, {false, -1, 20}};
+  int zeroed = 0, walked = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    const int sq = 1 + static_cast<int>(rng() % 700), sk = static_cast<int>(rng() % 700);
+    for (const MaskSpec& spec : specs)
+      for (int block_n : {64, 128}) {
+        const Mask m(spec, sq, sk);
+        for (int t0 = 0; t0 < sq; t0 += tile_rows) {
+          bool reached = false;
+          for (int n0 = 0; n0 < sk && !reached; n0 += block_n) {
+            const auto steps = m.query_tiles<kBlockM>(n0, block_n);
+            reached = steps.begin <= t0 / kBlockM && t0 / kBlockM < steps.end;
+          }
+          bool all_zero = true;
+          for (int i = t0; i < t0 + tile_rows; ++i) all_zero = all_zero && flash::detail::bwd_dq_row_needs_zero(m, i, tile_rows);
+          EXPECT_TRUE(reached || all_zero) << "tile " << t0 << " of " << sq << " x " << sk << " keys, window ("
+                                           << spec.window_left << ", " << spec.window_right << ")"
+                                           << (spec.causal ? " causal" : "");
+          zeroed += all_zero && !reached;
+          walked += reached;
+        }
+      }
+  }
+  EXPECT_GT(zeroed, 0) << "no case had a tile that no key block sees";
+  EXPECT_GT(walked, 0);
+}
+
+TEST(BackwardDeterministicOrder, AccumulatorTilesAreZeroedOrStored) {
+  expect_accumulator_tiles_covered<64>(64);
+  expect_accumulator_tiles_covered<128>(64);
+  expect_accumulator_tiles_covered<80>(80);
+  // Without ordered additions every row is zeroed.
+  const flash::detail::Mask m(flash::detail::MaskSpec{true, -1, -1}, 100, 100);
+  EXPECT_TRUE(flash::detail::bwd_dq_row_needs_zero(m, 57, 0));
+}
+
 // The variable-length row arrays (bind_bwd_workspace, BwdParams::ws_row0):
 // for random packings, every sequence's region, from its ws_row0 to the
 // next one's, starts on a 64-row tile (the deterministic counters) and holds

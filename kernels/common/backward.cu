@@ -84,21 +84,6 @@ __device__ __forceinline__ void preprocess_row(const BwdParams& p, bool valid, b
   }
 }
 
-// Whether row i's dQ accumulator row needs a zero from the preprocess:
-// every row when the accumulator is added to from zero (tile_rows 0); in
-// deterministic calls (tile_rows = BwdParams::dq_zero_tile_rows) the rows,
-// padding included, of the accumulator tiles whose rows see no key: a tile
-// some key block sees is written whole by its first adder's store, and the
-// floats of a tile are in the variant's fragment order, so zeros must cover
-// whole tiles. Rows of tiles past seqlen_q are never read.
-__device__ __forceinline__ bool dq_row_needs_zero(const Mask& mask, int i, int tile_rows) {
-  if (tile_rows == 0) return true;
-  const int t0 = i / tile_rows * tile_rows;
-  if (t0 >= mask.seqlen_q) return false;
-  const RowBlockKeys keys = mask.row_block(t0, tile_rows);
-  return keys.any_end <= keys.any_begin;
-}
-
 // Dense calls: a group of kRowLanes lanes per padded row of every (batch, head),
 // grid-strided (each warp's rows together, so that its shuffles see every
 // lane).
@@ -114,7 +99,7 @@ template <class T> __global__ void __launch_bounds__(kThreads) bwd_preprocess_ke
     const int i = in ? static_cast<int>(r % p.seqlen_q_pad) : 0;
     const std::int64_t bh = in ? r / p.seqlen_q_pad : 0;
     const int h = static_cast<int>(bh % p.heads_q), b = static_cast<int>(bh / p.heads_q);
-    const bool zero_dq = p.dq_accum != nullptr && in && dq_row_needs_zero(p.mask_for(), i, p.dq_zero_tile_rows);
+    const bool zero_dq = p.dq_accum != nullptr && in && bwd_dq_row_needs_zero(p.mask_for(), i, p.dq_zero_tile_rows);
     preprocess_row<T>(p, in && i < p.seqlen_q, in, b * p.o_batch_stride + h * p.o_head_stride + i * p.o_row_stride,
                                b * p.do_batch_stride + h * p.do_head_stride + i * p.do_row_stride,
                                p.lse_offset(b, h, i), r, lane, zero_dq ? p.dq_accum + r * p.head_dim : nullptr);
@@ -139,7 +124,7 @@ __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const _
   for (int i0 = blockIdx.x * kRows + threadIdx.x / 32 * kRowsPerWarp; i0 < rows; i0 += gridDim.x * kRows) {
     const int i = i0 + group;  // rows is a multiple of kRowsPerWarp (of 128): every group has a row
     // The accumulator: zeroed by bwd_preprocess's memset, or in deterministic calls here (whole tiles).
-    const bool zero_dq = p.dq_accum != nullptr && p.dq_zero_tile_rows > 0 && dq_row_needs_zero(mask, i, p.dq_zero_tile_rows);
+    const bool zero_dq = p.dq_accum != nullptr && p.dq_zero_tile_rows > 0 && bwd_dq_row_needs_zero(mask, i, p.dq_zero_tile_rows);
     preprocess_row<T>(p, i < seq.seqlen_q, true, seq.o + h * p.o_head_stride + i * p.o_row_stride,
                                do_off + h * p.do_head_stride + i * p.do_row_stride,
                                p.lse_offset(b, h, seq.lse_row0 + i), row0 + i, lane,
@@ -229,7 +214,7 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   const bool varlen = p.cu_seqlens_q != nullptr;
   if (p.dq_accum != nullptr) {  // and the kv_done counters after it (bind_bwd_workspace); dense calls'
     // accumulator rows are zeroed by the preprocess itself (one row of the row arrays each), and
-    // deterministic calls' (dq_zero_tile_rows) need zeros only where no key is seen (dq_row_needs_zero)
+    // deterministic calls' (dq_zero_tile_rows) need zeros only where no key is seen (bwd_dq_row_needs_zero)
     const bool memset_accum = varlen && p.dq_zero_tile_rows == 0;
     char* from = memset_accum ? reinterpret_cast<char*>(p.dq_accum) : reinterpret_cast<char*>(p.kv_done);
     const std::size_t bytes = reinterpret_cast<char*>(p.kv_done + bwd_kv_done_count(p)) - from;

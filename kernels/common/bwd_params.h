@@ -47,6 +47,23 @@ __host__ __device__ constexpr BwdCta bwd_deterministic_cta(unsigned x, unsigned 
   return {static_cast<int>(blocks - 1 - place / size), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
 }
 
+// Whether row i (of a sequence with this Mask, padding rows included) of a
+// backward's fp32 dQ accumulator needs a zero from the preprocess: every row
+// when the accumulator is added to from zero (tile_rows 0); in deterministic
+// calls (tile_rows = BwdParams::dq_zero_tile_rows) the rows of the
+// accumulator tiles whose rows see no key: a tile some key block sees is
+// written whole by its first adder's store, and the floats of a tile are in
+// the variant's fragment order, so zeros must cover whole tiles. Rows of
+// tiles past seqlen_q are never read. (tests/test_backward_api.cpp checks
+// that zeros and stores cover every tile the convert reads.)
+FLASH_HOST_DEVICE bool bwd_dq_row_needs_zero(const Mask& mask, int i, int tile_rows) {
+  if (tile_rows == 0) return true;
+  const int t0 = i / tile_rows * tile_rows;
+  if (t0 >= mask.seqlen_q) return false;
+  const RowBlockKeys keys = mask.row_block(t0, tile_rows);
+  return keys.any_end <= keys.any_begin;
+}
+
 struct BwdParams : AttnParams {
   // The forward's LSE (AttnParams::lse, fp32, read here), dO and the gradients.
   const void* dout = nullptr;
