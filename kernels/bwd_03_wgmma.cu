@@ -834,7 +834,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
   const BwdParams& p = prm.p;
   const BwdCta cta = BwdDqOrder<Cfg>::cta(p, kDeterministic);
-  const int n_block = cta.n_block, h_kv = cta.h_kv, b = cta.b;
+  const int n_block = cta.n_block, h_kv = cta.h_kv, b = kVarlen ? bwd_sequence_of(p, cta.b) : cta.b;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
     if (p.status[0] != 0) return;  // bad metadata (check_varlen_metadata): nothing is written

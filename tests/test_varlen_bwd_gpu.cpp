@@ -446,6 +446,13 @@ struct VarlenBwdCase {
 const std::vector<VarlenBwdCase>& varlen_bwd_cases() {
   const std::vector<int> mixed = {0, 1, 17, 300, 5, 1023};  // one long sequence among short ones, 0 and 1 too
   const int R = kRandom;
+  // n lengths of 0-300 in no order, repeating past 61 (ties): the Hopper rungs' longest-first order
+  // of sequences within groups of 32 (bwd_sequence_of), over several groups.
+  const auto spread = [](int n, int step) {
+    std::vector<int> v(n);
+    for (int i = 0; i < n; ++i) v[i] = i * step % 61 * 5;
+    return v;
+  };
   static const std::vector<VarlenBwdCase> cases = {
       {"mixed_full_gqa4_d64",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .q_lens = mixed, .k_lens = {R, R, 0, R, R, R}, .tail_q = 37,
@@ -486,6 +493,12 @@ const std::vector<VarlenBwdCase>& varlen_bwd_cases() {
       {"many_short_causal_gqa4_d64_seqused",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = std::vector<int>(48, R),
         .k_lens = std::vector<int>(48, R), .seqused = true, .tail_q = 1}},
+      {"many_spread_full_gqa2_d128_seqused",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = spread(70, 37), .k_lens = spread(70, 23),
+        .seqused = true}},
+      {"many_spread_causal_mha_d256",
+       {.heads_q = 2, .heads_kv = 2, .head_dim = 256, .causal = true, .q_lens = spread(36, 37),
+        .k_lens = spread(36, 37)}},
       // Tile edges of the Hopper rung (bwd_03: 128-row steps at d64, 64 or 80 at d128, 128-key blocks, 64-row dQ
       // tiles and deterministic counters): lengths at, one below and one above the multiples, next to 0 and 1.
       {"tile_edges_causal_l100_gqa2_d64_seqused",

@@ -404,6 +404,13 @@ struct VarlenCase {
 const std::vector<VarlenCase>& varlen_cases() {
   const std::vector<int> mixed = {0, 1, 17, 300, 5, 1023};  // one long sequence among short ones, 0 and 1 too
   const int R = kRandom;
+  // n lengths of 0-300 in no order, repeating past 61 (ties): the Hopper rungs' longest-first order
+  // of sequences within groups of 32 (Fa3VarlenTileScheduler::compact_of), over several groups.
+  const auto spread = [](int n, int step) {
+    std::vector<int> v(n);
+    for (int i = 0; i < n; ++i) v[i] = i * step % 61 * 5;
+    return v;
+  };
   static const std::vector<VarlenCase> cases = {
       {"mixed_full_gqa4_d64",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .q_lens = mixed, .k_lens = {R, R, 0, R, R, R}, .tail_q = 37,
@@ -448,6 +455,14 @@ const std::vector<VarlenCase>& varlen_cases() {
       {"many_short_full_gqa2_d128",  // the persistent varlen schedule's search over many sequences
        {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = std::vector<int>(40, R),
         .k_lens = std::vector<int>(40, R), .tail_q = 3, .tail_k = 7},
+       false},
+      {"many_spread_full_gqa2_d128_seqused",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = spread(70, 37), .k_lens = spread(70, 23),
+        .seqused = true, .tail_q = 2},
+       false},
+      {"many_spread_causal_mha_d64",
+       {.heads_q = 2, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = spread(40, 37),
+        .k_lens = spread(40, 37)},
        false},
       {"long_full_mha_d128",  // several key tiles per block, blocks that straddle sequence ends
        {.heads_q = 2, .heads_kv = 2, .head_dim = 128, .q_lens = {1500, 0, 129, 2100, 64},
