@@ -160,12 +160,11 @@ std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const
                                  {"dv", &dv}});
 }
 
-constexpr std::size_t kStatusBytes = 256;  // a variable-length call's status words
-
 struct Resolved {
   BwdParams params;
   const RegisteredBwd* variant = nullptr;
   std::size_t workspace_bytes = 0;
+  detail::MetadataWorkspace metadata;  // variable-length calls: where the order and status words go
 };
 
 // A dense call with nothing to compute; a variable-length call only
@@ -184,10 +183,12 @@ Resolved resolve(const BackwardArgs& a) {
       [&](const RegisteredBwd& r) { return unsupported_reason(r, p, a); },
       [&](const RegisteredBwd& r) { return detail::device_reason(r, p, detail::current_device()); });
   if (!is_empty(p)) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
-  // The varlen metadata check's four status words, after the variant's
-  // workspace (256-byte aligned), unless the caller passes `status`.
-  if (p.cu_seqlens_q != nullptr && !is_empty(p) && !a.status)
-    out.workspace_bytes = (out.workspace_bytes + 255) / 256 * 256 + kStatusBytes;
+  // The sequences' order and the varlen metadata check's four status words
+  // (unless the caller passes `status`), after the variant's workspace.
+  if (p.cu_seqlens_q != nullptr && !is_empty(p)) {
+    out.metadata = detail::metadata_workspace(out.workspace_bytes, p.batch, true, !a.status);
+    out.workspace_bytes = out.metadata.bytes;
+  }
   return out;
 }
 
@@ -201,8 +202,10 @@ void run_varlen(const BackwardArgs& args, Resolved& r, cudaStream_t stream) {
   const detail::WorkspaceLease workspace = detail::call_workspace(args.workspace, args.workspace_bytes,
                                                                   r.workspace_bytes, "plan_backward", dev.device, stream);
   char* ws = static_cast<char*>(workspace.get());
-  p.status = args.status ? static_cast<int*>(args.status->data)
-                         : reinterpret_cast<int*>(ws + r.workspace_bytes - kStatusBytes);
+  p.status = args.status ? static_cast<int*>(args.status->data) : reinterpret_cast<int*>(ws + r.metadata.status);
+  // A backward key block walks its sequence's queries: longest first by queries.
+  p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
+  p.seq_order_by_queries = true;
   detail::check_cuda(detail::check_varlen_metadata(p, p.total_q, p.total_k, stream),
                      "launching the varlen metadata check");
   detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");

@@ -145,12 +145,11 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &q}, {"k", &k}, {"v", &vv}, {"o", &o}});
 }
 
-constexpr std::size_t kStatusBytes = 256;  // the metadata check's status words
-
 struct Resolved {
   FwdParams params;
   const RegisteredFwd* variant = nullptr;
   std::size_t workspace_bytes = 0;
+  detail::MetadataWorkspace metadata;  // calls with device metadata: where the order and status words go
 };
 
 Resolved resolve(const ForwardArgs& a) {
@@ -165,9 +164,13 @@ Resolved resolve(const ForwardArgs& a) {
   const bool metadata = has_metadata(p);
   const bool empty = p.batch == 0 || p.seqlen_q == 0 || (p.seqlen_k == 0 && !metadata);
   if (!empty && out.variant->impl->workspace_bytes != nullptr) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
-  // The metadata check's four status words, after the variant's workspace
-  // (256-byte aligned), unless the caller passes `status`.
-  if (metadata && !a.status) out.workspace_bytes = (out.workspace_bytes + 255) / 256 * 256 + kStatusBytes;
+  // The sequences' order (packed queries) and the metadata check's four
+  // status words (unless the caller passes `status`), after the variant's
+  // workspace.
+  if (metadata) {
+    out.metadata = detail::metadata_workspace(out.workspace_bytes, p.batch, p.cu_seqlens_q != nullptr, !a.status);
+    out.workspace_bytes = out.metadata.bytes;
+  }
   return out;
 }
 
@@ -182,8 +185,9 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
   const detail::WorkspaceLease workspace =
       detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward", dev.device, stream);
   char* ws = static_cast<char*>(workspace.get());
-  p.status = args.status ? static_cast<int*>(args.status->data)
-                         : reinterpret_cast<int*>(ws + r.workspace_bytes - kStatusBytes);
+  p.status = args.status ? static_cast<int*>(args.status->data) : reinterpret_cast<int*>(ws + r.metadata.status);
+  // The forward's tiles cost their keys: longest first by keys.
+  if (p.cu_seqlens_q != nullptr) p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
   detail::check_cuda(detail::check_varlen_metadata(p, p.total_q, p.total_k, stream), "launching the metadata check");
   if (p.seqlen_q > 0)
     detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");

@@ -77,28 +77,18 @@ template <> struct SeqRows<true> {
 };
 
 // Variable-length calls: the sequence that the grid's batch index z stands
-// for. The sequences go longest first (most queries, which each key block's
-// CTA walks; ties in the caller's order) within each group of 32, a warp's
-// lanes, so that the grid ends on the cheapest CTAs instead of on whichever
-// sequence came last (list scheduling's longest-processing-time rule; the
-// forward's compact order does the same, Fa3VarlenTileScheduler). Every
-// warp computes it alike (warp-collective, before any divergence). It only
-// renames the (KV head, sequence) pairs, so the deterministic order, which
-// is per pair, keeps its launch-order argument (BwdDqOrder). Lengths are
-// clamped at 0: under bad metadata (the CTA then returns on p.status) z
-// still names a real sequence. Session 49 (H200, call 1, issue 17's 7
-// sequences given longest first instead of as listed): full +1.1%, causal
-// +1.3%, deterministic causal +1.2%.
+// for. The metadata check put the sequences in p.seq_order longest first
+// (most queries, which each key block's CTA walks) within each group of 32
+// (check_varlen_metadata), so that the grid ends on the cheapest CTAs
+// instead of on whichever sequence came last (list scheduling's
+// longest-processing-time rule). It only renames the (KV head, sequence)
+// pairs, so the deterministic order, which is per pair, keeps its
+// launch-order argument (BwdDqOrder). Session 49 (H200, call 1, issue 17's
+// 7 sequences given longest first instead of as listed): full +1.1%, causal
+// +1.3%, deterministic causal +1.2%; ranking the sequences in every CTA
+// instead cost 1.6-4.3% on short ones (call 2).
 __device__ __forceinline__ int bwd_sequence_of(const BwdParams& p, int z) {
-  constexpr unsigned kAll = 0xffffffffu;
-  const int lane = static_cast<int>(threadIdx.x % 32), b0 = z / 32 * 32, b = b0 + lane;
-  const int rows = b < p.batch ? max(p.seq_span(b).seqlen_q, 0) : -1;  // lanes past the batch rank last
-  int rank = 0;
-  for (int j = 0; j < 32; ++j) {
-    const int rows_j = __shfl_sync(kAll, rows, j);
-    rank += rows_j > rows || (rows_j == rows && j < lane);
-  }
-  return b0 + __ffs(static_cast<int>(__ballot_sync(kAll, rank == z - b0))) - 1;
+  return p.seq_order != nullptr ? p.seq_order[2 * z] : z;
 }
 
 // dQ = scale * accumulator, rounded to the dtype: a (query tiles, heads_q,

@@ -327,8 +327,8 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
 // kBlockM) is at most that); indices past the last tile get a query block
 // past every sequence and exit. tile() is warp-collective (the varlen
 // producer and consumers call it with whole warps): lane j reads sequence
-// b0 + j's lengths, and a sum over the sequences ahead of it and a ballot
-// find the CTA's, one load latency per 32 sequences.
+// b0 + j's length, and a prefix sum over the warp's 32 sequences and a
+// ballot find the CTA's, one load latency per 32 sequences.
 // Measured (H200, session 31, calls 1-3, issue 17's 7 sequences, TFLOPS):
 // causal hdim 128 450 -> 457-461 (+1.6-2.2%), hdim 64 358-362 -> 367-374
 // (+2.6-3.4%), 7 mixed lengths at hdim 256 with GQA 540-546 -> 572-580
@@ -378,34 +378,46 @@ template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg>
   // a few heads' K and V, not all of the sequence's (session 39, H200: 4 x
   // 4096 at hdim 128 578 -> 611 TFLOPS, +5.7%; issue 17's batch +3.4%;
   // hdim 64 +1.6-3.3%).
-  // The sequences go longest first (most keys; ties in the caller's order)
-  // within each group of 32, a warp's lanes: a tile costs its sequence's
-  // keys, so the schedule ends on the cheapest tiles instead of on whichever
-  // sequence came last (list scheduling's longest-processing-time rule).
-  // Session 49 (H200, call 1, issue 17's 7 sequences given longest first
-  // instead of as listed): full +2.3%, causal +0.7%.
+  // The sequences come in p.seq_order's order when the call has one: the
+  // metadata check put them longest first (most keys) within each group of
+  // 32, a warp's lanes (check_varlen_metadata), so that the schedule ends on
+  // the cheapest tiles instead of on whichever sequence came last (list
+  // scheduling's longest-processing-time rule; a tile costs its keys). Lane
+  // j reads entry b0 + j, {sequence, query rows}: one load round per 32, as
+  // the caller's order. Session 49 (H200): issue 17's 7 sequences longest
+  // first instead of as listed, full +2.3%, causal +0.7% (call 1); ranking
+  // the lanes here, per tile, cost up to 6% on short tiles (call 2).
   __device__ static Fa3Tile compact_of(const FwdParams& p, int idx) {
     constexpr unsigned kAll = 0xffffffffu;
     const int lane = static_cast<int>(threadIdx.x % 32);
     for (int b0 = 0; b0 < p.batch; b0 += 32) {
-      const int b = b0 + lane;
-      const bool real = b < p.batch;
-      const int num_m = real ? (p.cu_seqlens_q[b + 1] - p.cu_seqlens_q[b] + kBlockM - 1) / kBlockM : 0;
-      const int n = num_m * p.heads_q;
-      const int keys = real ? p.seq_span(b).seqlen_k : -1;
-      int before = 0;  // tiles of the group's sequences ahead of this one
-      for (int j = 0; j < 32; ++j) {
-        const int keys_j = __shfl_sync(kAll, keys, j), n_j = __shfl_sync(kAll, n, j);
-        if (keys_j > keys || (keys_j == keys && j < lane)) before += n_j;
+      const int r = b0 + lane;
+      int seq = r, rows = 0;
+      if (r < p.batch) {
+        if (p.seq_order != nullptr) {
+          const int2 e = *reinterpret_cast<const int2*>(p.seq_order + 2 * r);
+          seq = e.x, rows = e.y;
+        } else {
+          rows = p.cu_seqlens_q[r + 1] - p.cu_seqlens_q[r];
+        }
       }
-      const unsigned hit = __ballot_sync(kAll, idx >= before && idx < before + n);
+      const int num_m = (rows + kBlockM - 1) / kBlockM;
+      const int n = num_m * p.heads_q;
+      int upto = n;  // tiles of entries b0 .. r
+#pragma unroll
+      for (int d = 1; d < 32; d *= 2) {
+        const int v = __shfl_up_sync(kAll, upto, d);
+        if (lane >= d) upto += v;
+      }
+      const unsigned hit = __ballot_sync(kAll, idx < upto);
       if (hit != 0) {
         const int l = __ffs(static_cast<int>(hit)) - 1;
-        const int m = __shfl_sync(kAll, num_m, l), i = idx - __shfl_sync(kAll, before, l);
-        if (!p.mask.causal) return {i % m, i / m, b0 + l};
-        return {m - 1 - i / p.heads_q, i % p.heads_q, b0 + l};
+        const int m = __shfl_sync(kAll, num_m, l), i = idx - __shfl_sync(kAll, upto - n, l);
+        const int b = __shfl_sync(kAll, seq, l);
+        if (!p.mask.causal) return {i % m, i / m, b};
+        return {m - 1 - i / p.heads_q, i % p.heads_q, b};
       }
-      idx -= __reduce_add_sync(kAll, n);
+      idx -= __shfl_sync(kAll, upto, 31);
     }
     return {Fa3TileCount<Cfg>::num_m_blocks(p), 0, p.batch - 1};
   }

@@ -96,6 +96,15 @@ struct AttnParams : AttnProblem {
   const int* cu_seqlens_k = nullptr;
   const int* seqused_k = nullptr;
   int* status = nullptr;  // the device metadata check's 4 words (calls with metadata; decode's own check)
+  // Packed-query calls (cu_seqlens_q), from the forward's and backward's
+  // dispatch: the metadata check writes here the order in which the Hopper
+  // rungs schedule the sequences, longest first within each group of 32
+  // (check_varlen_metadata): entry r, two ints, is {sequence, its query
+  // rows}. Longest: most keys (seqused_k / cu_seqlens_k; a forward tile
+  // costs its keys) or, with seq_order_by_queries, most queries (a backward
+  // key block walks them). Null: the caller's order.
+  int* seq_order = nullptr;
+  bool seq_order_by_queries = false;
   int total_q = 0, total_k = 0;  // rows of the packed tensors (varlen calls; the Hopper rungs' tensor maps)
 
   // A paged KV cache (ForwardArgs::page_table, DecodeArgs::page_table): k

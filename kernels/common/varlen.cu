@@ -56,6 +56,31 @@ __global__ void __launch_bounds__(kThreads) check_varlen_kernel(const __grid_con
       else if (used > p.seqlen_k) report(p.status, kVarlenPastMax, 2, b, used);
     }
   }
+  if (p.seq_order != nullptr) {
+    // Each warp ranks a group of 32 sequences: longest first (lengths
+    // clamped at 0: a permutation even under bad metadata), ties in the
+    // caller's order; lanes past the batch rank last and write nothing.
+    constexpr unsigned kAll = 0xffffffffu;
+    const int lane = tid % 32, warps = threads / 32;
+    for (int b0 = tid / 32 * 32; b0 < p.batch; b0 += warps * 32) {
+      const int b = b0 + lane;
+      int rows = 0, len = -1;
+      if (b < p.batch) {
+        const AttnParams::SeqSpan span = p.seq_span(b);
+        rows = span.seqlen_q;
+        len = max(p.seq_order_by_queries ? span.seqlen_q : span.seqlen_k, 0);
+      }
+      int rank = 0;
+      for (int j = 0; j < 32; ++j) {
+        const int len_j = __shfl_sync(kAll, len, j);
+        rank += len_j > len || (len_j == len && j < lane);
+      }
+      if (b < p.batch) {
+        p.seq_order[2 * (b0 + rank)] = b;
+        p.seq_order[2 * (b0 + rank) + 1] = rows;
+      }
+    }
+  }
   if (p.page_table == nullptr) return;
   // Every entry that a sequence's keys reach (seqused_k[b], else all of
   // them) must be a page of k; the rest are never read and may be anything.

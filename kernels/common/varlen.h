@@ -34,7 +34,9 @@ enum VarlenStatus : int {
 // dense call, the page table's capacity when paged; and within max_seqlen_k
 // for a variable-length call) and the page table (every entry that a
 // sequence's keys reach is a page of k). One CTA, or several after a
-// memset of the status words when the page table is large.
+// memset of the status words when the page table is large. With
+// p.seq_order it also writes the sequences' longest-first order there
+// (AttnParams::seq_order), whatever the verdict (a permutation either way).
 cudaError_t check_varlen_metadata(const AttnParams& p, int total_q, int total_k, cudaStream_t stream);
 
 // "cu_seqlens_k[3] = 70 is less than the entry before it"-style text for
