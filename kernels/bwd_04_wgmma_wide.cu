@@ -92,6 +92,8 @@
 // 417 -> 285 MB at full 8k, deterministic +0.4-1%; deterministic /
 // non-deterministic 0.89-0.91 over three calls (README). Starting the dQ
 // convert early in deterministic calls lost 4-9% (docs/NOTES.md).
+// Session 49: variable-length calls take their sequences longest first
+// (bwd_sequence_of): hdim 256 full +1.5%, deterministic +0.6% (H200, call 3).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>

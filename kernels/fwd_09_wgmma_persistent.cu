@@ -221,6 +221,11 @@
 // hdim 64 (-2.3% causal 2k), no turns at a tile's first S and last P V (FA4's
 // order: +2-3% at hdim 64 alone, nothing beside the above), and O's TMA
 // store and LSE handed to a storer warp (-0.5 to -1.9%).
+// Session 49: packed-query calls take their sequences longest first (most
+// keys) within each group of 32, in the order the metadata check ranks once
+// (AttnParams::seq_order, read by Fa3VarlenTileScheduler::compact_of): issue
+// 17's batch full +2.5%, causal +0.7% (H200, call 3; ranking in the
+// producer per tile instead cost up to 6% on short tiles). docs/NOTES.md.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
