@@ -32,6 +32,7 @@
 #include <tuple>
 #include <vector>
 
+#include "common/varlen.h"  // check_varlen_metadata, AttnParams::seq_order
 #include "flash/flash.h"
 #include "flash/reference.h"
 #include "gpu_test.h"
@@ -747,4 +748,68 @@ TEST(VarlenForwardChecker, FailsWhenARowIsLeftUnwritten) {
   }
 }
 
+// The metadata check's order of the sequences (AttnParams::seq_order, by
+// which the Hopper rungs schedule a packed call): within each group of 32,
+// longest first (keys, or queries for the backward), ties in the caller's
+// order, entry r = {sequence, its query rows}; over a grid of CTAs too (a
+// page table of more than 65536 entries), and a permutation of each group
+// under bad metadata.
+TEST(VarlenOrder, MetadataCheckRanksSequencesLongestFirst) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = test_seed();
+  SCOPED_TRACE(fmt::format("seed {}", seed));
+  std::mt19937_64 rng(seed);
+  auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
+  for (const int batch : {1, 5, 32, 33, 70, 300})
+    for (const bool by_queries : {false, true})
+      for (const bool paged : {false, true})
+        for (const bool bad : {false, true}) {
+          SCOPED_TRACE(fmt::format("batch {}, by {}, {}, {}", batch, by_queries ? "queries" : "keys",
+                                   paged ? "paged (a grid of checks)" : "packed keys", bad ? "bad metadata" : "valid"));
+          std::vector<int> q_lens(batch), k_lens(batch), cu_q{0}, cu_k{0};
+          for (int b = 0; b < batch; ++b) {
+            q_lens[b] = uniform(0, 40), k_lens[b] = uniform(0, 40);  // ties are frequent
+            cu_q.push_back(cu_q.back() + q_lens[b]), cu_k.push_back(cu_k.back() + k_lens[b]);
+          }
+          if (bad && batch > 1) cu_q[batch / 2] = cu_q[batch / 2 + 1] + 7;  // decreasing: a negative length
+          TensorView view;
+          DeviceBuffer d_cu_q = device_ints(cu_q, view), d_cu_k = device_ints(cu_k, view), d_used = device_ints(k_lens, view);
+          const int max_pages = paged ? 70000 / batch + 1 : 0;  // batch * (max_pages + 1) entries > 65536
+          DeviceBuffer d_table = device_ints(std::vector<int>(paged ? static_cast<std::size_t>(batch) * max_pages : 1, 0), view);
+          DeviceBuffer d_status(4 * sizeof(int)), d_order(2 * sizeof(int) * batch);
+          flash::detail::AttnParams p;
+          p.batch = batch;
+          p.seqlen_q = *std::max_element(q_lens.begin(), q_lens.end()) + 7;
+          p.seqlen_k = paged ? max_pages * 16 : *std::max_element(k_lens.begin(), k_lens.end());
+          p.cu_seqlens_q = static_cast<const int*>(d_cu_q.get());
+          if (paged) {
+            p.seqused_k = static_cast<const int*>(d_used.get());
+            p.page_table = static_cast<const int*>(d_table.get());
+            p.page_table_stride = max_pages, p.max_pages = max_pages, p.page_size = 16, p.page_shift = 4, p.num_pages = 1;
+          } else {
+            p.cu_seqlens_k = static_cast<const int*>(d_cu_k.get());
+          }
+          p.status = static_cast<int*>(d_status.get());
+          p.seq_order = static_cast<int*>(d_order.get());
+          p.seq_order_by_queries = by_queries;
+          ASSERT_EQ(flash::detail::check_varlen_metadata(p, cu_q.back() + 7, cu_k.back(), nullptr), cudaSuccess);
+          std::vector<int> order(2 * batch), status(4);
+          ASSERT_EQ(cudaMemcpy(order.data(), p.seq_order, order.size() * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+          ASSERT_EQ(cudaMemcpy(status.data(), p.status, 4 * sizeof(int), cudaMemcpyDeviceToHost), cudaSuccess);
+          EXPECT_EQ(status[0] != 0, bad && batch > 1);
+          for (int b0 = 0; b0 < batch; b0 += 32) {
+            const int n = std::min(32, batch - b0);
+            std::vector<int> expected(n);
+            for (int j = 0; j < n; ++j) expected[j] = b0 + j;
+            const auto len = [&](int b) { return std::max(by_queries ? cu_q[b + 1] - cu_q[b] : k_lens[b], 0); };
+            std::stable_sort(expected.begin(), expected.end(), [&](int x, int y) { return len(x) > len(y); });
+            for (int j = 0; j < n; ++j) {
+              EXPECT_EQ(order[2 * (b0 + j)], expected[j]) << "entry " << b0 + j;
+              EXPECT_EQ(order[2 * (b0 + j) + 1], cu_q[expected[j] + 1] - cu_q[expected[j]]) << "entry " << b0 + j;
+            }
+          }
+        }
+}
+
 }  // namespace
+
