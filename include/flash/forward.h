@@ -151,7 +151,10 @@ struct ForwardArgs {
   // was written"; without it the call is asynchronous and an int32 status[4]
   // on the device, when given, receives {code, array or sequence, index,
   // value}, code 0 when the metadata was valid. A call without such
-  // metadata ignores both.
+  // metadata ignores both. With cu_seqlens_q the same kernel also ranks the
+  // sequences (longest first, the order the Hopper rungs schedule them in)
+  // into the call's workspace: 8 bytes per sequence of plan_forward()'s
+  // workspace_bytes.
   bool sync_check = true;
   std::optional<TensorView> status;
   Stream stream = nullptr;
