@@ -15,6 +15,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "flash/variants.h"
 #include "testing/testing.h"
@@ -63,6 +64,15 @@ inline bool runnable(const flash::VariantInfo& v, flash::DType dtype, int head_d
   return v.supports(dtype, head_dim) && v.runs_on(compute_capability());
 }
 
+
+// n sequence lengths of 0-300 in no order, repeating past 61 (ties): packed
+// batches over several groups of 32, which the Hopper rungs schedule longest
+// first within each group (AttnParams::seq_order).
+inline std::vector<int> spread_lengths(int n, int step) {
+  std::vector<int> v(n);
+  for (int i = 0; i < n; ++i) v[i] = i * step % 61 * 5;
+  return v;
+}
 
 // Sliding windows that the forward and backward suites cross with lengths
 // (FlashAttention's window_size, with and without causal): the diagonal

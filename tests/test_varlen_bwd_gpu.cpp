@@ -446,13 +446,7 @@ struct VarlenBwdCase {
 const std::vector<VarlenBwdCase>& varlen_bwd_cases() {
   const std::vector<int> mixed = {0, 1, 17, 300, 5, 1023};  // one long sequence among short ones, 0 and 1 too
   const int R = kRandom;
-  // n lengths of 0-300 in no order, repeating past 61 (ties): the Hopper rungs' longest-first order
-  // of sequences within groups of 32 (bwd_sequence_of), over several groups.
-  const auto spread = [](int n, int step) {
-    std::vector<int> v(n);
-    for (int i = 0; i < n; ++i) v[i] = i * step % 61 * 5;
-    return v;
-  };
+  const auto spread = flash::gpu_test::spread_lengths;
   static const std::vector<VarlenBwdCase> cases = {
       {"mixed_full_gqa4_d64",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .q_lens = mixed, .k_lens = {R, R, 0, R, R, R}, .tail_q = 37,
