@@ -186,7 +186,7 @@ Resolved resolve(const BackwardArgs& a) {
   // The sequences' order and the varlen metadata check's four status words
   // (unless the caller passes `status`), after the variant's workspace.
   if (p.cu_seqlens_q != nullptr && !is_empty(p)) {
-    out.metadata = detail::metadata_workspace(out.workspace_bytes, p.batch, true, !a.status);
+    out.metadata = detail::metadata_workspace(out.workspace_bytes, true, !a.status);
     out.workspace_bytes = out.metadata.bytes;
   }
   return out;
@@ -204,7 +204,7 @@ void run_varlen(const BackwardArgs& args, Resolved& r, cudaStream_t stream) {
   char* ws = static_cast<char*>(workspace.get());
   p.status = args.status ? static_cast<int*>(args.status->data) : reinterpret_cast<int*>(ws + r.metadata.status);
   // A backward key block walks its sequence's queries: longest first by queries.
-  p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
+  if (detail::varlen_ordered(true, p.batch)) p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
   p.seq_order_by_queries = true;
   detail::check_cuda(detail::check_varlen_metadata(p, p.total_q, p.total_k, stream),
                      "launching the varlen metadata check");

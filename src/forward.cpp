@@ -168,7 +168,7 @@ Resolved resolve(const ForwardArgs& a) {
   // status words (unless the caller passes `status`), after the variant's
   // workspace.
   if (metadata) {
-    out.metadata = detail::metadata_workspace(out.workspace_bytes, p.batch, p.cu_seqlens_q != nullptr, !a.status);
+    out.metadata = detail::metadata_workspace(out.workspace_bytes, p.cu_seqlens_q != nullptr, !a.status);
     out.workspace_bytes = out.metadata.bytes;
   }
   return out;
@@ -187,7 +187,7 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
   char* ws = static_cast<char*>(workspace.get());
   p.status = args.status ? static_cast<int*>(args.status->data) : reinterpret_cast<int*>(ws + r.metadata.status);
   // The forward's tiles cost their keys: longest first by keys.
-  if (p.cu_seqlens_q != nullptr) p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
+  if (detail::varlen_ordered(p.cu_seqlens_q != nullptr, p.batch)) p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
   detail::check_cuda(detail::check_varlen_metadata(p, p.total_q, p.total_k, stream), "launching the metadata check");
   if (p.seqlen_q > 0)
     detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");

@@ -13,6 +13,7 @@
 
 #include "common/bwd_params.h"
 #include "common/decode_params.h"
+#include "common/varlen.h"  // MetadataWorkspace
 #include "common/variant.h"
 #include "flash/error.h"
 #include "validate.h"
@@ -69,24 +70,6 @@ WorkspaceLease cached_workspace(int device, cudaStream_t stream, std::size_t byt
 // library's cached one.
 WorkspaceLease call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan,
                               int device, cudaStream_t stream);
-
-// Where a call with device metadata keeps, after its variant's workspace
-// (256-byte aligned), the sequences' order that the metadata check writes
-// (packed-query calls: AttnParams::seq_order, two ints per sequence) and
-// the check's four status words (unless the caller passes `status`).
-struct MetadataWorkspace {
-  std::size_t order = 0, status = 0;  // byte offsets
-  std::size_t bytes = 0;              // the whole workspace
-};
-inline MetadataWorkspace metadata_workspace(std::size_t variant_bytes, int batch, bool packed_q, bool own_status) {
-  constexpr std::size_t kAlign = 256, kStatusBytes = 256;
-  const auto align = [&](std::size_t n) { return (n + kAlign - 1) / kAlign * kAlign; };
-  MetadataWorkspace w;
-  w.order = align(variant_bytes);
-  w.status = w.order + (packed_q ? align(2 * sizeof(int) * static_cast<std::size_t>(batch)) : 0);
-  w.bytes = own_status ? w.status + kStatusBytes : (packed_q ? w.status : variant_bytes);
-  return w;
-}
 
 // Why a registered variant cannot run params p on dev (empty: it can): its
 // compute-capability range, then its own limits check.

@@ -14,6 +14,7 @@
 #include <initializer_list>
 #include <string>
 
+#include "common/varlen.h"  // metadata_workspace
 #include "cpu_test.h"
 #include "flash/flash.h"
 #include "flash/variants.h"
@@ -43,6 +44,35 @@ struct Buffers {
   alignas(256) std::int32_t status[8];
   alignas(256) float slopes[(kBatch + 1) * kH];
 };
+
+// The workspace of a call with device metadata (kernels/common/varlen.h):
+// after the variant's bytes, 256-byte aligned, the sequences' order (packed
+// queries: room for kVarlenOrderMaxSequences, whatever the batch) and the
+// status words (unless the caller's); the regions do not overlap, and a call
+// without packed queries keeps the layout it had before the order existed.
+TEST(VarlenApiHelpers, MetadataWorkspaceLayout) {
+  using flash::detail::kVarlenOrderMaxSequences;
+  using flash::detail::metadata_workspace;
+  const std::size_t order_bytes = 2 * sizeof(int) * kVarlenOrderMaxSequences;
+  for (const std::size_t variant : {0, 1, 4, 255, 256, 257, 100000})
+    for (const bool packed : {false, true})
+      for (const bool own_status : {false, true}) {
+        SCOPED_TRACE(testing::Message() << "variant " << variant << ", packed " << packed << ", own status " << own_status);
+        const auto w = metadata_workspace(variant, packed, own_status);
+        const std::size_t aligned = (variant + 255) / 256 * 256;
+        EXPECT_EQ(w.order, aligned);
+        EXPECT_EQ(w.order % 256, 0u);
+        EXPECT_EQ(w.status % 256, 0u);
+        EXPECT_EQ(w.status, w.order + (packed ? order_bytes : 0));
+        if (own_status) EXPECT_EQ(w.bytes, w.status + 256);
+        else EXPECT_EQ(w.bytes, packed ? w.status : variant);
+        EXPECT_GE(w.bytes, variant);
+      }
+  EXPECT_TRUE(flash::detail::varlen_ordered(true, 1));
+  EXPECT_TRUE(flash::detail::varlen_ordered(true, kVarlenOrderMaxSequences));
+  EXPECT_FALSE(flash::detail::varlen_ordered(true, kVarlenOrderMaxSequences + 1));
+  EXPECT_FALSE(flash::detail::varlen_ordered(false, 7));
+}
 
 TEST(VarlenApiHelpers, NamesArgumentMatchesWholeNamesOnly) {
   EXPECT_TRUE(names_argument("q: expected a rank-3 view", "q"));

@@ -102,8 +102,8 @@ struct BackwardArgs {
   // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
   // units, the fp32 dQ accumulator (mma only when not deterministic; wgmma
   // always, plus a counter per 64-row dQ tile when deterministic); a
-  // variable-length call's order of its sequences, 8 bytes per sequence, and
-  // its status words unless `status` is given), sized by
+  // variable-length call's order of its sequences, 32 KB whatever the batch,
+  // and its status words unless `status` is given), sized by
   // plan_backward(); when null the library's own (see "Workspace and
   // threads" in flash/forward.h).
   void* workspace = nullptr;

@@ -152,9 +152,9 @@ struct ForwardArgs {
   // on the device, when given, receives {code, array or sequence, index,
   // value}, code 0 when the metadata was valid. A call without such
   // metadata ignores both. With cu_seqlens_q the same kernel also ranks the
-  // sequences (longest first, the order the Hopper rungs schedule them in)
-  // into the call's workspace: 8 bytes per sequence of plan_forward()'s
-  // workspace_bytes.
+  // sequences (longest first, the order the Hopper rungs schedule them in;
+  // calls of up to 4096 sequences) into the call's workspace: 32 KB of
+  // plan_forward()'s workspace_bytes, whatever the batch.
   bool sync_check = true;
   std::optional<TensorView> status;
   Stream stream = nullptr;

@@ -102,7 +102,8 @@ struct AttnParams : AttnProblem {
   // (check_varlen_metadata): entry r, two ints, is {sequence, its query
   // rows}. Longest: most keys (seqused_k / cu_seqlens_k; a forward tile
   // costs its keys) or, with seq_order_by_queries, most queries (a backward
-  // key block walks them). Null: the caller's order.
+  // key block walks them). Null: the caller's order (calls of more than
+  // kVarlenOrderMaxSequences sequences, common/varlen.h, and direct launches).
   int* seq_order = nullptr;
   bool seq_order_by_queries = false;
   int total_q = 0, total_k = 0;  // rows of the packed tensors (varlen calls; the Hopper rungs' tensor maps)

@@ -7,6 +7,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <string>
 
 #include "common/params.h"
@@ -38,6 +39,33 @@ enum VarlenStatus : int {
 // p.seq_order it also writes the sequences' longest-first order there
 // (AttnParams::seq_order), whatever the verdict (a permutation either way).
 cudaError_t check_varlen_metadata(const AttnParams& p, int total_q, int total_k, cudaStream_t stream);
+
+// Where a call with device metadata keeps, after its variant's workspace
+// (256-byte aligned), the sequences' order that the check writes
+// (AttnParams::seq_order, two ints per sequence; packed-query calls) and
+// the check's four status words (unless the caller passes `status`). The
+// order's region has room for kVarlenOrderMaxSequences whatever the batch,
+// so that a packed forward's workspace does not grow with its batch (a CUDA
+// graph captured after a warm call with fewer sequences needs no larger
+// buffer); calls with more sequences keep the caller's order (seq_order
+// null).
+inline constexpr int kVarlenOrderMaxSequences = 4096;
+struct MetadataWorkspace {
+  std::size_t order = 0, status = 0;  // byte offsets
+  std::size_t bytes = 0;              // the whole workspace
+};
+constexpr MetadataWorkspace metadata_workspace(std::size_t variant_bytes, bool packed_q, bool own_status) {
+  constexpr std::size_t kAlign = 256, kStatusBytes = 256;
+  constexpr std::size_t kOrderBytes = 2 * sizeof(int) * kVarlenOrderMaxSequences;  // a multiple of kAlign
+  MetadataWorkspace w;
+  w.order = (variant_bytes + kAlign - 1) / kAlign * kAlign;
+  w.status = w.order + (packed_q ? kOrderBytes : 0);
+  w.bytes = own_status ? w.status + kStatusBytes : (packed_q ? w.status : variant_bytes);
+  return w;
+}
+// Whether a call ranks its sequences (AttnParams::seq_order): packed
+// queries, at most kVarlenOrderMaxSequences of them.
+constexpr bool varlen_ordered(bool packed_q, int batch) { return packed_q && batch <= kVarlenOrderMaxSequences; }
 
 // "cu_seqlens_k[3] = 70 is less than the entry before it"-style text for
 // the four status words of call p.
