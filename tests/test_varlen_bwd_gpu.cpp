@@ -490,6 +490,9 @@ const std::vector<VarlenBwdCase>& varlen_bwd_cases() {
       {"many_spread_full_gqa2_d128_seqused",
        {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = spread(70, 37), .k_lens = spread(70, 23),
         .seqused = true}},
+      {"over_order_cap_causal_mqa_d64",  // more sequences than the metadata check ranks: the caller's order
+       {.heads_q = 2, .heads_kv = 1, .head_dim = 64, .causal = true, .q_lens = std::vector<int>(4100, R),
+        .k_lens = std::vector<int>(4100, R)}},
       {"many_spread_causal_mha_d256",
        {.heads_q = 2, .heads_kv = 2, .head_dim = 256, .causal = true, .q_lens = spread(36, 37),
         .k_lens = spread(36, 37)}},

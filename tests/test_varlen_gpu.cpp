@@ -455,6 +455,10 @@ const std::vector<VarlenCase>& varlen_cases() {
        {.heads_q = 4, .heads_kv = 2, .head_dim = 128, .q_lens = spread(70, 37), .k_lens = spread(70, 23),
         .seqused = true, .tail_q = 2},
        false},
+      {"over_order_cap_full_mqa_d64",  // more sequences than the metadata check ranks: the caller's order
+       {.heads_q = 2, .heads_kv = 1, .head_dim = 64, .q_lens = std::vector<int>(4100, R),
+        .k_lens = std::vector<int>(4100, R)},
+       false},
       {"many_spread_causal_mha_d64",
        {.heads_q = 2, .heads_kv = 2, .head_dim = 64, .causal = true, .q_lens = spread(40, 37),
         .k_lens = spread(40, 37)},
