@@ -13,7 +13,6 @@
 
 #include "common/bwd_params.h"
 #include "common/decode_params.h"
-#include "common/varlen.h"  // MetadataWorkspace
 #include "common/variant.h"
 #include "flash/error.h"
 #include "validate.h"
