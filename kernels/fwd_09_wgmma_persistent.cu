@@ -226,6 +226,17 @@
 // (AttnParams::seq_order, read by Fa3VarlenTileScheduler::compact_of): issue
 // 17's batch full +2.5%, causal +0.7% (H200, call 3; ranking in the
 // producer per tile instead cost up to 6% on short tiles). docs/NOTES.md.
+// Session 50 (H200, rotated rounds, TFLOPS; docs/NOTES.md): the single-tile
+// grid takes that order too (packed full paged calls +1.3-1.5%); paged
+// calls on 16-key pages at hdim 128, any mask, run a kernel of their own:
+// the grid (the compact one for causal packed calls) on a non-persistent
+// Config with three K / V stages (kSmallPageStages; O staged in Q's
+// buffer, 224 KB), where the consumers waited for K's eight boxes with two:
+// issue 17's batch page 16 full 525 -> 546 (+3.9-4.6%), causal +1.7% over
+// the dynamic schedule, 4 x 4096 full +2.0-2.4%, causal +2.6% (three
+// stages at page 32: -1.4%, at page 256 -0.8%: they keep theirs); and hdim
+// 64's packed full calls on pages of >= 128 keys take the dynamic schedule
+// (kPackedPagedDynamic: page 256 +3.9-4.7%; page 16 -3.8%, hdim 128 -0.5%).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -244,6 +255,9 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // four lost 1-2.3% on its short causal tiles).
   static constexpr int kStages = kHeadDim_ == 64 ? 4 : 2;
   static constexpr int kDynamicStages = kHeadDim_ == 64 ? 3 : 2;
+  // hdim 128's kernel for 16-key pages: three stages, not persistent
+  // (Fa3SmallPageCfgOf; session 50: +2-4.6%).
+  static constexpr int kSmallPageStages = kHeadDim_ == 128 ? 3 : kStages;
   // The wait for a warpgroup's own P V after the first row's exponentials
   // at hdim 128 (Fa3PvPin; after both rows elsewhere): session 45, +1-4%.
   static constexpr int kPvPin = kHeadDim_ == 128 ? 0 : 1;
@@ -252,6 +266,9 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // >= 128 keys (+1.3-2.4%, session 40); hdim 64 lost 5.3% on the dynamic
   // schedule (session 38).
   static constexpr bool kDenseQueryPagedSchedules = kHeadDim_ == 128;
+  // Packed-query full paged calls on pages of >= 128 keys on the dynamic
+  // schedule at hdim 64 (+3.9-4.7%; hdim 128 -0.4 to -0.7%: session 50).
+  static constexpr bool kPackedPagedDynamic = kHeadDim_ == 64;
   // hdim 128: 32 / 232 registers where the producer resolves tiles at run
   // time (dynamic schedule, per-sequence and paged kernels), 40 / 224 where
   // it also looks up pages on the dynamic schedule; 24 / 240 elsewhere.

@@ -558,6 +558,22 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 2, .heads_kv = 1, .head_dim = 256, .page_size = 128, .q_lens = {90, 90},
         .k_lens = {500, 81}, .layout = PageLayout::padded_pages},
        false},
+      // 16-key pages at hdim 128 run a kernel of their own (three stages, one CTA per tile; the
+      // compact grid for causal packed calls), sequences in the metadata check's order; hdim 64's
+      // full packed calls on 256-key pages the dynamic schedule.
+      {"packed_full_gqa2_p16_d128",
+       {.heads_q = 8, .heads_kv = 4, .head_dim = 128, .page_size = 16, .packed = true,
+        .q_lens = {129, 0, 1, 250, 700}, .k_lens = {R, R, R, R, R}, .tail_q = 5},
+       false},
+      {"packed_spread_causal_l100_gqa4_p16_d128",
+       {.heads_q = 8, .heads_kv = 2, .head_dim = 128, .page_size = 16, .causal = true, .window_left = 100,
+        .packed = true, .q_lens = flash::gpu_test::spread_lengths(40, 7), .k_lens = std::vector<int>(40, R),
+        .layout = PageLayout::kv_interleaved},
+       false},
+      {"packed_spread_full_gqa2_p256_d64",
+       {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .page_size = 256, .packed = true,
+        .q_lens = flash::gpu_test::spread_lengths(36, 11), .k_lens = std::vector<int>(36, R)},
+       false},
       {"packed_many_short_causal_gqa4_p16_d64",
        {.heads_q = 8, .heads_kv = 2, .head_dim = 64, .page_size = 16, .causal = true, .packed = true,
         .q_lens = std::vector<int>(40, 24), .k_lens = std::vector<int>(40, R), .tail_q = 1,

@@ -49,6 +49,10 @@
 //   kPagedKV          (optional) the Config takes a paged KV cache.
 //   kDenseQueryPagedSchedules (optional) dense-query paged calls take the
 //                     dense calls' schedules (Fa3Launcher; else the grid).
+//   kPackedPagedDynamic (optional) packed-query full paged calls on pages of
+//                     >= 128 keys take the dynamic schedule (else the grid).
+//   kSmallPageStages  (optional) K/V stages of the kernel for 16-key pages
+//                     (Fa3SmallPageCfgOf: the grid, not persistent).
 //   kLazyRescale      (optional) the overlapped loop rescales O only when a
 //                     warp's row max moved by more than 2^8 (OnlineSoftmax).
 //   kMinBlocks        (optional, default 1) CTAs per SM the kernel is built
@@ -127,6 +131,27 @@ template <class Cfg> struct Fa3DynamicCfgOf<Cfg, std::void_t<decltype(Cfg::kDyna
     static constexpr int kStages = Cfg::kDynamicStages;
   };
 };
+
+// The Config of a Config's kernel for pages of kFa3SmallPageKeys keys (paged
+// calls without score modifiers): where the Config has kSmallPageStages,
+// that many K/V stages on the single-tile grid, without persistence, so O
+// is staged in Q's buffer and the stages take O's room. At 16-key pages a
+// 128-key tile is 8 TMA boxes per operand, which land later than the
+// contiguous cache's one; the consumers waited for K (session 37's ncu:
+// 21% of stall samples) with two stages.
+inline constexpr int kFa3SmallPageKeys = 16;
+template <class Cfg, class = void> struct Fa3SmallPageCfgOf {
+  using type = Cfg;
+};
+template <class Cfg> struct Fa3SmallPageCfgOf<Cfg, std::void_t<decltype(Cfg::kSmallPageStages)>> {
+  struct Deeper : Cfg {
+    static constexpr bool kPersistent = false;
+    static constexpr int kStages = Cfg::kSmallPageStages;
+  };
+  using type = std::conditional_t<Cfg::kSmallPageStages == Cfg::kStages, Cfg, Deeper>;
+};
+template <class Cfg> inline constexpr bool kFa3SmallPageKernel =
+    !std::is_same_v<typename Fa3SmallPageCfgOf<Cfg>::type, Cfg>;
 
 // Whether the overlapped loop rescales O only when a row's max moved by more
 // than OnlineSoftmax::kLazyRescaleLog2 (kLazyRescale; absent: always).
@@ -245,6 +270,12 @@ template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
 template <class Cfg, class = void> struct Fa3DenseQueryPagedSchedules : std::false_type {};
 template <class Cfg> struct Fa3DenseQueryPagedSchedules<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedSchedules)>>
     : std::integral_constant<bool, Cfg::kDenseQueryPagedSchedules> {};
+
+// Whether packed-query paged calls without a mask take the dynamic schedule
+// on pages of >= 128 keys (kPackedPagedDynamic; absent: no, the grid).
+template <class Cfg, class = void> struct Fa3PackedPagedDynamic : std::false_type {};
+template <class Cfg> struct Fa3PackedPagedDynamic<Cfg, std::void_t<decltype(Cfg::kPackedPagedDynamic)>>
+    : std::integral_constant<bool, Cfg::kPackedPagedDynamic> {};
 
 // The rows of one TMA box of a paged K/V tile: each box lies in one page, so
 // it is the page size or, for pages larger than a tile, the largest power
@@ -1449,20 +1480,27 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
   // (Fa3DynamicScheduler; its tile counter is the workspace): dense causal
   // calls, and packed-query calls that fit the compact order (below).
   static bool dynamic(const FwdParams& p) {
-    bool persistent = false, compact = false, dense_paged_cfg = false;
+    bool persistent = false, compact = false, dense_paged_cfg = false, small_pages = false, packed_paged_cfg = false;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       persistent = kFa3Persistent<Cfg>;
+      small_pages = kFa3SmallPageKernel<Cfg>;
       compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
       dense_paged_cfg = Fa3DenseQueryPagedSchedules<Cfg>::value;
+      packed_paged_cfg = Fa3PackedPagedDynamic<Cfg>::value;
     });
     // Packed queries, in the compact order: causal calls as dense ones, and
-    // contiguous calls without a mask (paged ones lost 2-5% on it, H200,
-    // session 32: page 16 / 256 full -4.9% / -2.2%, causal +1.1% / +4.0%).
+    // calls without a mask, contiguous or, where the Config asks (fwd_09:
+    // hdim 64), on pages of >= 128 keys (a box per K / V tile). Paged ones
+    // lost 2-5% on it in session 32 (H200: page 16 / 256 full -4.9% / -2.2%,
+    // causal +1.1% / +4.0%); in session 50 (issue 17's batch, full, against
+    // the grid) hdim 64 page 256 +3.9% / +4.7%, page 16 -3.8%, hdim 128 page
+    // 256 -0.4% / -0.7%.
     const bool unmasked = !p.mask.causal && p.mask.window_left < 0 && p.mask.window_right < 0;
     const bool paged = p.seq_layout() == SeqLayout::paged;
+    if (paged && small_pages && p.page_size <= kFa3SmallPageKeys) return false;  // their own kernel (run)
     const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
-                        (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && !paged);
+                        (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && (!paged || (packed_paged_cfg && p.page_size >= 128)));
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
     // Dense queries on a paged cache, where the Config asks (fwd_09: hdim
     // 128) and dense calls take the dynamic schedule (causal, windows too
@@ -1514,6 +1552,16 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
+            if constexpr (kFa3SmallPageKernel<Cfg>) {
+              // Pages of 16 keys, any mask: one CTA per tile (the compact
+              // grid for causal packed calls), three stages at hdim 128
+              // (Fa3SmallPageCfgOf; the dynamic schedule and the walk need
+              // persistent Configs). Session 50, H200: +2-4.6% over the
+              // grid and the dynamic schedule with two.
+              using SCfg = typename Fa3SmallPageCfgOf<Cfg>::type;
+              if (p.page_size <= kFa3SmallPageKeys)
+                return launch_with(tag, TypeTag<SCfg>{}, TypeTag<Fa3VarlenTileScheduler<SCfg>>{}, no, Paged{});
+            }
             if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedSchedules<Cfg>::value) {
               // Dense queries on pages of >= 128 keys (a box per K / V tile)
               // walk where dense calls do (session 40, H200, full 4 x 4096 /
