@@ -234,9 +234,11 @@
 // buffer, 224 KB), where the consumers waited for K's eight boxes with two:
 // issue 17's batch page 16 full 525 -> 546 (+3.9-4.6%), causal +1.7% over
 // the dynamic schedule, 4 x 4096 full +2.0-2.4%, causal +2.6% (three
-// stages at page 32: -1.4%, at page 256 -0.8%: they keep theirs); and hdim
-// 64's packed full calls on pages of >= 128 keys take the dynamic schedule
-// (kPackedPagedDynamic: page 256 +3.9-4.7%; page 16 -3.8%, hdim 128 -0.5%).
+// stages at page 32: -1.4%, at page 256 -0.8%: they keep theirs); hdim 64's
+// 16-key pages the same way with six stages (+1.9-2.7%); and hdim 64's
+// packed full calls on pages of >= 128 keys (kPackedPagedDynamic: page 256
+// +3.9-4.7%; page 16 -3.8%, hdim 128 -0.5%) and dense-query causal ones
+// (kDenseQueryPagedDynamic: page 256 +4.9%) take the dynamic schedule.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -255,17 +257,19 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // four lost 1-2.3% on its short causal tiles).
   static constexpr int kStages = kHeadDim_ == 64 ? 4 : 2;
   static constexpr int kDynamicStages = kHeadDim_ == 64 ? 3 : 2;
-  // hdim 128's kernel for 16-key pages: three stages, not persistent
-  // (Fa3SmallPageCfgOf; session 50: +2-4.6%).
-  static constexpr int kSmallPageStages = kHeadDim_ == 128 ? 3 : kStages;
+  // The kernel for 16-key pages: not persistent, three stages at hdim 128
+  // (Fa3SmallPageCfgOf; session 50: +2-4.6%), six at hdim 64 (+1.9-2.7%).
+  static constexpr int kSmallPageStages = kHeadDim_ == 128 ? 3 : kHeadDim_ == 64 ? 6 : kStages;
   // The wait for a warpgroup's own P V after the first row's exponentials
   // at hdim 128 (Fa3PvPin; after both rows elsewhere): session 45, +1-4%.
   static constexpr int kPvPin = kHeadDim_ == 128 ? 0 : 1;
-  // Dense-query paged calls on the dense calls' schedules at hdim 128: causal
-  // on the dynamic one (+1.5-3.9%, session 39), full on the walk at pages of
-  // >= 128 keys (+1.3-2.4%, session 40); hdim 64 lost 5.3% on the dynamic
-  // schedule (session 38).
-  static constexpr bool kDenseQueryPagedSchedules = kHeadDim_ == 128;
+  // Dense-query paged calls on the dense calls' schedules: causal on the
+  // dynamic one (hdim 128 +1.5-3.9%, session 39; hdim 64 page 256 +4.9%,
+  // session 50, where session 38's 24-register producers lost 5.3%), full on
+  // the walk at pages of >= 128 keys at hdim 128 (+1.3-2.4%, session 40;
+  // hdim 64 -18%, session 50).
+  static constexpr bool kDenseQueryPagedDynamic = kHeadDim_ <= 128;
+  static constexpr bool kDenseQueryPagedWalk = kHeadDim_ == 128;
   // Packed-query full paged calls on pages of >= 128 keys on the dynamic
   // schedule at hdim 64 (+3.9-4.7%; hdim 128 -0.4 to -0.7%: session 50).
   static constexpr bool kPackedPagedDynamic = kHeadDim_ == 64;

@@ -47,8 +47,9 @@
 //                     balances their uneven tiles better than a static
 //                     longest-first order did (docs/NOTES.md: -3 to -8%).
 //   kPagedKV          (optional) the Config takes a paged KV cache.
-//   kDenseQueryPagedSchedules (optional) dense-query paged calls take the
-//                     dense calls' schedules (Fa3Launcher; else the grid).
+//   kDenseQueryPagedDynamic, kDenseQueryPagedWalk (optional) dense-query paged
+//                     calls take the dense calls' dynamic schedule / walk
+//                     (Fa3Launcher; else the grid).
 //   kPackedPagedDynamic (optional) packed-query full paged calls on pages of
 //                     >= 128 keys take the dynamic schedule (else the grid).
 //   kSmallPageStages  (optional) K/V stages of the kernel for 16-key pages
@@ -263,13 +264,16 @@ template <class Cfg> struct Fa3IsPaged<Cfg, std::void_t<decltype(Cfg::kPagedKV)>
     : std::integral_constant<bool, Cfg::kPagedKV> {};
 template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
 
-// Whether dense-query paged calls take the dense calls' schedules
-// (kDenseQueryPagedSchedules; absent: no, they keep the single-tile grid):
-// the dynamic one where dense calls take it, the walk on pages of >= 128
-// keys (Fa3Launcher).
-template <class Cfg, class = void> struct Fa3DenseQueryPagedSchedules : std::false_type {};
-template <class Cfg> struct Fa3DenseQueryPagedSchedules<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedSchedules)>>
-    : std::integral_constant<bool, Cfg::kDenseQueryPagedSchedules> {};
+// Whether dense-query paged calls take the dense calls' schedules: the
+// dynamic one where dense calls take it (kDenseQueryPagedDynamic), and full
+// calls the walk on pages of >= 128 keys (kDenseQueryPagedWalk); absent: no,
+// they keep the single-tile grid (Fa3Launcher).
+template <class Cfg, class = void> struct Fa3DenseQueryPagedDynamic : std::false_type {};
+template <class Cfg> struct Fa3DenseQueryPagedDynamic<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedDynamic)>>
+    : std::integral_constant<bool, Cfg::kDenseQueryPagedDynamic> {};
+template <class Cfg, class = void> struct Fa3DenseQueryPagedWalk : std::false_type {};
+template <class Cfg> struct Fa3DenseQueryPagedWalk<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedWalk)>>
+    : std::integral_constant<bool, Cfg::kDenseQueryPagedWalk> {};
 
 // Whether packed-query paged calls without a mask take the dynamic schedule
 // on pages of >= 128 keys (kPackedPagedDynamic; absent: no, the grid).
@@ -1486,7 +1490,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       persistent = kFa3Persistent<Cfg>;
       small_pages = kFa3SmallPageKernel<Cfg>;
       compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
-      dense_paged_cfg = Fa3DenseQueryPagedSchedules<Cfg>::value;
+      dense_paged_cfg = Fa3DenseQueryPagedDynamic<Cfg>::value;
       packed_paged_cfg = Fa3PackedPagedDynamic<Cfg>::value;
     });
     // Packed queries, in the compact order: causal calls as dense ones, and
@@ -1502,13 +1506,15 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
                         (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && (!paged || (packed_paged_cfg && p.page_size >= 128)));
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
-    // Dense queries on a paged cache, where the Config asks (fwd_09: hdim
-    // 128) and dense calls take the dynamic schedule (causal, windows too
-    // wide for the walk), in the same order: session 39, H200, causal
-    // 4 x 4096 page 16 / 256 +1.5% / +2.1%, 8 x 2048 +3.8% / +3.9%. (Session
-    // 38, with 24-register producers: -0.3 to -1.6%; hdim 64 -5.3% / +1.3%.
-    // Their full calls lost on the walk both times: -1.1 to -4.3% at hdim
-    // 128, -16 to -28% at hdim 64; they keep the grid.)
+    // Dense queries on a paged cache, where the Config asks (fwd_09: hdims
+    // 64 and 128) and dense calls take the dynamic schedule (causal, windows
+    // too wide for the walk), in the same order: session 39, H200, causal
+    // 4 x 4096 page 16 / 256 +1.5% / +2.1%, 8 x 2048 +3.8% / +3.9%; hdim 64
+    // (session 50, 4 x 4096 causal) page 256 +4.9%, page 16 -2.1% (16-key
+    // pages have their own kernel now). (Session 38, with 24-register
+    // producers: -0.3 to -1.6%; hdim 64 -5.3% / +1.3%. Their full calls lost
+    // on the walk: -1.1 to -4.3% at hdim 128, -16 to -28% at hdim 64 in
+    // session 38 and -18% in session 50; hdim 64 keeps the grid for them.)
     const bool dense_paged = paged && p.cu_seqlens_q == nullptr && dense_paged_cfg && !fa3_persistent_walk(p);
     // Windows too wide for the walk take it whatever seqlen_k: their tiles'
     // keys are bounded by the span. (Session 34, H200, the single-tile grid
@@ -1562,7 +1568,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
               if (p.page_size <= kFa3SmallPageKeys)
                 return launch_with(tag, TypeTag<SCfg>{}, TypeTag<Fa3VarlenTileScheduler<SCfg>>{}, no, Paged{});
             }
-            if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedSchedules<Cfg>::value) {
+            if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedWalk<Cfg>::value) {
               // Dense queries on pages of >= 128 keys (a box per K / V tile)
               // walk where dense calls do (session 40, H200, full 4 x 4096 /
               // 8 x 2048 page 256 +1.3% / +2.4% over the grid; page 16 -1.4%
