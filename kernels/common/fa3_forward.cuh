@@ -332,26 +332,30 @@ __device__ __forceinline__ int fa3_l2_section(const FwdParams& p) {
 // Consumer::run): hdim 64 2k / 4k / 8k / 16k 340 -> 339 / 400 -> 403 /
 // 451 -> 460 / 477 -> 487; hdim 128 447 -> 460 / 522 -> 540 / 572 -> 593 /
 // 618 -> 625; hdim 256 8k 614 -> 652, 16k 682 -> 686.
-template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
+// kPacked: the grid of kernels that may take packed-query calls (paged and
+// per-sequence ones), whose sequences come in p.seq_order's order when the
+// call has one (longest first per group of 32; compact_of below says why):
+// the grid's b-th sequence is entry b's. Session 50 (H200, issue 17's 7
+// sequences, full, pages of 16 / 256): +1.3% / +1.5%. Dense kernels keep
+// the plain grid (no load of p.seq_order).
+template <class Cfg, bool kPacked = false> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
   static dim3 grid(const FwdParams& p) { return dim3(static_cast<unsigned>(Fa3SingleTileScheduler::num_tiles(p))); }
   bool valid = true;
   __device__ explicit Fa3SingleTileScheduler(const FwdParams&) {}
   __device__ bool is_valid(const FwdParams&) const { return valid; }
-  __device__ Fa3Tile tile(const FwdParams& p) const { return of(p, static_cast<int>(blockIdx.x)); }
+  __device__ Fa3Tile tile(const FwdParams& p) const { return grid_tile(p, static_cast<int>(blockIdx.x)); }
   __device__ void advance() { valid = false; }
 
-  // The idx-th tile of the order above (also Fa3DynamicScheduler's order).
-  // Packed-query calls on this grid (paged ones without a mask, and those
-  // with score modifiers) take their sequences in p.seq_order's order when
-  // the call has one (longest first per group of 32; compact_of below says
-  // why): the grid's b-th sequence is entry b's. Session 50 (H200, issue
-  // 17's 7 sequences, full, pages of 16 / 256): +1.3% / +1.5%.
-  __device__ static Fa3Tile of(const FwdParams& p, int idx) {
-    Fa3Tile t = in_order(p, idx);
-    if (p.seq_order != nullptr) t.batch = p.seq_order[2 * t.batch];
+  // The idx-th CTA's tile: of(), in the sequences' order (kPacked).
+  __device__ static Fa3Tile grid_tile(const FwdParams& p, int idx) {
+    Fa3Tile t = of(p, idx);
+    if constexpr (kPacked) {
+      if (p.seq_order != nullptr) t.batch = p.seq_order[2 * t.batch];
+    }
     return t;
   }
-  __device__ static Fa3Tile in_order(const FwdParams& p, int idx) {
+  // The idx-th tile of the order above (also Fa3DynamicScheduler's order).
+  __device__ static Fa3Tile of(const FwdParams& p, int idx) {
     const int num_m = Fa3SingleTileScheduler::num_m_blocks(p);
     if (!(Cfg::kHeavyFirst && p.mask.causal)) return {idx % num_m, (idx / num_m) % p.heads_q, idx / num_m / p.heads_q};
     const int pairs = p.heads_q * p.batch, width = fa3_l2_section(p);
@@ -392,8 +396,8 @@ template <class Cfg> struct Fa3SingleTileScheduler : Fa3TileCount<Cfg> {
 // kFa3VarlenCompactBytes: issue 17's batch (29.5 MiB) keeps it (+2.1%),
 // the long cells above went back to the old grid (call 2: +2.0-3.7%).
 inline constexpr long long kFa3VarlenCompactBytes = 32LL << 20;
-template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg> {
-  using Single = Fa3SingleTileScheduler<Cfg>;
+template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg, true> {
+  using Single = Fa3SingleTileScheduler<Cfg, true>;
   static constexpr int kBlockM = Fa3TileCount<Cfg>::kBlockM;
   // Whether the compact numbering suits the call (packed queries whose
   // longest sequence's K and V fit kFa3VarlenCompactBytes); the compact
@@ -413,7 +417,7 @@ template <class Cfg> struct Fa3VarlenTileScheduler : Fa3SingleTileScheduler<Cfg>
   __device__ explicit Fa3VarlenTileScheduler(const FwdParams& p) : Single(p) {}
   __device__ Fa3Tile tile(const FwdParams& p) const {
     const int idx = static_cast<int>(blockIdx.x);
-    return compact(p) ? compact_of(p, idx) : Single::of(p, idx);
+    return compact(p) ? compact_of(p, idx) : Single::grid_tile(p, idx);
   }
   // The idx-th tile of the compact numbering (also Fa3DynamicScheduler's
   // order for these calls); warp-collective. Causal calls (the compact
@@ -1548,6 +1552,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       using Cfg = ConfigFor<decltype(hd)::value>;
       using DCfg = typename Fa3DynamicCfgOf<Cfg>::type;  // the dynamic schedule's
       using Single = TypeTag<Fa3SingleTileScheduler<Cfg>>;
+      using PackedSingle = TypeTag<Fa3SingleTileScheduler<Cfg, true>>;  // paged calls' grid
       using Compact = TypeTag<Fa3VarlenTileScheduler<Cfg>>;
       const std::false_type no;
       const std::true_type yes;
@@ -1557,7 +1562,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
       switch (p.seq_layout()) {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
-            if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, Single{}, yes, Paged{});
+            if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, PackedSingle{}, yes, Paged{});
             if constexpr (kFa3SmallPageKernel<Cfg>) {
               // Pages of 16 keys, any mask: one CTA per tile (the compact
               // grid for causal packed calls), three stages at hdim 128
@@ -1583,7 +1588,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
             // (The persistent walk for dense-query full paged calls was
             // measured 12-27% slower than this grid at page 16 and 256,
             // 2026-11-24: docs/NOTES.md.)
-            return launch_with(tag, TypeTag<Cfg>{}, Single{}, no, Paged{});
+            return launch_with(tag, TypeTag<Cfg>{}, PackedSingle{}, no, Paged{});
           }
           return;  // the variant does not claim kFeaturePaged
         case SeqLayout::per_sequence:
