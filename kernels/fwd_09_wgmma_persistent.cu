@@ -227,7 +227,8 @@
 // 17's batch full +2.5%, causal +0.7% (H200, call 3; ranking in the
 // producer per tile instead cost up to 6% on short tiles). docs/NOTES.md.
 // Session 50 (H200, rotated rounds, TFLOPS; docs/NOTES.md): the single-tile
-// grid takes that order too (packed full paged calls +1.3-1.5%); paged
+// grid of paged and per-sequence kernels takes that order too
+// (Fa3SingleTileScheduler's kPacked; packed full paged calls +1.3-1.5%); paged
 // calls on 16-key pages at hdim 128, any mask, run a kernel of their own:
 // the grid (the compact one for causal packed calls) on a non-persistent
 // Config with three K / V stages (kSmallPageStages; O staged in Q's
