@@ -1565,10 +1565,10 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, PackedSingle{}, yes, Paged{});
             if constexpr (kFa3SmallPageKernel<Cfg>) {
               // Pages of 16 keys, any mask: one CTA per tile (the compact
-              // grid for causal packed calls), three stages at hdim 128
-              // (Fa3SmallPageCfgOf; the dynamic schedule and the walk need
-              // persistent Configs). Session 50, H200: +2-4.6% over the
-              // grid and the dynamic schedule with two.
+              // grid for causal packed calls), three stages at hdim 128, six
+              // at hdim 64 (Fa3SmallPageCfgOf; the dynamic schedule and the
+              // walk need persistent Configs). Session 50, H200: +2-4.6% /
+              // +1.8-3.7% over the grid and the dynamic schedule.
               using SCfg = typename Fa3SmallPageCfgOf<Cfg>::type;
               if (p.page_size <= kFa3SmallPageKeys)
                 return launch_with(tag, TypeTag<SCfg>{}, TypeTag<Fa3VarlenTileScheduler<SCfg>>{}, no, Paged{});
