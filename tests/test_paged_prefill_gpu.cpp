@@ -570,6 +570,16 @@ const std::vector<PagedCase>& paged_cases() {
         .packed = true, .q_lens = flash::gpu_test::spread_lengths(40, 7), .k_lens = std::vector<int>(40, R),
         .layout = PageLayout::kv_interleaved},
        false},
+      // Dense-query windows: on 16-key pages at hdim 128 the small-page grid, wide ones on 32-key
+      // pages at hdim 64 the dynamic schedule (session 50's routing).
+      {"dense_many_tiles_l200_r16_gqa2_p16_d128",
+       {.heads_q = 8, .heads_kv = 4, .head_dim = 128, .page_size = 16, .window_left = 200, .window_right = 16,
+        .q_lens = {500, 500, 500}, .k_lens = {900, 500, 1333}},
+       false},
+      {"dense_many_tiles_l700_causal_gqa4_p32_d64",
+       {.heads_q = 16, .heads_kv = 4, .head_dim = 64, .page_size = 32, .causal = true, .window_left = 700,
+        .q_lens = {600, 600, 600}, .k_lens = {1500, 600, 2100}, .layout = PageLayout::heads_major},
+       false},
       {"packed_spread_full_gqa2_p256_d64",
        {.heads_q = 4, .heads_kv = 2, .head_dim = 64, .page_size = 256, .packed = true,
         .q_lens = flash::gpu_test::spread_lengths(36, 11), .k_lens = std::vector<int>(36, R)},
