@@ -1483,16 +1483,25 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     return err;
   }
 
+  // Paged calls on 16-key pages without score modifiers, where the Config
+  // has a kernel for them (Fa3SmallPageCfgOf): run() launches it, and
+  // dynamic() answers no for them.
+  static bool small_page_kernel(const FwdParams& p) {
+    bool has = false;
+    dispatch_fa3_head_dim(p.head_dim, [&](auto hd) { has = kFa3SmallPageKernel<ConfigFor<decltype(hd)::value>>; });
+    return has && p.seq_layout() == SeqLayout::paged && p.page_size <= kFa3SmallPageKeys && !p.has_score_mods();
+  }
+
   // Calls of at most kFa3DynamicMaxKeys keys without score modifiers, on a
   // Config with the persistent schedule, take the dynamic one
   // (Fa3DynamicScheduler; its tile counter is the workspace): dense causal
   // calls, and packed-query calls that fit the compact order (below).
   static bool dynamic(const FwdParams& p) {
-    bool persistent = false, compact = false, dense_paged_cfg = false, small_pages = false, packed_paged_cfg = false;
+    if (small_page_kernel(p)) return false;
+    bool persistent = false, compact = false, dense_paged_cfg = false, packed_paged_cfg = false;
     dispatch_fa3_head_dim(p.head_dim, [&](auto hd) {
       using Cfg = ConfigFor<decltype(hd)::value>;
       persistent = kFa3Persistent<Cfg>;
-      small_pages = kFa3SmallPageKernel<Cfg>;
       compact = Fa3VarlenTileScheduler<Cfg>::compact_fits(p);
       dense_paged_cfg = Fa3DenseQueryPagedDynamic<Cfg>::value;
       packed_paged_cfg = Fa3PackedPagedDynamic<Cfg>::value;
@@ -1506,7 +1515,6 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
     // 256 -0.4% / -0.7%.
     const bool unmasked = !p.mask.causal && p.mask.window_left < 0 && p.mask.window_right < 0;
     const bool paged = p.seq_layout() == SeqLayout::paged;
-    if (paged && small_pages && p.page_size <= kFa3SmallPageKeys) return false;  // their own kernel (run)
     const bool varlen = (p.seq_layout() == SeqLayout::per_sequence || paged) && compact &&
                         (p.mask.causal ? !fa3_persistent_walk(p) : unmasked && (!paged || (packed_paged_cfg && p.page_size >= 128)));
     const bool dense = p.seq_layout() == SeqLayout::dense && !fa3_persistent_walk(p);
@@ -1570,7 +1578,7 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
               // walk need persistent Configs). Session 50, H200: +2-4.6% /
               // +1.8-3.7% over the grid and the dynamic schedule.
               using SCfg = typename Fa3SmallPageCfgOf<Cfg>::type;
-              if (p.page_size <= kFa3SmallPageKeys)
+              if (small_page_kernel(p))
                 return launch_with(tag, TypeTag<SCfg>{}, TypeTag<Fa3VarlenTileScheduler<SCfg>>{}, no, Paged{});
             }
             if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedWalk<Cfg>::value) {
