@@ -731,13 +731,27 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       for (int cb = 0; cb < kColBlocks; ++cb)
         tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
     }
+    // The table entries: lane j holds box j % boxes of tile i0 + j / boxes,
+    // so one load per lane covers a batch of 32 / boxes tiles; the next
+    // batch loads while this one is issued, and a tile's lanes take their
+    // entries by a shuffle. (One entry per lane a tile ahead, as before,
+    // put a load's latency between each tile's issue and the next at a
+    // CTA's start: session 51's ncu page had the page-16 consumers waiting
+    // for their second K tile.)
     const int* table = p.page_table + seq.k_b * p.page_table_stride;
-    const auto page_of = [&](int n_block) {
-      const int key = n_block * kBlockN + lane * box;
-      return lane < boxes && key < seq.seqlen_k ? __ldg(table + (key >> p.page_shift)) : 0;
+    const int per_load = 32 / boxes, lane_tile = lane / boxes, lane_box = lane % boxes;
+    const auto lookup = [&](int i0) {
+      const int i = i0 + lane_tile, key = (n_last - i) * kBlockN + lane_box * box;
+      return lane_tile < per_load && i < n_blocks && key < seq.seqlen_k ? __ldg(table + (key >> p.page_shift)) : 0;
     };
-    int page = page_of(n_last);
-    for (int i = 0; i < n_blocks; ++i) {
+    int batch = lookup(0), next_batch = per_load < n_blocks ? lookup(per_load) : 0;
+    for (int i = 0, slot = 0; i < n_blocks; ++i, ++slot) {
+      if (slot == per_load) {
+        slot = 0;
+        batch = next_batch;
+        if (i + per_load < n_blocks) next_batch = lookup(i + per_load);
+      }
+      const int page = __shfl_sync(0xffffffffu, batch, slot * boxes + lane_box);
       const int n_block = n_last - i, stage = i % kStages, n0 = n_block * kBlockN;
       const int valid = seq.seqlen_k - n0, loaded = min(boxes, per_box(valid + box - 1));
       const auto bytes = static_cast<std::uint32_t>(loaded * box * 128 * kColBlocks);
@@ -765,7 +779,6 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       __syncwarp();
       load(&prm.v, v_tile, v_bar);
       if (partial) fix_partial_v(pipe, v_tile, stage, valid, lane, 32);
-      if (i + 1 < n_blocks) page = page_of(n_block - 1);
     }
     pipe.advance(n_blocks);
   }
@@ -1467,8 +1480,17 @@ constexpr int kFa3DynamicMaxKeys = 4096;
 inline bool fa3_persistent_walk(const FwdParams& p) {
   const long long span = p.mask.window_span();
   if (span < 0) return !p.mask.causal;
+  if (span < 2048) return true;
+  // Wider two-sided windows at hdim 64 walk only where they cover every key
+  // (uniform tiles): the walk hands CTA c the tiles c, c + grid, ..., and
+  // where the query blocks divide the grid (4096 rows are 22 blocks of 192;
+  // 132 SMs) each CTA keeps one block of every head, so the CTAs on the
+  // longest blocks set the time. Session 51, H200, (2048, 2048) 4 x 4096:
+  // walk 387 -> dynamic 463 TFLOPS (+19.5%); 2 x 8192 / 1 x 16384 within
+  // +-0.6%; covering (8 x 2048) walk +0.7%.
   const bool two_sided = !p.mask.causal && p.mask.window_right > 0;
-  return span < 2048 || (two_sided && p.head_dim < 128);
+  const bool covers = p.mask.window_left >= p.seqlen_k - 1 && p.mask.window_right >= p.seqlen_q - 1;
+  return two_sided && covers && p.head_dim < 128;
 }
 
 // Host side: limits, tensor maps and the launch for one Config family;
