@@ -241,12 +241,13 @@
 // +3.9-4.7%; page 16 -3.8%, hdim 128 -0.5%) and dense-query causal ones
 // (kDenseQueryPagedDynamic: page 256 +4.9%) take the dynamic schedule.
 // Session 51 (H200, two rotated rounds, TFLOPS; docs/NOTES.md): the paged
-// producer loads the page table a batch of tiles ahead (one entry per lane
-// covers 32 / boxes tiles), where one lookup a tile ahead put a round trip
-// between each tile's issue and the next at a CTA's start (ncu: the page-16
-// consumers waited for their second K tile): hdim 128 4 x 4096 page 16 / 32
-// / 256 +1.6% / +1.9% / +0.8%, causal page 16 / 32 +2.3% / +1.8%, issue 17's
-// batch page 16 +1.8% / +0.9%, hdim 256 page 16 +1.2%, hdim 64 -0.7%. And
+// producer at hdims 128 / 256 loads the page table a batch of tiles ahead
+// (one entry per lane covers 32 / boxes tiles), where one lookup a tile
+// ahead put a round trip between each tile's issue and the next at a CTA's
+// start (ncu: the page-16 consumers waited for their second K tile): hdim
+// 128 4 x 4096 page 16 / 32 / 256 +1.6% / +1.9% / +0.8%, causal page 16 / 32
+// +2.3% / +1.8%, issue 17's batch page 16 +1.8% / +0.9%, hdim 256 page 16
+// +1.2%; hdim 64 -0.2 to -1.0% (four cells), so it keeps its lookups. And
 // hdim 64's two-sided windows of >= 2048 keys leave the walk unless they
 // cover every key (fa3_persistent_walk): (2048, 2048) 4 x 4096 +19.5%
 // (the walk had given each CTA one query block of every head). The 16-key

@@ -731,27 +731,35 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       for (int cb = 0; cb < kColBlocks; ++cb)
         tma_load_4d(smem + Smem::kQ + cb * kBlockM * 128, &prm.q, cb * 64, seq.q_row0 + m0, h, seq.q_b, q_bar);
     }
-    // The table entries: lane j holds box j % boxes of tile i0 + j / boxes,
-    // so one load per lane covers a batch of 32 / boxes tiles; the next
-    // batch loads while this one is issued, and a tile's lanes take their
-    // entries by a shuffle. (One entry per lane a tile ahead, as before,
-    // put a load's latency between each tile's issue and the next at a
-    // CTA's start: session 51's ncu page had the page-16 consumers waiting
-    // for their second K tile.)
+    // The table entries (kBatched, hdims 128 and 256): lane j holds box
+    // j % boxes of tile i0 + j / boxes, so one load per lane covers a batch
+    // of 32 / boxes tiles; the next batch loads while this one is issued,
+    // and a tile's lanes take their entries by a shuffle. One entry per lane
+    // a tile ahead (page_of) put a load's latency between each tile's issue
+    // and the next at a CTA's start (session 51's ncu page: the page-16
+    // consumers waited for their second K tile); batches gained 0.8-2.3% at
+    // hdims 128 / 256 and lost 0.2-1.0% at hdim 64 (six stages at page 16),
+    // which keeps page_of.
     const int* table = p.page_table + seq.k_b * p.page_table_stride;
+    constexpr bool kBatched = kHeadDim >= 128;
     const int per_load = 32 / boxes, lane_tile = lane / boxes, lane_box = lane % boxes;
     const auto lookup = [&](int i0) {
       const int i = i0 + lane_tile, key = (n_last - i) * kBlockN + lane_box * box;
       return lane_tile < per_load && i < n_blocks && key < seq.seqlen_k ? __ldg(table + (key >> p.page_shift)) : 0;
     };
-    int batch = lookup(0), next_batch = per_load < n_blocks ? lookup(per_load) : 0;
+    const auto page_of = [&](int n_block) {
+      const int key = n_block * kBlockN + lane * box;
+      return lane < boxes && key < seq.seqlen_k ? __ldg(table + (key >> p.page_shift)) : 0;
+    };
+    int batch = kBatched ? lookup(0) : page_of(n_last);
+    int next_batch = kBatched && per_load < n_blocks ? lookup(per_load) : 0;
     for (int i = 0, slot = 0; i < n_blocks; ++i, ++slot) {
-      if (slot == per_load) {
+      if (kBatched && slot == per_load) {
         slot = 0;
         batch = next_batch;
         if (i + per_load < n_blocks) next_batch = lookup(i + per_load);
       }
-      const int page = __shfl_sync(0xffffffffu, batch, slot * boxes + lane_box);
+      const int page = kBatched ? __shfl_sync(0xffffffffu, batch, slot * boxes + lane_box) : batch;
       const int n_block = n_last - i, stage = i % kStages, n0 = n_block * kBlockN;
       const int valid = seq.seqlen_k - n0, loaded = min(boxes, per_box(valid + box - 1));
       const auto bytes = static_cast<std::uint32_t>(loaded * box * 128 * kColBlocks);
@@ -779,6 +787,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       __syncwarp();
       load(&prm.v, v_tile, v_bar);
       if (partial) fix_partial_v(pipe, v_tile, stage, valid, lane, 32);
+      if (!kBatched && i + 1 < n_blocks) batch = page_of(n_block - 1);
     }
     pipe.advance(n_blocks);
   }
