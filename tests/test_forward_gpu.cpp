@@ -115,9 +115,9 @@ INSTANTIATE_TEST_SUITE_P(Window, ForwardWindow,
 // whose left side binds (kWindows' wide causal window, 4096, is wider than
 // its sequences), so that the schedule's tiles range from one key tile to
 // the full span; seqlen_q above and below seqlen_k (rows that see no key
-// when it is above). And two-sided windows as wide that cover no row's
-// every key (hdim 64 takes the dynamic schedule for them since session 51;
-// kWindows' l1500_r600 covers its sequences, which walk).
+// when it is above). And two-sided windows as wide that do not cover every
+// key (hdim 64 takes the dynamic schedule for them since session 51, the
+// walk only where they do, as kWindows' l1500_r600 over its sequences).
 class ForwardWindowWide : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ForwardWindowWide, MatchesReference) {
