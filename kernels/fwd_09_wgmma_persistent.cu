@@ -252,7 +252,9 @@
 // cover every key (fa3_persistent_walk): (2048, 2048) 4 x 4096 +19.5%
 // (the walk had given each CTA one query block of every head). The 16-key
 // page kernel persistent with O in Q's buffer lost 4-9% (the next Q waits
-// for the O store).
+// for the O store), with O in the tile's last V stage 3-4%. Dense causal
+// calls of 4097-8192 keys take the dynamic schedule (8k: hdim 128 +0.5%,
+// hdim 64 +0.9%; 16k lost 0.4-1.1% and keeps the grid).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 

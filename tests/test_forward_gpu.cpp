@@ -118,6 +118,8 @@ INSTANTIATE_TEST_SUITE_P(Window, ForwardWindow,
 // when it is above). And two-sided windows as wide that do not cover every
 // key (hdim 64 takes the dynamic schedule for them since session 51, the
 // walk only where they do, as kWindows' l1500_r600 over its sequences).
+// Last, a plain causal call past 4096 keys: dense causal calls up to 8192
+// keys take the dynamic schedule since session 51 (window (-1, -1)).
 class ForwardWindowWide : public ::testing::TestWithParam<std::tuple<int, int>> {};
 
 TEST_P(ForwardWindowWide, MatchesReference) {
@@ -125,7 +127,8 @@ TEST_P(ForwardWindowWide, MatchesReference) {
   constexpr int kCases[][5] = {{2300, 2400, 2047, -1, 1},  // seqlen_q, seqlen_k, left, right, causal
                                {2400, 2300, 2100, -1, 1},
                                {2300, 2400, 1100, 1000, 0},
-                               {2400, 2300, 1500, 700, 0}};
+                               {2400, 2300, 1500, 700, 0},
+                               {1000, 5000, -1, -1, 1}};
   const auto [head_dim, idx] = GetParam();
   const bool causal = kCases[idx][4] != 0;
   Shape s{.batch = 2, .seqlen_q = kCases[idx][0], .seqlen_k = kCases[idx][1], .heads_q = 4, .heads_kv = 2,
@@ -136,7 +139,7 @@ TEST_P(ForwardWindowWide, MatchesReference) {
   check_all_variants(s, DType::bf16, causal, Layout::bshd, seed);
 }
 
-INSTANTIATE_TEST_SUITE_P(Window, ForwardWindowWide, ::testing::Combine(::testing::Values(64, 128, 256), ::testing::Range(0, 4)),
+INSTANTIATE_TEST_SUITE_P(Window, ForwardWindowWide, ::testing::Combine(::testing::Values(64, 128, 256), ::testing::Range(0, 5)),
                          [](const ::testing::TestParamInfo<std::tuple<int, int>>& info) {
                            return fmt::format("d{}_case{}", std::get<0>(info.param), std::get<1>(info.param));
                          });
