@@ -255,6 +255,11 @@
 // for the O store), with O in the tile's last V stage 3-4%. Dense causal
 // calls of 4097-8192 keys take the dynamic schedule (8k: hdim 128 +0.5%,
 // hdim 64 +0.9%; 16k lost 0.4-1.1% and keeps the grid).
+// Session 52: hdim 128's paged kernels on a persistent schedule (the walk,
+// the dynamic one) split the registers 40 / 232 (regs() below): 4 x 4096
+// causal page 256 +2.9%, page 64 +2.1%, issue 17's causal page 256 +2.0%,
+// full page 256 +1.0%. The 16-key-page kernel persistent (O in the last V
+// stage) on that split still lost 2-4%: not its registers.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -290,16 +295,21 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // schedule at hdim 64 (+3.9-4.7%; hdim 128 -0.4 to -0.7%: session 50).
   static constexpr bool kPackedPagedDynamic = kHeadDim_ == 64;
   // hdim 128: 32 / 232 registers where the producer resolves tiles at run
-  // time (dynamic schedule, per-sequence and paged kernels), 40 / 224 where
-  // it also looks up pages on the dynamic schedule; 24 / 240 elsewhere.
-  // Those producers spilled at 24 (ncu: 381K local requests in a paged
-  // call) and the paged dynamic one still at 32; consumers at 224 cost the
-  // per-sequence kernels 2% and the paged single-tile one 1.3%, at 232 the
-  // walk 1.0% (H200, session 39: docs/NOTES.md).
+  // time (dynamic schedule, per-sequence and paged kernels), 40 / 232 where
+  // it also looks up pages on a persistent schedule (the dynamic one or the
+  // walk); 24 / 240 elsewhere. Those producers spilled at 24 (ncu: 381K
+  // local requests in a paged call) and the paged persistent ones still at
+  // 32; consumers at 224 cost the per-sequence kernels 2% and the paged
+  // single-tile one 1.3%, at 232 the walk 1.0% (H200, session 39:
+  // docs/NOTES.md). Session 52: the paged persistent kernels had 40 / 224
+  // (dynamic) and 32 / 232 (walk, 36 spill instructions in its producer);
+  // 40 / 232 fills the 504 registers setmaxnreg has (3 x 168): 4 x 4096
+  // causal page 256 / 64 +2.9% / +2.1%, issue 17's causal page 256 +2.0%,
+  // full page 256 (the walk) +1.0%.
   static constexpr Fa3RegSplit regs(Fa3ProducerLoad load) {
     if (kHeadDim_ != 128 || load == Fa3ProducerLoad::fixed)
       return {WgmmaPingpongConfig<kHeadDim_>::kProducerRegs, WgmmaPingpongConfig<kHeadDim_>::kConsumerRegs};
-    return load == Fa3ProducerLoad::paged_dynamic ? Fa3RegSplit{40, 224} : Fa3RegSplit{32, 232};
+    return load == Fa3ProducerLoad::paged_persistent ? Fa3RegSplit{40, 232} : Fa3RegSplit{32, 232};
   }
 };
 

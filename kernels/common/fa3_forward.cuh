@@ -175,14 +175,15 @@ template <class Cfg> inline constexpr int kFa3PvPin = Fa3PvPin<Cfg>::value;
 // depends on the kernel (Fa3ProducerLoad): a fixed walk over kernel
 // parameters, tiles resolved at run time (the dynamic schedule's next
 // index, a sequence's rows and lengths: per-sequence and paged kernels), or
-// both with page-table lookups (paged calls on the dynamic schedule). A
+// both with page-table lookups (paged calls on the dynamic schedule or the
+// persistent walk). A
 // Config takes Cfg::kProducerRegs / kConsumerRegs for every kernel, or
 // chooses per load with a `regs(Fa3ProducerLoad)` member (hdim 128's
 // resolving producers spilled at 24 registers: fwd_09).
 struct Fa3RegSplit {
   int producer, consumer;
 };
-enum class Fa3ProducerLoad { fixed, resolving, paged_dynamic };
+enum class Fa3ProducerLoad { fixed, resolving, paged_persistent };
 template <class Cfg, class = void> struct Fa3HasRegs : std::false_type {};
 template <class Cfg>
 struct Fa3HasRegs<Cfg, std::void_t<decltype(Cfg::regs(Fa3ProducerLoad::fixed))>> : std::true_type {};
@@ -1149,7 +1150,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 
   const FwdParams& p = prm.p;
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
-  constexpr Fa3ProducerLoad kLoad = kDynamic && Mainloop::kPaged     ? Fa3ProducerLoad::paged_dynamic
+  constexpr bool kPersistentPaged =
+      Mainloop::kPaged && (kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>);
+  constexpr Fa3ProducerLoad kLoad = kPersistentPaged      ? Fa3ProducerLoad::paged_persistent
                                     : kDynamic || kVarlen ? Fa3ProducerLoad::resolving
                                                           : Fa3ProducerLoad::fixed;
   using Regs = Fa3Regs<Cfg, kLoad>;
