@@ -259,7 +259,9 @@
 // the dynamic one) split the registers 40 / 232 (regs() below): 4 x 4096
 // causal page 256 +2.9%, page 64 +2.1%, issue 17's causal page 256 +2.0%,
 // full page 256 +1.0%. The 16-key-page kernel persistent (O in the last V
-// stage) on that split still lost 2-4%: not its registers.
+// stage) on that split still lost 2-4%: not its registers. The dense
+// dynamic schedule at 24 / 240 (was 32 / 232): causal 1k-8k +1.0-1.3%, the
+// (4096, 0) window at 16k +0.9%.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -295,7 +297,7 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // schedule at hdim 64 (+3.9-4.7%; hdim 128 -0.4 to -0.7%: session 50).
   static constexpr bool kPackedPagedDynamic = kHeadDim_ == 64;
   // hdim 128: 32 / 232 registers where the producer resolves tiles at run
-  // time (dynamic schedule, per-sequence and paged kernels), 40 / 232 where
+  // time (per-sequence and paged kernels), 40 / 232 where
   // it also looks up pages on a persistent schedule (the dynamic one or the
   // walk); 24 / 240 elsewhere. Those producers spilled at 24 (ncu: 381K
   // local requests in a paged call) and the paged persistent ones still at
@@ -305,7 +307,11 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // (dynamic) and 32 / 232 (walk, 36 spill instructions in its producer);
   // 40 / 232 fills the 504 registers setmaxnreg has (3 x 168): 4 x 4096
   // causal page 256 / 64 +2.9% / +2.1%, issue 17's causal page 256 +2.0%,
-  // full page 256 (the walk) +1.0%.
+  // full page 256 (the walk) +1.0%. And the dense dynamic schedule went back
+  // to 24 / 240 (its producer, 32 since session 39, now keeps one spill at
+  // 24): causal 1k / 4k / 8k +1.0% / +1.3% / +1.2%, (4096, 0) 16k +0.9%;
+  // the packed compact grid (0.0%) and the 16-key-page kernel (-0.4 to
+  // -0.9%) did not gain at 24 / 240 and keep 32 / 232.
   static constexpr Fa3RegSplit regs(Fa3ProducerLoad load) {
     if (kHeadDim_ != 128 || load == Fa3ProducerLoad::fixed)
       return {WgmmaPingpongConfig<kHeadDim_>::kProducerRegs, WgmmaPingpongConfig<kHeadDim_>::kConsumerRegs};

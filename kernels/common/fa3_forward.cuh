@@ -172,11 +172,11 @@ template <class Cfg> struct Fa3PvPin<Cfg, std::void_t<decltype(Cfg::kPvPin)>> : 
 template <class Cfg> inline constexpr int kFa3PvPin = Fa3PvPin<Cfg>::value;
 
 // The registers setmaxnreg gives each role. What the producer carries
-// depends on the kernel (Fa3ProducerLoad): a fixed walk over kernel
-// parameters, tiles resolved at run time (the dynamic schedule's next
-// index, a sequence's rows and lengths: per-sequence and paged kernels), or
-// both with page-table lookups (paged calls on the dynamic schedule or the
-// persistent walk). A
+// depends on the kernel (Fa3ProducerLoad): dense tiles (a fixed walk over
+// kernel parameters, or the dynamic schedule's next index), tiles resolved
+// at run time from per-sequence metadata (a sequence's rows and lengths:
+// per-sequence and paged kernels), or both with page-table lookups (paged
+// calls on the dynamic schedule or the persistent walk). A
 // Config takes Cfg::kProducerRegs / kConsumerRegs for every kernel, or
 // chooses per load with a `regs(Fa3ProducerLoad)` member (hdim 128's
 // resolving producers spilled at 24 registers: fwd_09).
@@ -1152,9 +1152,11 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
   constexpr bool kPersistentPaged =
       Mainloop::kPaged && (kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>);
-  constexpr Fa3ProducerLoad kLoad = kPersistentPaged      ? Fa3ProducerLoad::paged_persistent
-                                    : kDynamic || kVarlen ? Fa3ProducerLoad::resolving
-                                                          : Fa3ProducerLoad::fixed;
+  // (The dense dynamic schedule's producer is `fixed`'s: at 24 registers it
+  // keeps one spill, a load beside each next-index atomic; session 52.)
+  constexpr Fa3ProducerLoad kLoad = kPersistentPaged ? Fa3ProducerLoad::paged_persistent
+                                    : kVarlen        ? Fa3ProducerLoad::resolving
+                                                     : Fa3ProducerLoad::fixed;
   using Regs = Fa3Regs<Cfg, kLoad>;
   // Dynamic schedule: tile_full[2] (the producer's arrival), tile_empty[2]
   // (every consumer thread's), then the two slots (indices, or varlen records).
