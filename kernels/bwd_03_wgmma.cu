@@ -254,6 +254,10 @@
 // Session 49: variable-length calls take their sequences longest first (most
 // queries) within each group of 32 (bwd_sequence_of, the metadata check's
 // order): issue 17's batch full +1.0%, causal +1.3% (H200, call 3).
+// Session 52: the dQ convert's early start (BwdKvDone) only where a CTA
+// takes >= 8 steps on average (kBwdEarlyConvertMinSteps): a narrow window's
+// CTAs (two or three steps) paid its count at their ends; issue 16's
+// (128, 0) backward +3.7% at hdim 64 8k, +1.0% at hdim 128 16k (H200).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
@@ -883,7 +887,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
-  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done();  // only the early convert waits
+  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done(p);  // only the early convert waits
 #endif
 }
 

@@ -595,7 +595,7 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     for (int e = 0; e < Cfg::kBlockN / 2; ++e) dk[mb][e] = dv[mb][e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
-  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done();  // only the early convert waits
+  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done(p);  // only the early convert waits
 #endif
 }
 

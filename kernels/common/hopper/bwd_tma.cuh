@@ -28,6 +28,7 @@
 #include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
+
 #include "common/pdl.cuh"  // launch_after
 #include "common/scores.h"
 
@@ -360,12 +361,30 @@ inline constexpr int kBwdDoneBarrier = 8;
 // Which calls start the convert early, and so which dkv kernels count
 // themselves done: dense non-deterministic ones (bwd_tma_run says why).
 template <bool kDeterministic, bool kVarlen> inline constexpr bool kBwdEarlyConvert = !kDeterministic && !kVarlen;
+// ... and of those, the calls whose CTAs run at least this many steps on
+// average: the count costs each CTA its writer's wait for its reductions
+// to complete, a proxy fence and a release at its end, which a narrow
+// window's two or three steps a CTA do not earn back (session 52, H200,
+// non-deterministic, early start off: (128, 0) hdim 64 8k +3.7%, hdim 128
+// 16k +1.0%; (512, 0) at 2k -2.2%, (4096, 0) -1.1 / -1.6%, causal and full
+// -0.6 to -1.3%).
+inline constexpr int kBwdEarlyConvertMinSteps = 8;
+// The steps a dkv CTA takes on average (query tiles of kBlockM rows that see
+// its key block, times the query heads of its group); dense calls.
+template <int kBlockM, int kBlockN> long long bwd_steps_per_cta(const BwdParams& p) {
+  const long long blocks = (p.seqlen_k + kBlockN - 1) / kBlockN;
+  if (blocks == 0) return 0;
+  return p.call_mask.template walked_rows<kBlockM, kBlockN>() / kBlockM * p.group_size / blocks;
+}
 template <int kConsumerThreads> struct BwdKvDone {
   static constexpr int kThreads = kConsumerThreads + 32;
   // Every consumer thread, after its last global write.
-  __device__ static void consumer_done() { named_barrier_arrive(kBwdDoneBarrier, kThreads); }
+  __device__ static void consumer_done(const BwdParams& p) {
+    if (p.kv_done_target > 0) named_barrier_arrive(kBwdDoneBarrier, kThreads);
+  }
   // Every lane of the writer's warp, after the writer returned.
   __device__ static void count(const BwdParams& p, int h_kv, int b) {
+    if (p.kv_done_target == 0) return;  // the convert is launched after this grid (bwd_tma_run)
     named_barrier_sync(kBwdDoneBarrier, kThreads);
     if (threadIdx.x % 32 == 0) {
       fence_proxy_async_global();
@@ -525,6 +544,9 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     // CTAs is not launched.
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
     err = cudaSuccess;
+    const bool early = kBwdEarlyConvert<decltype(det)::value, decltype(varlen)::value> &&
+                       bwd_steps_per_cta<Cfg::kBlockM, Cfg::kBlockN>(p) >= kBwdEarlyConvertMinSteps;
+    p.kv_done_target = early ? static_cast<int>(grid.x) : 0;  // the dkv CTAs count themselves done
     // Programmatic dependent launch: the CTAs start (barriers, setup) while
     // the preprocess's last wave runs and wait for it (wait_for_previous_kernel).
     if (!kVarlen || grid.x > 0)
@@ -543,10 +565,8 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     // the early start gave non-deterministic calls +0.2% to +1.2% (hdim 64
     // full 8k) and deterministic ones -0.3% to -3.3% (the convert's traffic
     // probably slows the ordered additions still running).
-    constexpr bool kEarly = kBwdEarlyConvert<decltype(det)::value, decltype(varlen)::value>;
-    p.kv_done_target = kEarly ? static_cast<int>(grid.x) : 0;
     if (tiles.x > 0)
-      err = launch_after(kEarly, bwd_convert_dq_kernel<T, Layout, kVarlen>, tiles, dim3(256), 0, stream, p);
+      err = launch_after(early, bwd_convert_dq_kernel<T, Layout, kVarlen>, tiles, dim3(256), 0, stream, p);
     if (err == cudaSuccess) err = cudaGetLastError();
     }
   };
