@@ -255,7 +255,7 @@
 // queries) within each group of 32 (bwd_sequence_of, the metadata check's
 // order): issue 17's batch full +1.0%, causal +1.3% (H200, call 3).
 // Session 52: the dQ convert's early start (BwdKvDone) only where a CTA
-// takes >= 8 steps on average (kBwdEarlyConvertMinSteps): a narrow window's
+// takes >= 8 steps on average (kEarlyConvertMinSteps): a narrow window's
 // CTAs (two or three steps) paid its count at their ends; issue 16's
 // (128, 0) backward +3.7% at hdim 64 8k, +1.0% at hdim 128 16k (H200).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
@@ -337,6 +337,9 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // named protocol at hdim 128's 80-row steps: +-0.2% non-deterministic,
   // -1.6% / -4.3% deterministic full 8k / causal 16k).
   static constexpr bool kDqNamedHandoff = kBlockM == 128;
+  // The dQ convert's early start (BwdKvDone) only where the CTAs take at
+  // least this many steps on average (common/hopper/bwd_tma.cuh).
+  static constexpr int kEarlyConvertMinSteps = 8;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");

@@ -361,14 +361,20 @@ inline constexpr int kBwdDoneBarrier = 8;
 // Which calls start the convert early, and so which dkv kernels count
 // themselves done: dense non-deterministic ones (bwd_tma_run says why).
 template <bool kDeterministic, bool kVarlen> inline constexpr bool kBwdEarlyConvert = !kDeterministic && !kVarlen;
-// ... and of those, the calls whose CTAs run at least this many steps on
-// average: the count costs each CTA its writer's wait for its reductions
-// to complete, a proxy fence and a release at its end, which a narrow
-// window's two or three steps a CTA do not earn back (session 52, H200,
-// non-deterministic, early start off: (128, 0) hdim 64 8k +3.7%, hdim 128
-// 16k +1.0%; (512, 0) at 2k -2.2%, (4096, 0) -1.1 / -1.6%, causal and full
-// -0.6 to -1.3%).
-inline constexpr int kBwdEarlyConvertMinSteps = 8;
+// ... and of those, where the Config says so (kEarlyConvertMinSteps; absent:
+// every call), the calls whose CTAs run at least that many steps on average.
+// bwd_03's count costs each CTA its dQ writer's wait for its bulk
+// reductions to complete, a proxy fence and a release at its end, which a
+// narrow window's two to five steps a CTA do not earn back (session 52,
+// H200, non-deterministic, early start off: (128, 0) hdim 64 8k +3.7%, hdim
+// 128 16k +1.0%; (512, 0) at 2k -2.2%, (4096, 0) -1.1 / -1.6%, causal and
+// full -0.6 to -1.3%). bwd_04 (dQ by reductions from registers, no bulk
+// wait) gains from the early start even there: (128, 0) hdim 256 8k -1.1%
+// and (512, 0) 2k -4.3% without it.
+template <class Cfg, class = void> struct BwdEarlyConvertMinSteps : std::integral_constant<int, 0> {};
+template <class Cfg>
+struct BwdEarlyConvertMinSteps<Cfg, std::void_t<decltype(Cfg::kEarlyConvertMinSteps)>>
+    : std::integral_constant<int, Cfg::kEarlyConvertMinSteps> {};
 // The steps a dkv CTA takes on average (query tiles of kBlockM rows that see
 // its key block, times the query heads of its group); dense calls.
 template <int kBlockM, int kBlockN> long long bwd_steps_per_cta(const BwdParams& p) {
@@ -544,8 +550,9 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     // CTAs is not launched.
     const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
     err = cudaSuccess;
+    constexpr int kMinSteps = BwdEarlyConvertMinSteps<Cfg>::value;
     const bool early = kBwdEarlyConvert<decltype(det)::value, decltype(varlen)::value> &&
-                       bwd_steps_per_cta<Cfg::kBlockM, Cfg::kBlockN>(p) >= kBwdEarlyConvertMinSteps;
+                       (kMinSteps == 0 || bwd_steps_per_cta<Cfg::kBlockM, Cfg::kBlockN>(p) >= kMinSteps);
     p.kv_done_target = early ? static_cast<int>(grid.x) : 0;  // the dkv CTAs count themselves done
     // Programmatic dependent launch: the CTAs start (barriers, setup) while
     // the preprocess's last wave runs and wait for it (wait_for_previous_kernel).
