@@ -111,7 +111,8 @@ struct BwdParams : AttnParams {
   // int32, with dq_accum: per (batch, KV head), the dkv CTAs that finished
   // (every write of theirs released), zeroed with dq_accum; and the count
   // that means all of them, which the Hopper rungs' dQ convert waits for
-  // (0: it does not wait; common/hopper/bwd_tma.cuh, bwd_tma_run).
+  // (0: it does not wait, and the dkv CTAs do not count themselves;
+  // common/hopper/bwd_tma.cuh, bwd_tma_run).
   int* kv_done = nullptr;
   int kv_done_target = 0;
 

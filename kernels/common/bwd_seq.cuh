@@ -111,8 +111,9 @@ __device__ __forceinline__ int bwd_sequence_of(const BwdParams& p, int z) {
 // order (the same stores from per-tile CTAs: 132 us); the 80-row
 // transposed order 65.3 us. The floor (134 MB read, 67 MB written at 4.3
 // TB/s) is ~47 us.
-//   p.kv_done_target > 0 (the Hopper rungs' dense calls, launched to start
-// early: common/hopper/bwd_tma.cuh, bwd_tma_run): the CTA first waits until
+//   p.kv_done_target > 0 (the Hopper rungs' dense non-deterministic calls,
+// where the dkv CTAs run enough steps, launched to start early:
+// common/hopper/bwd_tma.cuh, bwd_tma_run): the CTA first waits until
 // every dkv CTA of its query head's (batch, KV head) has counted itself
 // done in p.kv_done, which it does after all its writes.
 template <class Order, class = void> constexpr bool kOrderTransposed = false;
