@@ -255,9 +255,10 @@
 // queries) within each group of 32 (bwd_sequence_of, the metadata check's
 // order): issue 17's batch full +1.0%, causal +1.3% (H200, call 3).
 // Session 52: the dQ convert's early start (BwdKvDone) only where a CTA
-// takes >= 8 steps on average (kEarlyConvertMinSteps): a narrow window's
-// CTAs (two or three steps) paid its count at their ends; issue 16's
-// (128, 0) backward +3.7% at hdim 64 8k, +1.0% at hdim 128 16k (H200).
+// takes >= 8 (hdim 64) / 5 (hdim 128) steps on average
+// (kEarlyConvertMinSteps): a narrow window's CTAs paid its count at their
+// ends; issue 16's (128, 0) backward +3.7% at hdim 64 8k, +1.0% at hdim 128
+// 16k, (256, 0) / (512, 0) at hdim 64 +3.2% / +2.0% (H200).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
@@ -338,8 +339,12 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // -1.6% / -4.3% deterministic full 8k / causal 16k).
   static constexpr bool kDqNamedHandoff = kBlockM == 128;
   // The dQ convert's early start (BwdKvDone) only where the CTAs take at
-  // least this many steps on average (common/hopper/bwd_tma.cuh).
-  static constexpr int kEarlyConvertMinSteps = 8;
+  // least this many steps on average (common/hopper/bwd_tma.cuh). Session
+  // 52, H200, without the early start: 128-row steps (hdim 64, the named
+  // hand-off) +3.7% / +3.2% / +2.0% at ~2 / 3 / 4.8 steps a CTA ((128, 0) /
+  // (256, 0) / (512, 0) windows); 64- and 80-row steps (hdim 128) +1.0% at
+  // ~4, -0.9% / -1.7% / -2.2% at ~6 / 9 / 10.
+  static constexpr int kEarlyConvertMinSteps = kBlockM == 128 ? 8 : 5;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");

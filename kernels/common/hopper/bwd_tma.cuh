@@ -368,9 +368,9 @@ template <bool kDeterministic, bool kVarlen> inline constexpr bool kBwdEarlyConv
 // narrow window's two to five steps a CTA do not earn back (session 52,
 // H200, non-deterministic, early start off: (128, 0) hdim 64 8k +3.7%, hdim
 // 128 16k +1.0%; (512, 0) at 2k -2.2%, (4096, 0) -1.1 / -1.6%, causal and
-// full -0.6 to -1.3%). bwd_04 (dQ by reductions from registers, no bulk
-// wait) gains from the early start even there: (128, 0) hdim 256 8k -1.1%
-// and (512, 0) 2k -4.3% without it.
+// full -0.6 to -1.3%; bwd_03's Configs give their thresholds). bwd_04 (dQ
+// by reductions from registers, no bulk wait) gains from the early start
+// even there: (128, 0) hdim 256 8k -1.1% and (512, 0) 2k -4.3% without it.
 template <class Cfg, class = void> struct BwdEarlyConvertMinSteps : std::integral_constant<int, 0> {};
 template <class Cfg>
 struct BwdEarlyConvertMinSteps<Cfg, std::void_t<decltype(Cfg::kEarlyConvertMinSteps)>>
