@@ -297,9 +297,9 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // schedule at hdim 64 (+3.9-4.7%; hdim 128 -0.4 to -0.7%: session 50).
   static constexpr bool kPackedPagedDynamic = kHeadDim_ == 64;
   // hdim 128: 32 / 232 registers where the producer resolves tiles at run
-  // time (per-sequence and paged kernels), 40 / 232 where
-  // it also looks up pages on a persistent schedule (the dynamic one or the
-  // walk); 24 / 240 elsewhere. Those producers spilled at 24 (ncu: 381K
+  // time (per-sequence and paged kernels), 40 / 232 where it also looks up
+  // pages on a persistent schedule (the dynamic one or the walk); 24 / 240
+  // elsewhere. Those producers spilled at 24 (ncu: 381K
   // local requests in a paged call) and the paged persistent ones still at
   // 32; consumers at 224 cost the per-sequence kernels 2% and the paged
   // single-tile one 1.3%, at 232 the walk 1.0% (H200, session 39:

@@ -28,7 +28,6 @@
 #include "common/mask.h"
 #include "common/mma.cuh"
 #include "common/numeric.cuh"
-
 #include "common/pdl.cuh"  // launch_after
 #include "common/scores.h"
 
