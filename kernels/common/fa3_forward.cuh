@@ -1150,8 +1150,9 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
 
   const FwdParams& p = prm.p;
   constexpr bool kDynamic = Fa3IsDynamic<Scheduler>::value;
-  constexpr bool kPersistentPaged =
-      Mainloop::kPaged && (kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>);
+  // A CTA that takes tile after tile: the dynamic schedule or the walk.
+  constexpr bool kPersistentSchedule = kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>;
+  constexpr bool kPersistentPaged = Mainloop::kPaged && kPersistentSchedule;
   // (The dense dynamic schedule's producer is `fixed`'s: at 24 registers it
   // keeps one spill, a load beside each next-index atomic; session 52.)
   constexpr Fa3ProducerLoad kLoad = kPersistentPaged ? Fa3ProducerLoad::paged_persistent
@@ -1282,7 +1283,7 @@ __device__ __forceinline__ void fa3_forward(const Fa3Params& prm) {
     // and the first warpgroup takes the last tile's hand-on at exit. (Until
     // session 42 each tile's start handed the turn on, after the last
     // warpgroup's epilogue.)
-    constexpr bool kHandOn = kDynamic || std::is_same_v<Scheduler, Fa3PersistentScheduler<Cfg>>;
+    constexpr bool kHandOn = kPersistentSchedule;
     bool turns_seen = false;  // a tile of this CTA had turns
     const auto consume_seq = [&](const Fa3Tile& tile, const Fa3Seq& seq, auto&& before_hand_on) {
       const int m0 = tile.m_block * Smem::kBlockM;
