@@ -105,7 +105,11 @@ template <class Cfg> struct SplitKvSmem {
 // the call has cu_seqlens_q (each sequence its own number of new tokens,
 // packed; decode_params.h): the grid is sized by max_seqlen_q and the CTAs
 // past a sequence's rows exit; dense calls keep their code.
-template <class T, class Cfg, bool kMods, bool kVarlen>
+// kWholeTiles: every tile's rows share one cache block (a contiguous cache,
+// or pages of at least kBlockN keys; run() decides), so load_tile computes a
+// tile's source once (session 53). Calls on smaller pages run the kernels
+// without it, whose SASS is the per-row loads' of before.
+template <class T, class Cfg, bool kMods, bool kVarlen, bool kWholeTiles>
 __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kWarps * 32;
@@ -194,18 +198,18 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // of at least kBlockN keys: tiles start at multiples of kBlockN), one
   // lookup serves the tile and every row's source is the tile's first plus
   // a constant step (load_tile's whole-tile path).
-  const bool one_block = !paged || p.page_size >= kBlockN;
+  constexpr bool one_block = kWholeTiles;
   int next_block[kRowsPerThread];
   auto fetch_blocks = [&](int tile) {
-    if (one_block) {
+    if constexpr (one_block) {
       const int key = tile * kBlockN;
       next_block[0] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
-      return;
-    }
+    } else {
 #pragma unroll
-    for (int i = 0; i < kRowsPerThread; ++i) {
-      const int key = tile * kBlockN + my_row + i * kRowStep;
-      next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
+      for (int i = 0; i < kRowsPerThread; ++i) {
+        const int key = tile * kBlockN + my_row + i * kRowStep;
+        next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
+      }
     }
   };
   const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;
@@ -213,7 +217,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   const int pos_mask = paged ? p.page_size - 1 : -1;
   auto load_tile = [&](int tile) {
     const int stage = tile % kStages;
-    if (one_block && (tile + 1) * kBlockN <= seq_keys) {
+    if (one_block && (tile + 1) * kBlockN <= seq_keys) {  // (a whole tile: not the tail)
       // A whole tile in one block: 64-bit address arithmetic once a tile,
       // not once a row (ncu, 16 x 8k: ~790 instructions a warp and tile,
       // two thirds of them this address arithmetic, bounded the kernel).
@@ -489,9 +493,13 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   const auto launch = [&](auto tag, auto hd) {
     using T = typename decltype(tag)::type;
     using Cfg = SplitKvConfig<decltype(hd)::value>;
+    // Whole-tile loads where every tile lies in one cache block.
+    const bool whole = p.page_table == nullptr || p.page_size >= Cfg::kBlockN;
     auto kernel = dispatch_score_mods(p, [&](auto m) {
-      return varlen ? dec_01_splitkv_kernel<T, Cfg, decltype(m)::value, true>
-                    : dec_01_splitkv_kernel<T, Cfg, decltype(m)::value, false>;
+      constexpr bool kMods = decltype(m)::value;
+      if (whole)
+        return varlen ? dec_01_splitkv_kernel<T, Cfg, kMods, true, true> : dec_01_splitkv_kernel<T, Cfg, kMods, false, true>;
+      return varlen ? dec_01_splitkv_kernel<T, Cfg, kMods, true, false> : dec_01_splitkv_kernel<T, Cfg, kMods, false, false>;
     });
     constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
