@@ -58,6 +58,18 @@
 // +0.7 / +0.3%, then +0.1 / +0.1 / -0.1%; page 16 +0.1 to +1.2%. Paged calls
 // deferred the same way lost 11-13% at page 16 (not understood), so they
 // wait first (docs/NOTES.md).
+// Session 53 (2026-11-30): timed alike (a 256 MB clear before every call,
+// as do_bench times cuDNN and FA4; benchmarks/fa4_decode_matched.py) flash
+// trailed cuDNN by 2-7% (cuDNN 131.2 / 136.6 / 250.6 us at 16 x 8k / 1 x
+// 128k / 64 x 4k, one CTA per (sequence, KV head), 86-90% of DRAM
+// bandwidth under ncu; this kernel 73-76%). One CTA of this kernel alone
+// streamed ~24 GB/s whatever its ring depth: ncu counted ~790 instructions
+// a warp and tile, two thirds of them each row's 64-bit source address.
+// kWholeTiles (contiguous caches, pages of >= 64 keys) computes a tile's
+// source once and steps by a constant per row: H200, --flush always, two
+// rounds: 16 x 8k contiguous 143.5 -> 140.3 us (+2.3%), page 256 +2.2%, 1 x
+// 128k +2.4% / +2.0%, 64 x 4k -0.1%; pages of 16 and 32 run the kernels
+// without it, SASS-identical to before (docs/NOTES.md, session 53).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
