@@ -209,11 +209,10 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // Where a tile's rows share one cache block (a contiguous cache, or pages
   // of at least kBlockN keys: tiles start at multiples of kBlockN), one
   // lookup serves the tile and every row's source is the tile's first plus
-  // a constant step (load_tile's whole-tile path).
-  constexpr bool one_block = kWholeTiles;
+  // a constant step (kWholeTiles: load_tile's whole-tile path).
   int next_block[kRowsPerThread];
   auto fetch_blocks = [&](int tile) {
-    if constexpr (one_block) {
+    if constexpr (kWholeTiles) {
       const int key = tile * kBlockN;
       next_block[0] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
     } else {
@@ -229,7 +228,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   const int pos_mask = paged ? p.page_size - 1 : -1;
   auto load_tile = [&](int tile) {
     const int stage = tile % kStages;
-    if (one_block && (tile + 1) * kBlockN <= seq_keys) {  // (a whole tile: not the tail)
+    if (kWholeTiles && (tile + 1) * kBlockN <= seq_keys) {  // (a whole tile: not the tail)
       // A whole tile in one block: 64-bit address arithmetic once a tile,
       // not once a row (ncu, 16 x 8k: ~790 instructions a warp and tile,
       // two thirds of them this address arithmetic, bounded the kernel).
@@ -250,7 +249,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int r = my_row + i * kRowStep, key = tile * kBlockN + r;
       const bool valid = key < seq_keys;
-      const std::int64_t block = one_block ? next_block[0] : next_block[i], pos = key & pos_mask;
+      const std::int64_t block = kWholeTiles ? next_block[0] : next_block[i], pos = key & pos_mask;
       const T* k_src = valid ? k_cache + block * p.k_batch_stride + pos * p.k_row_stride : k_cache;
       const T* v_src = valid ? v_cache + block * p.v_batch_stride + pos * p.v_row_stride : v_cache;
       cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src, valid ? 16 : 0);
