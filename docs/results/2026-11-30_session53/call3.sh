@@ -23,9 +23,9 @@ rep() {  # name, kernel regex, skip, command...
   ncu -i "$O/r/$name.ncu-rep" --page details --csv > "$O/r/$name.details.csv" 2>/dev/null
   rm -f "$O/r/$name.ncu-rep"
 }
-rep fa4_full BackwardSm90 2 python3 $S/fa4_once.py bwd 128 8192 2 16
+rep fa4_full BackwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py bwd 128 8192 2 16
 rep fl_full dkv 3 .gpu/bin/bench --bwd --dhead 128 --seq 8192 --batch 2 --heads 16 --kernel auto --min-time 0.02 --benchmark_filter=bwd/auto/
-rep fa4_causal BackwardSm90 2 python3 $S/fa4_once.py bwd 128 8192 2 16 causal
+rep fa4_causal BackwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py bwd 128 8192 2 16 causal
 rep fl_causal dkv 3 .gpu/bin/bench --bwd --dhead 128 --seq 8192 --batch 2 --heads 16 --causal --kernel auto --min-time 0.02 --benchmark_filter=bwd/auto/
 { python3 docs/results/2026-11-28_session35/src_opcodes.py "$O/r/fl_full.csv.xz" "$O/r/fa4_full.csv.xz"; echo
   python3 docs/results/2026-11-28_session35/src_opcodes.py "$O/r/fl_causal.csv.xz" "$O/r/fa4_causal.csv.xz"; } > "$O/opcodes.txt" 2>&1

@@ -21,9 +21,9 @@ rep() {  # name, kernel regex, skip, command...
   ncu -i "$O/r/$name.ncu-rep" --page details --csv > "$O/r/$name.details.csv" 2>/dev/null
   rm -f "$O/r/$name.ncu-rep"
 }
-rep fa4_f64 ForwardSm90 2 python3 $S/fa4_once.py fwd 64 16384 1 32
+rep fa4_f64 ForwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py fwd 64 16384 1 32
 rep fl_f64 fwd_ 3 .gpu/bin/bench --dhead 64 --seq 16384 --batch 1 --heads 32 --kernel auto --min-time 0.02 --benchmark_filter=fwd/auto/
-rep fa4_c256 ForwardSm90 2 python3 $S/fa4_once.py fwd 256 1024 16 8 causal
+rep fa4_c256 ForwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py fwd 256 1024 16 8 causal
 rep fl_c256 fwd_ 3 .gpu/bin/bench --dhead 256 --seq 1024 --batch 16 --heads 8 --causal --kernel auto --min-time 0.02 --benchmark_filter=fwd/auto/
 { python3 docs/results/2026-11-28_session35/src_opcodes.py "$O/r/fl_f64.csv.xz" "$O/r/fa4_f64.csv.xz"; echo
   python3 docs/results/2026-11-28_session35/src_opcodes.py "$O/r/fl_c256.csv.xz" "$O/r/fa4_c256.csv.xz"; } > "$O/opcodes.txt" 2>&1
