@@ -139,3 +139,21 @@ dc_runner() {
   done > "$O/runner.txt" 2>&1
   echo "runner OK: $(grep -c '\[OK' "$O/runner.txt"), FAIL: $(grep -c -E 'FAIL|rror:|xception' "$O/runner.txt")"
 }
+
+# dc_ncu NAME REGEX SKIP COMMAND...: one ncu report (base clocks) of the first launch of a kernel
+# matching REGEX after SKIP launches, COMMAND's; its source page (SASS, xz) and details page
+# (csv) into $O/r/NAME.*, the report itself dropped (pack $O/r into one archive: the device returns
+# 8 files). Sections: source counters, warp states, speed of light, compute and memory workload,
+# launch statistics, occupancy. docs/results/2026-11-28_session35/src_opcodes.py compares two source pages.
+dc_ncu() {
+  local name=$1 k=$2 skip=$3
+  shift 3
+  mkdir -p "$O/r"
+  timeout 170 ncu -k regex:"$k" --launch-skip "$skip" --launch-count 1 --section SourceCounters --section WarpStateStats \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section LaunchStats --section MemoryWorkloadAnalysis \
+    --section Occupancy -o "$O/r/$name" "$@" > "$O/r/$name.log" 2>&1
+  echo "$name rc=$? $((SECONDS - DC_T0)) s"
+  ncu -i "$O/r/$name.ncu-rep" --page source --print-source sass --csv 2>/dev/null | xz > "$O/r/$name.csv.xz"
+  ncu -i "$O/r/$name.ncu-rep" --page details --csv > "$O/r/$name.details.csv" 2>/dev/null
+  rm -f "$O/r/$name.ncu-rep"
+}

@@ -10,23 +10,13 @@ source .anchors/fa4-part2/install.sh > /dev/null 2>&1 || { echo "fa4 not staged"
 python3 -c 'import tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' .gpu/bundle.txz .gpu
 export LD_LIBRARY_PATH=$PWD/.gpu/lib
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$O/gpu.txt"
-S=docs/results/2026-11-30_session53
-T0=$SECONDS
+source benchmarks/device_call.sh  # dc_ncu (its sections: a superset of what this call first ran with)
+DC_T0=$SECONDS
 mkdir -p "$O/r"
-rep() {  # name, kernel regex, skip, command...
-  local name=$1 k=$2 skip=$3; shift 3
-  timeout 170 ncu -k regex:"$k" --launch-skip "$skip" --launch-count 1 --section SourceCounters --section WarpStateStats \
-    --section SpeedOfLight --section ComputeWorkloadAnalysis --section LaunchStats --section MemoryWorkloadAnalysis \
-    -o "$O/r/$name" "$@" > "$O/r/$name.log" 2>&1
-  echo "$name rc=$? $((SECONDS - T0)) s"
-  ncu -i "$O/r/$name.ncu-rep" --page source --print-source sass --csv 2>/dev/null | xz > "$O/r/$name.csv.xz"
-  ncu -i "$O/r/$name.ncu-rep" --page details --csv > "$O/r/$name.details.csv" 2>/dev/null
-  rm -f "$O/r/$name.ncu-rep"
-}
-rep fa4_full BackwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py bwd 128 8192 2 16
-rep fl_full dkv 3 .gpu/bin/bench --bwd --dhead 128 --seq 8192 --batch 2 --heads 16 --kernel auto --min-time 0.02 --benchmark_filter=bwd/auto/
-rep fa4_causal BackwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py bwd 128 8192 2 16 causal
-rep fl_causal dkv 3 .gpu/bin/bench --bwd --dhead 128 --seq 8192 --batch 2 --heads 16 --causal --kernel auto --min-time 0.02 --benchmark_filter=bwd/auto/
+dc_ncu fa4_full BackwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py bwd 128 8192 2 16
+dc_ncu fl_full dkv 3 .gpu/bin/bench --bwd --dhead 128 --seq 8192 --batch 2 --heads 16 --kernel auto --min-time 0.02 --benchmark_filter=bwd/auto/
+dc_ncu fa4_causal BackwardSm90 2 python3 docs/results/2026-11-28_session34/next/fa4_once.py bwd 128 8192 2 16 causal
+dc_ncu fl_causal dkv 3 .gpu/bin/bench --bwd --dhead 128 --seq 8192 --batch 2 --heads 16 --causal --kernel auto --min-time 0.02 --benchmark_filter=bwd/auto/
 { python3 docs/results/2026-11-28_session35/src_opcodes.py "$O/r/fl_full.csv.xz" "$O/r/fa4_full.csv.xz"; echo
   python3 docs/results/2026-11-28_session35/src_opcodes.py "$O/r/fl_causal.csv.xz" "$O/r/fa4_causal.csv.xz"; } > "$O/opcodes.txt" 2>&1
 head -4 "$O/opcodes.txt"
@@ -34,4 +24,4 @@ timeout 200 python3 benchmarks/fa4_bwd_matched.py .gpu/bin/bench "$O/bwd_matched
   grep -v -E "Warning|warn|exe_args" > "$O/bwd_matched.txt"
 tail -5 "$O/bwd_matched.txt"
 tar -C "$O" -cJf "$O/ncu.tar.xz" r && rm -rf "$O/r"
-echo "total: $((SECONDS - T0)) s"
+echo "total: $((SECONDS - DC_T0)) s"
