@@ -956,15 +956,7 @@ cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
 // sinks, variable-length batches and deterministic mode (hdim 256:
 // bwd_04_wgmma_wide).
 const BwdVariant* variant_bwd_wgmma() {
-  static const BwdVariant v = [] {
-    BwdVariant r = bwd_variant<Bwd03HeadDims>(check, workspace_bytes, run);
-    r.min_compute_capability = 90;
-    r.max_compute_capability = 90;  // sm_90a machine code runs on 9.0 only
-    r.features = kFeatureCausal | kFeatureGqa | kFeatureUnequalSeqlens | kFeatureWindow | kScoreFeatures |
-                 kFeatureVarlen | kFeatureDeterministic;
-    r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
-    return r;
-  }();
+  static const BwdVariant v = bwd_tma_variant<Bwd03HeadDims>(check, workspace_bytes, run);
   return &v;
 }
 #else

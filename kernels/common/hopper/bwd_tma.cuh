@@ -7,9 +7,9 @@
 // step), kBlockN (keys per CTA), kStages and kConsumerWGs; its Smem the byte
 // offsets kK, kV, kQ, kDo, kLse, kDpsum and the sizes kKVBytes, kQBytes and
 // kRowBytes (and kOneDoStage = true where dO has a single buffer of its own,
-// BwdRing); bwd_tma_check, bwd_tma_workspace_bytes and bwd_tma_run are the
-// host side of both rungs' entry points. Device code (kernel translation
-// units only).
+// BwdRing); bwd_tma_check, bwd_tma_workspace_bytes, bwd_tma_run and
+// bwd_tma_variant are the host side of both rungs' entry points and registry
+// entries. Device code (kernel translation units only).
 #pragma once
 
 #include <cuda.h>
@@ -589,6 +589,20 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
   if (p.dtype == DType::f16) dispatch_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__half>{}, hd); });
   else dispatch_head_dim(p.head_dim, [&](auto hd) { go_mode(TypeTag<__nv_bfloat16>{}, hd); });
   return err;
+}
+
+// The registry entry of a Hopper backward rung (bwd_03, bwd_04): every
+// feature of bwd_variant's, on sm_90a machine code (which runs on compute
+// capability 9.0 only), with TMA's bound on a tensor's strides (< 2^40 bytes).
+template <class HeadDims>
+BwdVariant bwd_tma_variant(std::string (*check)(const BwdParams&, const DeviceInfo&),
+                           std::size_t (*workspace_bytes)(const BwdParams&),
+                           cudaError_t (*run)(const BwdParams&, void*, cudaStream_t)) {
+  BwdVariant v = bwd_variant<HeadDims>(check, workspace_bytes, run);
+  v.min_compute_capability = 90;
+  v.max_compute_capability = 90;
+  v.max_offset = (std::int64_t{1} << 39) - 1;
+  return v;
 }
 
 }  // namespace flash::detail
