@@ -70,6 +70,16 @@
 // rounds: 16 x 8k contiguous 143.5 -> 140.3 us (+2.3%), page 256 +2.2%, 1 x
 // 128k +2.4% / +2.0%, 64 x 4k -0.1%; pages of 16 and 32 run the kernels
 // without it, SASS-identical to before (docs/NOTES.md, session 53).
+// Session 54 (2026-11-30): with the whole-tile loads one CTA an SM keeps up
+// with two, and fewer CTAs read the cache faster, so choose_splits takes one
+// wave of one CTA an SM where a split count makes one (contiguous caches,
+// pages of >= 64 keys). H200, --flush always, two rounds: 16 x 8k 139.4 ->
+// 135.4 us (+2.9%), page 256 +3.3%; 1 x 128k +2.5% / +2.1%; 64 x 4k and
+// pages of 16 unchanged; against cuDNN timed alike 0.996 / 1.018 / 0.994.
+// The loop itself proved not to bound the kernel: with its compute removed
+// it ran only 1-2.5% faster, and tensor-map TMA loads (-3.5%), one bulk copy
+// a row (-5 to -10%), warps that never wait for each other (-0.2%), fewer
+// instructions (W2, a lazy O rescale: +-0.2%) all failed (docs/NOTES.md).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
@@ -467,6 +477,20 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
   constexpr int kMinTilesPerSplit = 4, kBlockN = 64, kMaxSplits = 128;
   const int tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int max_splits = std::max(1, std::min<int>(kMaxSplits, tiles / kMinTilesPerSplit));
+  // Whole-tile loads (a contiguous cache, pages of >= 64 keys): one wave of
+  // one CTA an SM on >= 90% of the SMs where a split count makes one. Fewer
+  // CTAs streaming the cache read it faster, and one such CTA an SM keeps
+  // up (H200, session 54, --flush always: 16 x 8k one split 134.7 us, two
+  // 139.9; 1 x 128k 16 splits 137.3, 32 140.7; hdim 64 16 x 8k 78.8 / 83.2).
+  // Pages of 16 / 32 keys (each row's own address) need two CTAs an SM:
+  // one split there ran 179.5 us against two's 146.3.
+  if (p.page_table == nullptr || p.page_size >= kBlockN) {
+    for (int s = 1; s <= max_splits; ++s) {
+      const std::int64_t n = ctas * s;
+      if (n > dev.sm_count) break;
+      if (n * 10 >= static_cast<std::int64_t>(dev.sm_count) * 9) return s;
+    }
+  }
   double best = 0.0;
   double eff[kMaxSplits + 1] = {};
   for (int s = 1; s <= max_splits; ++s) {
