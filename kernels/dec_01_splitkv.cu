@@ -80,6 +80,11 @@
 // it ran only 1-2.5% faster, and tensor-map TMA loads (-3.5%), one bulk copy
 // a row (-5 to -10%), warps that never wait for each other (-0.2%), fewer
 // instructions (W2, a lazy O rescale: +-0.2%) all failed (docs/NOTES.md).
+// kSegKeys (session 54, prepared in 53): pages of 16 / 32 keys load each run
+// of keys in one page with one lookup and one source address (four lookups
+// a tile at page 16, not eight a thread): page 16 +0.6 / +1.0 / +0.9% (16 x
+// 8k, 1 x 128k, 64 x 4k), the rest +-0.1%; still two CTAs an SM there (one
+// split at 16 x 8k: 149.9 us against two's 142.4).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
@@ -127,11 +132,12 @@ template <class Cfg> struct SplitKvSmem {
 // the call has cu_seqlens_q (each sequence its own number of new tokens,
 // packed; decode_params.h): the grid is sized by max_seqlen_q and the CTAs
 // past a sequence's rows exit; dense calls keep their code.
-// kWholeTiles: every tile's rows share one cache block (a contiguous cache,
-// or pages of at least kBlockN keys; run() decides), so load_tile computes a
-// tile's source once (session 53). Calls on smaller pages run the kernels
-// without it, whose SASS is the per-row loads' of before.
-template <class T, class Cfg, bool kMods, bool kVarlen, bool kWholeTiles>
+// kSegKeys: every aligned run of kSegKeys keys of a tile shares one cache
+// block (kBlockN: a contiguous cache or pages of at least kBlockN keys; 16 or
+// 32: pages of that size; run() decides), so load_tile computes a run's
+// source once and steps by a constant per row (session 53). 0: each row's
+// block and address on its own (pages under 16 keys, or under kRowStep).
+template <class T, class Cfg, bool kMods, bool kVarlen, int kSegKeys>
 __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kWarps * 32;
@@ -216,21 +222,18 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   const int my_row = threadIdx.x / kChunks, my_col = (threadIdx.x % kChunks) * 8;
   const bool paged = p.page_table != nullptr;
   const int* table = p.page_table + b * p.page_table_stride;
-  // Where a tile's rows share one cache block (a contiguous cache, or pages
-  // of at least kBlockN keys: tiles start at multiples of kBlockN), one
-  // lookup serves the tile and every row's source is the tile's first plus
-  // a constant step (kWholeTiles: load_tile's whole-tile path).
-  int next_block[kRowsPerThread];
+  // Runs of kSegKeys keys share a block (see kSegKeys): one page-table lookup
+  // a run, and a row's source is its run's first plus a constant step.
+  static_assert(kSegKeys == 0 || (kSegKeys % kRowStep == 0 && kBlockN % (kSegKeys == 0 ? 1 : kSegKeys) == 0),
+                "whole rows per run");
+  constexpr int kRowsPerSeg = kSegKeys == 0 ? 1 : kSegKeys / kRowStep;  // this thread's rows in a run
+  constexpr int kLookups = kSegKeys == 0 ? kRowsPerThread : kBlockN / kSegKeys;
+  int next_block[kLookups];
   auto fetch_blocks = [&](int tile) {
-    if constexpr (kWholeTiles) {
-      const int key = tile * kBlockN;
-      next_block[0] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
-    } else {
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
-        const int key = tile * kBlockN + my_row + i * kRowStep;
-        next_block[i] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
-      }
+    for (int j = 0; j < kLookups; ++j) {
+      const int key = tile * kBlockN + (kSegKeys == 0 ? my_row + j * kRowStep : j * kSegKeys);
+      next_block[j] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
     }
   };
   const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;
@@ -238,20 +241,23 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   const int pos_mask = paged ? p.page_size - 1 : -1;
   auto load_tile = [&](int tile) {
     const int stage = tile % kStages;
-    if (kWholeTiles && (tile + 1) * kBlockN <= seq_keys) {  // (a whole tile: not the tail)
-      // A whole tile in one block: 64-bit address arithmetic once a tile,
-      // not once a row (ncu, 16 x 8k: ~790 instructions a warp and tile,
-      // two thirds of them this address arithmetic, bounded the kernel).
-      const std::int64_t block = next_block[0], row0 = ((tile * kBlockN) & pos_mask) + my_row;
-      const T* k_src = k_cache + block * p.k_batch_stride + row0 * p.k_row_stride;
-      const T* v_src = v_cache + block * p.v_batch_stride + row0 * p.v_row_stride;
+    if (kSegKeys != 0 && (tile + 1) * kBlockN <= seq_keys) {  // a whole tile: not the tail
+      // 64-bit address arithmetic once a run, not once a row (ncu, 16 x 8k:
+      // ~790 instructions a warp and tile, two thirds of them this
+      // arithmetic, bounded the kernel).
       const std::int64_t k_step = std::int64_t(kRowStep) * p.k_row_stride;
       const std::int64_t v_step = std::int64_t(kRowStep) * p.v_row_stride;
 #pragma unroll
-      for (int i = 0; i < kRowsPerThread; ++i) {
-        const int r = my_row + i * kRowStep;
-        cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src + i * k_step, 16);
-        cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, my_col), v_src + i * v_step, 16);
+      for (int j = 0; j < kLookups; ++j) {
+        const std::int64_t block = next_block[j], row0 = ((tile * kBlockN + j * kSegKeys) & pos_mask) + my_row;
+        const T* k_src = k_cache + block * p.k_batch_stride + row0 * p.k_row_stride;
+        const T* v_src = v_cache + block * p.v_batch_stride + row0 * p.v_row_stride;
+#pragma unroll
+        for (int u = 0; u < kRowsPerSeg; ++u) {
+          const int r = my_row + (j * kRowsPerSeg + u) * kRowStep;
+          cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src + u * k_step, 16);
+          cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, my_col), v_src + u * v_step, 16);
+        }
       }
       return;
     }
@@ -259,7 +265,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int r = my_row + i * kRowStep, key = tile * kBlockN + r;
       const bool valid = key < seq_keys;
-      const std::int64_t block = kWholeTiles ? next_block[0] : next_block[i], pos = key & pos_mask;
+      const std::int64_t block = next_block[kSegKeys == 0 ? i : i / kRowsPerSeg], pos = key & pos_mask;
       const T* k_src = valid ? k_cache + block * p.k_batch_stride + pos * p.k_row_stride : k_cache;
       const T* v_src = valid ? v_cache + block * p.v_batch_stride + pos * p.v_row_stride : v_cache;
       cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src, valid ? 16 : 0);
@@ -460,6 +466,17 @@ std::string check(const DecodeParams& p, const DeviceInfo& dev) {
   return {};
 }
 
+// The kernel's kSegKeys for a call: kBlockNDecode keys (a whole tile) for a
+// contiguous cache or pages of at least that many keys, 16 or 32 for pages of
+// that size where a thread's rows in a page are whole (kRowStep: 16 at head
+// dim 64), else 0 (each row on its own).
+constexpr int kBlockNDecode = 64;
+int segment_keys(const DecodeParams& p, int head_dim) {
+  if (p.page_table == nullptr || p.page_size >= kBlockNDecode) return kBlockNDecode;
+  const int row_step = 128 / (head_dim / 8);  // kThreads / kChunks
+  return (p.page_size == 16 || p.page_size == 32) && p.page_size % row_step == 0 ? p.page_size : 0;
+}
+
 // CTAs of this kernel one SM holds at once (from the shared memory it takes).
 int ctas_per_sm(int head_dim, const DeviceInfo& dev) {
   return std::max<int>(1, static_cast<int>(dev.smem_per_sm / (smem_bytes(head_dim) + kSmemReservedPerCta)));
@@ -528,13 +545,19 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
   const auto launch = [&](auto tag, auto hd) {
     using T = typename decltype(tag)::type;
     using Cfg = SplitKvConfig<decltype(hd)::value>;
-    // Whole-tile loads where every tile lies in one cache block.
-    const bool whole = p.page_table == nullptr || p.page_size >= Cfg::kBlockN;
+    // The run of keys that share a cache block (the kernel's kSegKeys).
+    static_assert(Cfg::kBlockN == kBlockNDecode, "segment_keys' whole tile");
+    const int seg = segment_keys(p, Cfg::kHeadDim);
     auto kernel = dispatch_score_mods(p, [&](auto m) {
       constexpr bool kMods = decltype(m)::value;
-      if (whole)
-        return varlen ? dec_01_splitkv_kernel<T, Cfg, kMods, true, true> : dec_01_splitkv_kernel<T, Cfg, kMods, false, true>;
-      return varlen ? dec_01_splitkv_kernel<T, Cfg, kMods, true, false> : dec_01_splitkv_kernel<T, Cfg, kMods, false, false>;
+      const auto of = [&](auto v) {
+        constexpr bool kV = decltype(v)::value;
+        return seg == kBlockNDecode ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, kBlockNDecode>
+               : seg == 32          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32>
+               : seg == 16          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16>
+                                    : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 0>;
+      };
+      return varlen ? of(std::true_type{}) : of(std::false_type{});
     });
     constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
