@@ -11,8 +11,10 @@
 //     other in the grid, which read the same keys through L2.
 //   - Splits: each sequence's keys are cut into num_splits ranges of whole
 //     64-key tiles so that batch 1 still fills every SM; a combine kernel
-//     (kv_cache.cuh) merges the splits by their LSE. The heuristic picks the
-//     fewest splits whose CTAs fill the SMs' slots within 95% of the best.
+//     (kv_cache.cuh) merges the splits by their LSE. The heuristic takes one
+//     wave of one CTA an SM where a split count makes one (whole-tile loads:
+//     contiguous caches, pages of >= 64 keys), else the fewest splits whose
+//     CTAs fill the SMs' slots within 95% of the best.
 //   - Inside a CTA the four warps split the keys of each 64-key tile (16
 //     each) instead of the rows: each warp runs its own online softmax over
 //     its keys, and the four partial (max, sum, O) are merged through shared
