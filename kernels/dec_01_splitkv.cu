@@ -67,7 +67,8 @@
 // bandwidth under ncu; this kernel 73-76%). One CTA of this kernel alone
 // streamed ~24 GB/s whatever its ring depth: ncu counted ~790 instructions
 // a warp and tile, two thirds of them each row's 64-bit source address.
-// kWholeTiles (contiguous caches, pages of >= 64 keys) computes a tile's
+// kWholeTiles (now kSegKeys == kBlockN: contiguous caches, pages of >= 64
+// keys) computes a tile's
 // source once and steps by a constant per row: H200, --flush always, two
 // rounds: 16 x 8k contiguous 143.5 -> 140.3 us (+2.3%), page 256 +2.2%, 1 x
 // 128k +2.4% / +2.0%, 64 x 4k -0.1%; pages of 16 and 32 run the kernels
@@ -78,10 +79,12 @@
 // pages of >= 64 keys). H200, --flush always, two rounds: 16 x 8k 139.4 ->
 // 135.4 us (+2.9%), page 256 +3.3%; 1 x 128k +2.5% / +2.1%; 64 x 4k and
 // pages of 16 unchanged; against cuDNN timed alike 0.996 / 1.018 / 0.994.
-// The loop itself proved not to bound the kernel: with its compute removed
-// it ran only 1-2.5% faster, and tensor-map TMA loads (-3.5%), one bulk copy
-// a row (-5 to -10%), warps that never wait for each other (-0.2%), fewer
-// instructions (W2, a lazy O rescale: +-0.2%) all failed (docs/NOTES.md).
+// The loop itself proved not to bound the kernel (session 53's reading of
+// the instruction count was wrong): with its compute removed it ran only
+// 1-2.5% faster, and tensor-map TMA loads (3.4-4.5% slower), one bulk copy a
+// row (5-10% slower), warps that never wait for each other (0.2-1.6%
+// slower), fewer instructions (W2, a lazy O rescale: within 0.3%) all failed
+// (docs/NOTES.md, session 54; the prototypes are patches in its results).
 // kSegKeys (session 54, prepared in 53): pages of 16 / 32 keys load each run
 // of keys in one page with one lookup and one source address (four lookups
 // a tile at page 16, not eight a thread): page 16 +0.6 / +1.0 / +0.9% (16 x
