@@ -114,6 +114,8 @@ template <int kHeadDim_> struct SplitKvConfig {
   static constexpr int kWarps = 4;
   static constexpr int kKeysPerWarp = 16;
   static constexpr int kBlockN = kWarps * kKeysPerWarp;  // keys per tile
+  // A thread copies one 16-byte column of every kRowStep-th row of a tile.
+  static constexpr int kRowStep = kWarps * 32 / (kHeadDim / 8);
   // Ring depth: about 96 KB of K/V per CTA at head dims 64 and 128 (two CTAs
   // per SM), 192 KB at 256.
   static constexpr int kStages = kHeadDim == 64 ? 6 : 3;
@@ -222,8 +224,8 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // or page from the page table) of each row of the next tile to load is
   // fetched one tile ahead into next_block[], so the page-table lookups are
   // in flight while the current tile computes instead of stalling the copy.
-  constexpr int kRowStep = kThreads / kChunks, kRowsPerThread = kBlockN / kRowStep;
-  static_assert(kThreads % kChunks == 0, "a thread keeps one column");
+  constexpr int kRowStep = Cfg::kRowStep, kRowsPerThread = kBlockN / kRowStep;
+  static_assert(kThreads % kChunks == 0 && kRowStep == kThreads / kChunks, "a thread keeps one column");
   const int my_row = threadIdx.x / kChunks, my_col = (threadIdx.x % kChunks) * 8;
   const bool paged = p.page_table != nullptr;
   const int* table = p.page_table + b * p.page_table_stride;
@@ -247,9 +249,9 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   auto load_tile = [&](int tile) {
     const int stage = tile % kStages;
     if (kSegKeys != 0 && (tile + 1) * kBlockN <= seq_keys) {  // a whole tile: not the tail
-      // 64-bit address arithmetic once a run, not once a row (ncu, 16 x 8k:
-      // ~790 instructions a warp and tile, two thirds of them this
-      // arithmetic, bounded the kernel).
+      // 64-bit address arithmetic once a run, not once a row (two thirds of
+      // the ~790 instructions a warp and tile ncu counted at 16 x 8k; +2.3%
+      // there, and what lets one CTA an SM keep up: session 54).
       const std::int64_t k_step = std::int64_t(kRowStep) * p.k_row_stride;
       const std::int64_t v_step = std::int64_t(kRowStep) * p.v_row_stride;
 #pragma unroll
@@ -471,15 +473,19 @@ std::string check(const DecodeParams& p, const DeviceInfo& dev) {
   return {};
 }
 
-// The kernel's kSegKeys for a call: kBlockNDecode keys (a whole tile) for a
-// contiguous cache or pages of at least that many keys, 16 or 32 for pages of
-// that size where a thread's rows in a page are whole (kRowStep: 16 at head
-// dim 64), else 0 (each row on its own).
-constexpr int kBlockNDecode = 64;
-int segment_keys(const DecodeParams& p, int head_dim) {
-  if (p.page_table == nullptr || p.page_size >= kBlockNDecode) return kBlockNDecode;
-  const int row_step = 128 / (head_dim / 8);  // kThreads / kChunks
-  return (p.page_size == 16 || p.page_size == 32) && p.page_size % row_step == 0 ? p.page_size : 0;
+// Every tile of the call lies in one cache block (a contiguous cache, or
+// pages of at least a tile's keys; tiles start at multiples of kBlockN): the
+// kernels' whole-tile loads, and the split rule's one CTA an SM.
+constexpr int kBlockNDecode = SplitKvConfig<64>::kBlockN;  // (every head dim's)
+bool whole_tiles(const DecodeParams& p) { return p.page_table == nullptr || p.page_size >= kBlockNDecode; }
+
+// The kernel's kSegKeys for a call: a whole tile where whole_tiles, 16 or 32
+// for pages of that size where a thread's rows in a page are whole (kRowStep:
+// 16 at head dim 64), else 0 (each row on its own).
+template <class Cfg> int segment_keys(const DecodeParams& p) {
+  static_assert(Cfg::kBlockN == kBlockNDecode, "one tile size");
+  if (whole_tiles(p)) return Cfg::kBlockN;
+  return (p.page_size == 16 || p.page_size == 32) && p.page_size % Cfg::kRowStep == 0 ? p.page_size : 0;
 }
 
 // CTAs of this kernel one SM holds at once (from the shared memory it takes).
@@ -496,7 +502,7 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
   const std::int64_t ctas = static_cast<std::int64_t>(p.batch) * p.heads_kv * m_blocks(p);
   const std::int64_t slots = static_cast<std::int64_t>(dev.sm_count) * ctas_per_sm(p.head_dim, dev);
   if (ctas >= slots * 8 / 10) return 1;
-  constexpr int kMinTilesPerSplit = 4, kBlockN = 64, kMaxSplits = 128;
+  constexpr int kMinTilesPerSplit = 4, kBlockN = kBlockNDecode, kMaxSplits = 128;
   const int tiles = (p.seqlen_k + kBlockN - 1) / kBlockN;
   const int max_splits = std::max(1, std::min<int>(kMaxSplits, tiles / kMinTilesPerSplit));
   // Whole-tile loads (a contiguous cache, pages of >= 64 keys): one wave of
@@ -506,7 +512,7 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
   // 139.9; 1 x 128k 16 splits 137.3, 32 140.7; hdim 64 16 x 8k 78.8 / 83.2).
   // Pages of 16 / 32 keys (each row's own address) need two CTAs an SM:
   // one split there ran 179.5 us against two's 146.3.
-  if (p.page_table == nullptr || p.page_size >= kBlockN) {
+  if (whole_tiles(p)) {
     for (int s = 1; s <= max_splits; ++s) {
       const std::int64_t n = ctas * s;
       if (n > dev.sm_count) break;
@@ -551,13 +557,12 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
     using T = typename decltype(tag)::type;
     using Cfg = SplitKvConfig<decltype(hd)::value>;
     // The run of keys that share a cache block (the kernel's kSegKeys).
-    static_assert(Cfg::kBlockN == kBlockNDecode, "segment_keys' whole tile");
-    const int seg = segment_keys(p, Cfg::kHeadDim);
+    const int seg = segment_keys<Cfg>(p);
     auto kernel = dispatch_score_mods(p, [&](auto m) {
       constexpr bool kMods = decltype(m)::value;
       const auto of = [&](auto v) {
         constexpr bool kV = decltype(v)::value;
-        return seg == kBlockNDecode ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, kBlockNDecode>
+        return seg == Cfg::kBlockN ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, Cfg::kBlockN>
                : seg == 32          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32>
                : seg == 16          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16>
                                     : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 0>;
