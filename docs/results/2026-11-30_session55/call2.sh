@@ -5,7 +5,7 @@
 # pool is table entry i: each sequence's pages in order in memory). Prediction: if the gap is where
 # the pages lie (DRAM / TLB locality) and not the kernel's per-page work, sequential page 16 runs
 # within ~1% of the contiguous cache, at one CTA an SM (--splits 1) too.
-cp .anchors/fa4-p1a/cu13.xz.0 /tmp/cu13.xz.0
+[ -d .anchors/fa4-p1a ] && cp .anchors/fa4-p1a/cu13.xz.0 /tmp/cu13.xz.0
 source benchmarks/device_call.sh
 dc_setup H > /dev/null
 for r in 1 2; do
