@@ -132,7 +132,11 @@ template <class Cfg> struct SplitKvSmem {
   // The merge reuses the ring: fp32 O, max and sum of every warp's 16 rows.
   static constexpr std::size_t kMergeBytes = std::size_t(Cfg::kWarps) * 16 * (Cfg::kHeadDim + 2) * 4;
   static_assert(kMergeBytes <= kRingBytes, "the merge buffers fit in the K/V ring");
-  static constexpr std::size_t kBytes = kQElems * 2 + kRingBytes;
+  // Pages of 16 / 32 keys: the page-table entries of kTableSlots tiles, copied
+  // ahead of the tiles' loads (kStagedTable in the kernel), 4 slots a tile.
+  static constexpr int kTableSlots = 8, kTableSlotEntries = 4;
+  static constexpr std::size_t kTableBytes = std::size_t(kTableSlots) * kTableSlotEntries * 4;
+  static constexpr std::size_t kBytes = kQElems * 2 + kRingBytes + kTableBytes;
 };
 
 // kMods: the call has a softcap or ALiBi (dispatch_score_mods). kVarlen:
@@ -144,7 +148,10 @@ template <class Cfg> struct SplitKvSmem {
 // 32: pages of that size; run() decides), so load_tile computes a run's
 // source once and steps by a constant per row (session 53). 0: each row's
 // block and address on its own (pages under 16 keys, or under kRowStep).
-template <class T, class Cfg, bool kMods, bool kVarlen, int kSegKeys>
+// kStagedTable (kSegKeys 16 / 32 only): the page-table entries come from
+// shared memory, copied kTableSlots tiles ahead; run() takes it for grids of
+// at most one CTA an SM (below, at sTable).
+template <class T, class Cfg, bool kMods, bool kVarlen, int kSegKeys, bool kStagedTable>
 __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kWarps * 32;
@@ -235,13 +242,49 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
                 "whole rows per run");
   constexpr int kRowsPerSeg = kSegKeys == 0 ? 1 : kSegKeys / kRowStep;  // this thread's rows in a run
   constexpr int kLookups = kSegKeys == 0 ? kRowsPerThread : kBlockN / kSegKeys;
-  int next_block[kLookups];
+  // kStagedTable (pages of 16 / 32 keys): a tile's kLookups entries are the
+  // same for every thread, so they come from shared memory, where they were
+  // copied kTableSlots tiles ahead (cp.async in the tiles' groups) instead of
+  // one tile ahead into registers. At one CTA an SM each lookup's latency,
+  // under the saturated memory system, held the next tile's copies: page 16
+  // ran 7-10% behind the contiguous cache even with its pages laid out as one,
+  // 2% with the lookups replaced by their values; staged, 16 x 8k one split
+  // 152.0 -> 141.3 us, 1 x 128k 15 splits 158.8 -> 144.9 (H200, session 55).
+  // Past one wave of one CTA an SM (64 x 4k, two an SM) it lost 1.4%: run()
+  // keeps the entries in registers there.
+  static_assert(!kStagedTable || (kSegKeys != 0 && kSegKeys < kBlockN), "staged entries: pages of 16 / 32 keys");
+  constexpr int kTableSlots = Smem::kTableSlots;
+  static_assert(!kStagedTable || kLookups <= Smem::kTableSlotEntries, "a tile's entries fit its slot");
+  // Entry j of tile t is sTable[(t % kTableSlots) * 4 + j]. Iteration t (the
+  // loop's, by tile) copies tile t + kTableSlots's entries into tile t's slot,
+  // which load_tile(t) read at iteration t - 2, two barriers ago; the copy is
+  // in iteration t's group, waited for at iteration t + 2 before its barrier,
+  // and load_tile(t + kTableSlots) runs at iteration t + kTableSlots - 2.
+  static_assert(kTableSlots >= 5, "t + 2 < t + kTableSlots - 2: the entries land before their tile's load");
+  int* sTable = reinterpret_cast<int*>(reinterpret_cast<char*>(smem_u4) + Smem::kQElems * 2 + Smem::kRingBytes);
+  int next_block[kStagedTable ? 1 : kLookups];
   auto fetch_blocks = [&](int tile) {
+    if constexpr (!kStagedTable) {
 #pragma unroll
-    for (int j = 0; j < kLookups; ++j) {
-      const int key = tile * kBlockN + (kSegKeys == 0 ? my_row + j * kRowStep : j * kSegKeys);
-      next_block[j] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
+      for (int j = 0; j < kLookups; ++j) {
+        const int key = tile * kBlockN + (kSegKeys == 0 ? my_row + j * kRowStep : j * kSegKeys);
+        next_block[j] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
+      }
     }
+  };
+  // Tile `tile`'s entries into its slot (kStagedTable): keys past the
+  // sequence read nothing and stage page 0, which no load uses.
+  auto stage_entries = [&](int tile) {
+    if (threadIdx.x < kLookups) {
+      const int key = tile * kBlockN + threadIdx.x * kSegKeys;
+      const bool valid = key < seq_keys;
+      cp_async_4(sTable + (tile % kTableSlots) * Smem::kTableSlotEntries + threadIdx.x,
+                 valid ? table + (key >> p.page_shift) : table, valid ? 4 : 0);
+    }
+  };
+  const auto block_of = [&](int j, int tile) -> std::int64_t {
+    if constexpr (kStagedTable) return sTable[(tile % kTableSlots) * Smem::kTableSlotEntries + j];
+    else return next_block[j];
   };
   const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;
   const T* v_cache = static_cast<const T*>(p.v) + h_kv * p.v_head_stride + my_col;
@@ -256,7 +299,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
       const std::int64_t v_step = std::int64_t(kRowStep) * p.v_row_stride;
 #pragma unroll
       for (int j = 0; j < kLookups; ++j) {
-        const std::int64_t block = next_block[j], row0 = ((tile * kBlockN + j * kSegKeys) & pos_mask) + my_row;
+        const std::int64_t block = block_of(j, tile), row0 = ((tile * kBlockN + j * kSegKeys) & pos_mask) + my_row;
         const T* k_src = k_cache + block * p.k_batch_stride + row0 * p.k_row_stride;
         const T* v_src = v_cache + block * p.v_batch_stride + row0 * p.v_row_stride;
 #pragma unroll
@@ -272,13 +315,21 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     for (int i = 0; i < kRowsPerThread; ++i) {
       const int r = my_row + i * kRowStep, key = tile * kBlockN + r;
       const bool valid = key < seq_keys;
-      const std::int64_t block = next_block[kSegKeys == 0 ? i : i / kRowsPerSeg], pos = key & pos_mask;
+      const std::int64_t block = block_of(kSegKeys == 0 ? i : i / kRowsPerSeg, tile), pos = key & pos_mask;
       const T* k_src = valid ? k_cache + block * p.k_batch_stride + pos * p.k_row_stride : k_cache;
       const T* v_src = valid ? v_cache + block * p.v_batch_stride + pos * p.v_row_stride : v_cache;
       cp_async_16(sK + stage * Smem::kTileElems + Layout::offset(r, my_col), k_src, valid ? 16 : 0);
       cp_async_16(sV + stage * Smem::kTileElems + Layout::offset(r, my_col), v_src, valid ? 16 : 0);
     }
   };
+  if constexpr (kStagedTable) {  // the first kTableSlots tiles' entries, straight
+    for (int idx = threadIdx.x; idx < kTableSlots * kLookups; idx += kThreads) {
+      const int tile = tile_begin + idx / kLookups, key = tile * kBlockN + (idx % kLookups) * kSegKeys;
+      sTable[(tile % kTableSlots) * Smem::kTableSlotEntries + idx % kLookups] =
+          key < seq_keys ? __ldg(table + (key >> p.page_shift)) : 0;
+    }
+    __syncthreads();
+  }
   fetch_blocks(tile_begin);
 #pragma unroll
   for (int s = 0; s < kStages - 1; ++s) {
@@ -333,6 +384,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     if (j + kStages - 1 < n_tiles) {
       load_tile(tile + kStages - 1);
       fetch_blocks(tile + kStages);
+      if (kStagedTable && j + kTableSlots < n_tiles) stage_entries(tile + kTableSlots);
     }
     cp_async_commit();
     cp_async_wait<kStages - 1>();
@@ -488,6 +540,19 @@ template <class Cfg> int segment_keys(const DecodeParams& p) {
   return (p.page_size == 16 || p.page_size == 32) && p.page_size % Cfg::kRowStep == 0 ? p.page_size : 0;
 }
 
+// Calls whose loads keep up at one CTA an SM (choose_splits): whole tiles, or
+// runs of >= 2 rows a thread in pages of 16 / 32 keys at hdims 64 / 128.
+bool one_wave_loads(const DecodeParams& p) {
+  if (whole_tiles(p)) return true;
+  bool ok = false;
+  dispatch_decode_head_dim(p.head_dim, [&](auto hd) {
+    using Cfg = SplitKvConfig<decltype(hd)::value>;
+    const int seg = segment_keys<Cfg>(p);
+    ok = Cfg::kHeadDim <= 128 && seg != 0 && seg / Cfg::kRowStep >= 2;
+  });
+  return ok;
+}
+
 // CTAs of this kernel one SM holds at once (from the shared memory it takes).
 int ctas_per_sm(int head_dim, const DeviceInfo& dev) {
   return std::max<int>(1, static_cast<int>(dev.smem_per_sm / (smem_bytes(head_dim) + kSmemReservedPerCta)));
@@ -510,9 +575,13 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
   // CTAs streaming the cache read it faster, and one such CTA an SM keeps
   // up (H200, session 54, --flush always: 16 x 8k one split 134.7 us, two
   // 139.9; 1 x 128k 16 splits 137.3, 32 140.7; hdim 64 16 x 8k 78.8 / 83.2).
-  // Pages of 16 / 32 keys (each row's own address) need two CTAs an SM:
-  // one split there ran 179.5 us against two's 146.3.
-  if (whole_tiles(p)) {
+  // Pages of 16 / 32 keys take it too where a thread's rows in a page are
+  // at least two (hdim 128; 64 at pages of 32) and the kernel stages the
+  // page-table entries (kStagedTable; hdims 64 / 128): 16 x 8k page 16 one
+  // split 141.3 us against two's 144.8, 1 x 128k 15 splits 144.9 against 32's
+  // 145.9, page 32 139.6 / 143.3. At hdim 64, one row a thread and page, one
+  // split lost: 93.0 us against two's 81.8 (H200, session 55).
+  if (one_wave_loads(p)) {
     for (int s = 1; s <= max_splits; ++s) {
       const std::int64_t n = ctas * s;
       if (n > dev.sm_count) break;
@@ -558,14 +627,22 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
     using Cfg = SplitKvConfig<decltype(hd)::value>;
     // The run of keys that share a cache block (the kernel's kSegKeys).
     const int seg = segment_keys<Cfg>(p);
+    // Pages of 16 / 32 keys in a grid of at most one CTA an SM: the staged
+    // page-table entries (kStagedTable).
+    const bool staged = (seg == 16 || seg == 32) &&
+                        static_cast<std::int64_t>(m_blocks(p)) * p.num_splits * p.heads_kv * p.batch <= p.sm_count;
     auto kernel = dispatch_score_mods(p, [&](auto m) {
       constexpr bool kMods = decltype(m)::value;
       const auto of = [&](auto v) {
         constexpr bool kV = decltype(v)::value;
-        return seg == Cfg::kBlockN ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, Cfg::kBlockN>
-               : seg == 32          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32>
-               : seg == 16          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16>
-                                    : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 0>;
+        if constexpr (Cfg::kHeadDim <= 128) {  // hdim 256 runs one CTA an SM whatever the grid: not measured
+          if (staged) return seg == 32 ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32, true>
+                                       : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16, true>;
+        }
+        return seg == Cfg::kBlockN ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, Cfg::kBlockN, false>
+               : seg == 32          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32, false>
+               : seg == 16          ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16, false>
+                                    : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 0, false>;
       };
       return varlen ? of(std::true_type{}) : of(std::false_type{});
     });

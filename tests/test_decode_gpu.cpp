@@ -210,11 +210,13 @@ TEST(DecodePaged, EveryPageSize) {
 }
 
 // Forced split counts (1, odd, more splits than tiles) and the heuristic on
-// a long sequence, where batch 1 needs many splits.
+// a long sequence, where batch 1 needs many splits. Pages of 16 / 32 keys in
+// these small grids take the staged page-table entries (dec_01), over more
+// tiles a split than the staging ring holds at 1, 3 and 7 splits.
 TEST(DecodeSplits, ForcedAndChosen) {
   SKIP_WITHOUT_GPU();
   for (int splits : {1, 3, 7, 64, 0}) {
-    for (int page_size : {0, 64}) {
+    for (int page_size : {0, 16, 32, 64}) {
       DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 8, .heads_kv = 2, .head_dim = 128,
                    .capacity = 8192, .page_size = page_size, .seqlen_new = 1, .causal = true, .num_splits = splits};
       s.lens = {8191, 5000};

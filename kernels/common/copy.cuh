@@ -17,6 +17,12 @@ __device__ __forceinline__ void cp_async_16_to(std::uint32_t smem, const void* g
 __device__ __forceinline__ void cp_async_16(void* smem, const void* gmem, int src_bytes) {
   cp_async_16_to(smem_addr(smem), gmem, src_bytes);
 }
+// cp.async of 4 bytes (.ca: the only form this size has), zero-filled when
+// src_bytes == 0: the decode kernel's page-table entries, copied ahead into
+// shared memory (dec_01).
+__device__ __forceinline__ void cp_async_4(void* smem, const void* gmem, int src_bytes) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_addr(smem)), "l"(gmem), "r"(src_bytes));
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 // Waits until at most kPending of this thread's committed groups are in flight.
 template <int kPending> __device__ __forceinline__ void cp_async_wait() {
