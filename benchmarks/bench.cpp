@@ -91,6 +91,7 @@ struct Options {
   std::optional<std::vector<int>> paged;   // --paged: the page sizes
   std::optional<double> min_time;          // --min-time: seconds of timed calls per benchmark
   bool flush_always = false;               // --flush always: 256 MB cleared before every timed call
+  bool pages_in_order = false;             // --page-order sequential: decode's pool unshuffled
 };
 
 // The flush before each timed call: over L2-sized inputs only, or (--flush
@@ -137,6 +138,9 @@ void print_help() {
       "  --flush always    clear 256 MB before every timed call, as triton's do_bench does when it\n"
       "                    times FA4 and cuDNN (default auto: a flush only where the inputs would fit\n"
       "                    in L2; calls otherwise run back to back)\n"
+      "  --page-order O    decode's paged caches: 'shuffled' (default: pages scattered over the pool, as\n"
+      "                    in a serving engine) or 'sequential' (each sequence's pages in order, the\n"
+      "                    contiguous cache's bytes at its addresses: the page table's own cost alone)\n"
       "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
       "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
       "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
@@ -160,6 +164,12 @@ Options parse(int& argc, char** argv) {
       if (i + 1 >= argc || (std::string(argv[i + 1]) != "always" && std::string(argv[i + 1]) != "auto"))
         throw UsageError("--flush takes 'always' or 'auto'");
       o.flush_always = std::string(argv[++i]) == "always";
+      continue;
+    }
+    if (std::string(argv[i]) == "--page-order") {
+      if (i + 1 >= argc || (std::string(argv[i + 1]) != "shuffled" && std::string(argv[i + 1]) != "sequential"))
+        throw UsageError("--page-order takes 'shuffled' or 'sequential'");
+      o.pages_in_order = std::string(argv[++i]) == "sequential";
       continue;
     }
     if (std::string(argv[i]) == "--min-time") {
@@ -740,7 +750,7 @@ void run_decode(benchmark::State& state, const Options& o, const DecodeShape& sh
   if (paged) {
     std::vector<double> perm(std::size_t(B) * max_pages);
     for (std::size_t i = 0; i < perm.size(); ++i) perm[i] = double(i);
-    std::shuffle(perm.begin(), perm.end(), rng);  // pages scattered as in a real pool
+    if (!o.pages_in_order) std::shuffle(perm.begin(), perm.end(), rng);  // pages scattered as in a real pool
     a.page_table = flash::make_contiguous(table.get(), DType::i32, {B, max_pages});
     flash::testing::upload(perm, *a.page_table);
   }

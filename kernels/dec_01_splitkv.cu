@@ -149,8 +149,8 @@ template <class Cfg> struct SplitKvSmem {
 // source once and steps by a constant per row (session 53). 0: each row's
 // block and address on its own (pages under 16 keys, or under kRowStep).
 // kStagedTable (kSegKeys 16 / 32 only): the page-table entries come from
-// shared memory, copied kTableSlots tiles ahead; run() takes it for grids of
-// at most one CTA an SM (below, at sTable).
+// shared memory, copied kTableSlots tiles ahead; run() takes it at hdim 128
+// for grids of at most one CTA an SM (below, at sTable).
 template <class T, class Cfg, bool kMods, bool kVarlen, int kSegKeys, bool kStagedTable>
 __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const __grid_constant__ DecodeParams p) {
   constexpr int kHeadDim = Cfg::kHeadDim, kBlockN = Cfg::kBlockN, kStages = Cfg::kStages;
@@ -257,10 +257,12 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   static_assert(!kStagedTable || kLookups <= Smem::kTableSlotEntries, "a tile's entries fit its slot");
   // Entry j of tile t is sTable[(t % kTableSlots) * 4 + j]. Iteration t (the
   // loop's, by tile) copies tile t + kTableSlots's entries into tile t's slot,
-  // which load_tile(t) read at iteration t - 2, two barriers ago; the copy is
-  // in iteration t's group, waited for at iteration t + 2 before its barrier,
-  // and load_tile(t + kTableSlots) runs at iteration t + kTableSlots - 2.
-  static_assert(kTableSlots >= 5, "t + 2 < t + kTableSlots - 2: the entries land before their tile's load");
+  // which load_tile(t) read at iteration t - (kStages - 1), barriers ago; the
+  // copy is in iteration t's group, waited for at iteration t + kStages - 1
+  // before its barrier, and load_tile(t + kTableSlots) runs at iteration
+  // t + kTableSlots - (kStages - 1): 8 slots hold 3 stages, not hdim 64's 6
+  // (racecheck caught that instantiation reading slots before they landed).
+  static_assert(!kStagedTable || kTableSlots >= 2 * kStages - 1, "the entries land before their tile's load");
   int* sTable = reinterpret_cast<int*>(reinterpret_cast<char*>(smem_u4) + Smem::kQElems * 2 + Smem::kRingBytes);
   int next_block[kStagedTable ? 1 : kLookups];
   auto fetch_blocks = [&](int tile) {
@@ -541,14 +543,14 @@ template <class Cfg> int segment_keys(const DecodeParams& p) {
 }
 
 // Calls whose loads keep up at one CTA an SM (choose_splits): whole tiles, or
-// runs of >= 2 rows a thread in pages of 16 / 32 keys at hdims 64 / 128.
+// pages of 16 / 32 keys at hdim 128 (the staged page-table entries).
 bool one_wave_loads(const DecodeParams& p) {
   if (whole_tiles(p)) return true;
   bool ok = false;
   dispatch_decode_head_dim(p.head_dim, [&](auto hd) {
     using Cfg = SplitKvConfig<decltype(hd)::value>;
     const int seg = segment_keys<Cfg>(p);
-    ok = Cfg::kHeadDim <= 128 && seg != 0 && seg / Cfg::kRowStep >= 2;
+    ok = Cfg::kHeadDim == 128 && (seg == 16 || seg == 32);
   });
   return ok;
 }
@@ -575,12 +577,11 @@ int choose_splits(const DecodeParams& p, const DeviceInfo& dev) {
   // CTAs streaming the cache read it faster, and one such CTA an SM keeps
   // up (H200, session 54, --flush always: 16 x 8k one split 134.7 us, two
   // 139.9; 1 x 128k 16 splits 137.3, 32 140.7; hdim 64 16 x 8k 78.8 / 83.2).
-  // Pages of 16 / 32 keys take it too where a thread's rows in a page are
-  // at least two (hdim 128; 64 at pages of 32) and the kernel stages the
-  // page-table entries (kStagedTable; hdims 64 / 128): 16 x 8k page 16 one
-  // split 141.3 us against two's 144.8, 1 x 128k 15 splits 144.9 against 32's
-  // 145.9, page 32 139.6 / 143.3. At hdim 64, one row a thread and page, one
-  // split lost: 93.0 us against two's 81.8 (H200, session 55).
+  // Pages of 16 / 32 keys take it too at hdim 128, where the kernel stages
+  // their page-table entries (kStagedTable): 16 x 8k page 16 one split 141.3
+  // us against two's 144.8, 1 x 128k 15 splits 144.9 against 32's 145.9,
+  // page 32 139.6 / 143.3 (H200, session 55). hdim 64 keeps two CTAs an SM
+  // (page 32 at one split, 1 x 128k: -3.2%).
   if (one_wave_loads(p)) {
     for (int s = 1; s <= max_splits; ++s) {
       const std::int64_t n = ctas * s;
@@ -635,7 +636,9 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
       constexpr bool kMods = decltype(m)::value;
       const auto of = [&](auto v) {
         constexpr bool kV = decltype(v)::value;
-        if constexpr (Cfg::kHeadDim <= 128) {  // hdim 256 runs one CTA an SM whatever the grid: not measured
+        // hdim 128 alone: measured there (hdim 256 runs one CTA an SM whatever
+        // the grid; hdim 64's six stages would need 11 slots: not measured).
+        if constexpr (Cfg::kHeadDim == 128) {
           if (staged) return seg == 32 ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32, true>
                                        : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16, true>;
         }

@@ -3,8 +3,7 @@
 // (contiguous caches, pages of >= 64 keys) take one wave of one CTA an SM
 // where a split count makes one (session 54: fewer CTAs read the cache
 // faster), and so do pages of 16 / 32 keys at hdim 128 (session 55: their
-// page-table entries staged ahead); hdim 64's pages of 16 keep filling two
-// CTAs an SM.
+// page-table entries staged ahead); hdim 64's keep filling two CTAs an SM.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -75,15 +74,17 @@ TEST_F(DecodeSplits, WholeTileCallsTakeOneWaveOfOneCtaAnSm) {
 TEST_F(DecodeSplits, SmallPagesTakeOneWaveWhereTwoRowsAThreadShareAPage) {
   for (int page : {16, 32}) {
     SCOPED_TRACE(page);
-    EXPECT_EQ(splits(decode(16, 8192, 128, page)), 1);    // 8 rows a thread-row step: 2 or 4 a page
+    EXPECT_EQ(splits(decode(16, 8192, 128, page)), 1);  // 128 CTAs
     EXPECT_EQ(splits(decode(1, 131072, 128, page)), 15);
   }
-  EXPECT_EQ(splits(decode(16, 8192, 64, 32)), 1);  // hdim 64: 16-row steps, two a page of 32
 }
 
-TEST_F(DecodeSplits, OneRowAThreadAndPageFillsTwoCtasAnSm) {
-  EXPECT_EQ(splits(decode(16, 8192, 64, 16)), 2);  // 256 CTAs of 264 slots
-  EXPECT_EQ(splits(decode(1, 131072, 64, 16)), 32);
+TEST_F(DecodeSplits, SmallPagesAtHdim64FillTwoCtasAnSm) {
+  for (int page : {16, 32}) {
+    SCOPED_TRACE(page);
+    EXPECT_EQ(splits(decode(16, 8192, 64, page)), 2);  // 256 CTAs of 264 slots
+    EXPECT_EQ(splits(decode(1, 131072, 64, page)), 32);
+  }
 }
 
 TEST_F(DecodeSplits, OneWaveWheneverOneExists) {
