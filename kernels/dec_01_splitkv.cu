@@ -90,6 +90,17 @@
 // a tile at page 16, not eight a thread): page 16 +0.6 / +1.0 / +0.9% (16 x
 // 8k, 1 x 128k, 64 x 4k), the rest +-0.1%; still two CTAs an SM there (one
 // split at 16 x 8k: 149.9 us against two's 142.4).
+// Session 55 (2026-11-30): page 16 still trailed the contiguous cache by
+// 7-10% with its pages laid out as the contiguous cache's bytes (bench
+// --page-order sequential), and by 2% with the page-table loads replaced by
+// their values: each lookup, loaded one tile ahead, outlasted a tile under
+// the saturated memory system. kStagedTable copies each tile's entries into
+// shared memory 8 tiles ahead (cp.async in the tiles' own groups), at hdim
+// 128 in grids of at most one CTA an SM, and choose_splits' one-wave rule
+// now takes pages of 16 / 32 there. H200, --flush always, two rounds: 16 x
+// 8k page 16 142.8 -> 137.8 us (+3.6%), 1 x 128k +1.4%, page 32 +3.6%;
+// 64 x 4k (two CTAs an SM, where staging lost 1.4%) and every other kernel
+// SASS-identical. Page 16 now 3-5% behind the contiguous cache (was 3-8%).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 

@@ -5,6 +5,7 @@
 # pool is table entry i: each sequence's pages in order in memory). Prediction: if the gap is where
 # the pages lie (DRAM / TLB locality) and not the kernel's per-page work, sequential page 16 runs
 # within ~1% of the contiguous cache, at one CTA an SM (--splits 1) too.
+# (FLASH_BENCH_PAGE_ORDER was this session's probe in bench.cpp; the kept bench spells it `--page-order sequential`.)
 [ -d .anchors/fa4-p1a ] && cp .anchors/fa4-p1a/cu13.xz.0 /tmp/cu13.xz.0
 source benchmarks/device_call.sh
 dc_setup H > /dev/null

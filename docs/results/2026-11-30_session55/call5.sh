@@ -9,6 +9,7 @@
 #       base), which the sequential pool makes valid.
 # Predictions: if the lookups' latency is the gap, I ~ S ~ contiguous; if the 4 bases' address work
 # is, I ~ N and S ~ contiguous; if the two CTAs an SM (splits 2) is, forced one split closes it.
+# (FLASH_BENCH_PAGE_ORDER was this session's probe in bench.cpp; the kept bench spells it `--page-order sequential`.)
 source benchmarks/device_call.sh
 dc_setup H > /dev/null
 export FLASH_BENCH_PAGE_ORDER=sequential  # FLASH_PROBE_SEG64 is read by S's build alone
