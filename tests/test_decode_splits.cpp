@@ -71,7 +71,7 @@ TEST_F(DecodeSplits, WholeTileCallsTakeOneWaveOfOneCtaAnSm) {
   }
 }
 
-TEST_F(DecodeSplits, SmallPagesTakeOneWaveWhereTwoRowsAThreadShareAPage) {
+TEST_F(DecodeSplits, SmallPagesAtHdim128TakeOneWave) {
   for (int page : {16, 32}) {
     SCOPED_TRACE(page);
     EXPECT_EQ(splits(decode(16, 8192, 128, page)), 1);  // 128 CTAs
