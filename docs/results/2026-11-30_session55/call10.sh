@@ -9,7 +9,7 @@ for c in "--batch 1 --cache 131072" "--batch 16 --cache 8192"; do
   for pg in contiguous page256 page16; do
     timeout 60 ncu --metrics gpu__time_duration.sum -k regex:"check_metadata|dec_01|combine" --launch-skip 20 \
       --launch-count 9 --csv "$B/bench" --decode $c --flush always --min-time 0.01 --benchmark_filter=$pg 2>/dev/null |
-      grep gpu__time_duration | awk -F'","' -v t="$c $pg" '{n=$5; sub(/\(.*/,"",n); print t, n, $NF}' | tr -d '"'
+      grep gpu__time_duration | awk -F'","' -v t="$c $pg" '{n=($5 ~ /check/) ? "check" : ($5 ~ /combine/) ? "combine" : "attention"; print t, n, "grid", $9, $NF}' | tr -d '"'
   done
-done | tee "$O/ncu_times.txt" | awk '{print}' | tail -60 > /dev/null
+done > "$O/ncu_times.txt"
 echo "total: $((SECONDS - DC_T0)) s"
