@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 55, call 10 (carry [".gpu"]; the kept tree): where 1 x 128k's paged calls lose against the
+# Session 55, call 10 (prepared, not run: refused, too little device time left to start a machine; carry [".gpu"], the kept tree): where 1 x 128k's paged calls lose against the
 # contiguous cache (page 16 5.1%, page 256 1.6%; 16 x 8k 4.0% / 0.5%): each kernel's time under ncu
 # (base clocks, L2 flushed before each launch, kernels serialized: no PDL overlap) for the check,
 # the attention kernel and the combine, three launches each, contiguous / page 256 / page 16.
