@@ -11,6 +11,10 @@
 #     nothing elsewhere (hdim 128 / 256 kernels unchanged). If one split then wins at hdim 64, the
 #     split rule (one_wave_loads) takes hdim 64's small pages and test_decode_splits.cpp follows.
 # (2) call10.sh (session 55, refused): each decode kernel's time under ncu, three layouts.
+# (3) next_decode_paged_deferred.patch (paged calls read the cache before the check's verdict, page
+#     indices clamped): a third decode-only bench D against N on '^decode' (all nine cells), then, on
+#     a full build with it, `compute-sanitizer --tool memcheck test_gpu --gtest_filter='DecodeErrors*'`
+#     and the decode suites (dc_tests as in session 55's call 8). Prediction in NOTES (session 55).
 source benchmarks/device_call.sh
 dc_setup H > /dev/null
 DC_BENCH_FLAGS="--decode --flush always" dc_abn "N P" 'page' \
