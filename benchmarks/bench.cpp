@@ -91,7 +91,7 @@ struct Options {
   std::optional<std::vector<int>> paged;   // --paged: the page sizes
   std::optional<double> min_time;          // --min-time: seconds of timed calls per benchmark
   bool flush_always = false;               // --flush always: 256 MB cleared before every timed call
-  bool pages_in_order = false;             // --page-order sequential: decode's pool unshuffled
+  bool pages_in_order = false;             // --page-order sequential: the page pool unshuffled
 };
 
 // The flush before each timed call: over L2-sized inputs only, or (--flush
@@ -138,9 +138,10 @@ void print_help() {
       "  --flush always    clear 256 MB before every timed call, as triton's do_bench does when it\n"
       "                    times FA4 and cuDNN (default auto: a flush only where the inputs would fit\n"
       "                    in L2; calls otherwise run back to back)\n"
-      "  --page-order O    decode's paged caches: 'shuffled' (default: pages scattered over the pool, as\n"
-      "                    in a serving engine) or 'sequential' (each sequence's pages in order, the\n"
-      "                    contiguous cache's bytes at its addresses: the page table's own cost alone)\n"
+      "  --page-order O    the pool of --decode's paged caches and of --paged: 'shuffled' (default:\n"
+      "                    pages scattered, as in a serving engine) or 'sequential' (each sequence's\n"
+      "                    pages in order, a contiguous cache's bytes at its addresses: what the page\n"
+      "                    table's lookups cost without the pages' scatter)\n"
       "Defaults: --seq 4096 --dhead 128, batch = 16384 / seq, heads = 2048 / dhead, --heads-kv = --heads,\n"
       "bf16, non-causal. With --decode: batch x cache 1 x 131072, 16 x 8192 and 64 x 4096 (or --batch\n"
       "and --cache), --heads 32 --heads-kv 8 --dhead 128, page sizes 0, 16 and 256, --seqlen-q 1.\n\n"
@@ -586,7 +587,8 @@ PagedInputs make_paged_inputs(const Options& o, int page_size) {
     keys.assign(s.batch, s.seqlen_k);
     for (int b = 0; b < s.batch; ++b) row0.push_back(std::int64_t(b) * s.seqlen_k);
   }
-  const flash::testing::PageTable t = flash::testing::shuffled_page_table(keys, page_size, kPageShuffleSeed);
+  const flash::testing::PageTable t =
+      flash::testing::shuffled_page_table(keys, page_size, kPageShuffleSeed, !o.pages_in_order);
   const std::size_t row_bytes = std::size_t(s.heads_kv) * s.head_dim * flash::dtype_size(o.dtype);
   const std::size_t pool_bytes = std::size_t(t.num_pages) * t.page_size * row_bytes;
   in.k_pages = DeviceBuffer(pool_bytes), in.v_pages = DeviceBuffer(pool_bytes);

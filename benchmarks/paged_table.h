@@ -60,10 +60,13 @@ struct PageTable {
 // Sequence b's keys[b] keys in pages_for(keys[b]) pages of a pool that
 // holds exactly the pages used (one spare when no sequence has a key, so
 // that k and v are never empty), handed out in sequence order from a random
-// permutation of the pool drawn from `seed`. max_pages is the most pages a
-// sequence needs (at least 1); the entries no key reaches are -1 (the
-// forward reads only the entries a sequence's keys reach).
-inline PageTable shuffled_page_table(const std::vector<int>& keys, int page_size, std::uint64_t seed) {
+// permutation of the pool drawn from `seed` (`shuffle` false: the pool in
+// order, so each sequence's pages lie as a contiguous cache's rows would:
+// bench --page-order sequential). max_pages is the most pages a sequence
+// needs (at least 1); the entries no key reaches are -1 (the forward reads
+// only the entries a sequence's keys reach).
+inline PageTable shuffled_page_table(const std::vector<int>& keys, int page_size, std::uint64_t seed,
+                                     bool shuffle = true) {
   PageTable t;
   t.page_size = page_size;
   t.max_pages = 1;
@@ -76,7 +79,7 @@ inline PageTable shuffled_page_table(const std::vector<int>& keys, int page_size
   std::vector<int> pool(static_cast<std::size_t>(t.num_pages));
   for (int p = 0; p < t.num_pages; ++p) pool[p] = p;
   std::mt19937_64 rng(seed);
-  std::shuffle(pool.begin(), pool.end(), rng);
+  if (shuffle) std::shuffle(pool.begin(), pool.end(), rng);
   t.entries.assign(keys.size() * static_cast<std::size_t>(t.max_pages), -1);
   std::size_t next = 0;
   for (std::size_t b = 0; b < keys.size(); ++b)

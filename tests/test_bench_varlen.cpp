@@ -202,6 +202,8 @@ TEST(BenchPaged, TableGivesEveryKeyItsOwnRow) {
   EXPECT_NE(a.entries, in_order);
   EXPECT_EQ(flash::testing::shuffled_page_table(keys, 16, 17).entries, a.entries);
   EXPECT_NE(flash::testing::shuffled_page_table(keys, 16, 18).entries, a.entries);
+  // Unshuffled (bench --page-order sequential): the pool in sequence order.
+  EXPECT_EQ(flash::testing::shuffled_page_table(keys, 16, 17, false).entries, in_order);
 }
 
 // No keys at all: one spare page and a table of one unreached entry per
