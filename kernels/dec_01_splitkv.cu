@@ -133,6 +133,11 @@ template <int kHeadDim_> struct SplitKvConfig {
   // Q fragments in registers; at 256 they would take 64 registers next to
   // 128 of O, so they are reloaded from shared memory per tile instead.
   static constexpr bool kQInRegisters = kHeadDim <= 128;
+  // Pages of 16 / 32 keys may take their page-table entries from shared
+  // memory (the kernel's kStagedTable): measured at hdim 128 alone (session
+  // 55; hdim 256 runs one CTA an SM whatever the grid, hdim 64's six stages
+  // would need 11 slots of the table ring, not 8).
+  static constexpr bool kStagesTable = kHeadDim == 128;
   using Layout = SwizzledLayout<kHeadDim>;
 };
 
@@ -553,16 +558,18 @@ template <class Cfg> int segment_keys(const DecodeParams& p) {
   return (p.page_size == 16 || p.page_size == 32) && p.page_size % Cfg::kRowStep == 0 ? p.page_size : 0;
 }
 
+// Pages of 16 / 32 keys whose kernel can stage the page-table entries
+// (Cfg::kStagesTable); run() stages them in grids of at most one CTA an SM.
+template <class Cfg> bool small_pages_staged(const DecodeParams& p) {
+  const int seg = segment_keys<Cfg>(p);
+  return Cfg::kStagesTable && (seg == 16 || seg == 32);
+}
+
 // Calls whose loads keep up at one CTA an SM (choose_splits): whole tiles, or
-// pages of 16 / 32 keys at hdim 128 (the staged page-table entries).
+// small pages with their entries staged.
 bool one_wave_loads(const DecodeParams& p) {
-  if (whole_tiles(p)) return true;
-  bool ok = false;
-  dispatch_decode_head_dim(p.head_dim, [&](auto hd) {
-    using Cfg = SplitKvConfig<decltype(hd)::value>;
-    const int seg = segment_keys<Cfg>(p);
-    ok = Cfg::kHeadDim == 128 && (seg == 16 || seg == 32);
-  });
+  bool ok = whole_tiles(p);
+  dispatch_decode_head_dim(p.head_dim, [&](auto hd) { ok = ok || small_pages_staged<SplitKvConfig<decltype(hd)::value>>(p); });
   return ok;
 }
 
@@ -639,17 +646,15 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
     using Cfg = SplitKvConfig<decltype(hd)::value>;
     // The run of keys that share a cache block (the kernel's kSegKeys).
     const int seg = segment_keys<Cfg>(p);
-    // Pages of 16 / 32 keys in a grid of at most one CTA an SM: the staged
-    // page-table entries (kStagedTable).
-    const bool staged = (seg == 16 || seg == 32) &&
-                        static_cast<std::int64_t>(m_blocks(p)) * p.num_splits * p.heads_kv * p.batch <= p.sm_count;
+    const dim3 grid(m_blocks(p) * p.num_splits, p.heads_kv, p.batch);
+    // Small pages in a grid of at most one CTA an SM: the staged entries.
+    const bool staged = small_pages_staged<Cfg>(p) &&
+                        std::int64_t(grid.x) * grid.y * grid.z <= p.sm_count;
     auto kernel = dispatch_score_mods(p, [&](auto m) {
       constexpr bool kMods = decltype(m)::value;
       const auto of = [&](auto v) {
         constexpr bool kV = decltype(v)::value;
-        // hdim 128 alone: measured there (hdim 256 runs one CTA an SM whatever
-        // the grid; hdim 64's six stages would need 11 slots: not measured).
-        if constexpr (Cfg::kHeadDim == 128) {
+        if constexpr (Cfg::kStagesTable) {
           if (staged) return seg == 32 ? dec_01_splitkv_kernel<T, Cfg, kMods, kV, 32, true>
                                        : dec_01_splitkv_kernel<T, Cfg, kMods, kV, 16, true>;
         }
@@ -663,7 +668,6 @@ cudaError_t run(const DecodeParams& params, void* workspace, cudaStream_t stream
     constexpr std::size_t smem = SplitKvSmem<Cfg>::kBytes;
     err = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
     if (err != cudaSuccess) return;
-    const dim3 grid(m_blocks(p) * p.num_splits, p.heads_kv, p.batch);
     err = launch_after(p.pdl, kernel, grid, dim3(Cfg::kWarps * 32), smem, stream, p);
     if (err != cudaSuccess || p.num_splits == 1) return;
     // One CTA per partial row (decode.cpp keeps their count within 2^31 - 1).
