@@ -59,7 +59,7 @@
 // rounds of one call each (16 x 8k / 1 x 128k / 64 x 4k, contiguous): +1.7 /
 // +0.7 / +0.3%, then +0.1 / +0.1 / -0.1%; page 16 +0.1 to +1.2%. Paged calls
 // deferred the same way lost 11-13% at page 16 (not understood), so they
-// wait first (docs/NOTES.md).
+// wait first (docs/NOTES.md; session 56 deferred them too, below).
 // Session 53 (2026-11-30): timed alike (a 256 MB clear before every call,
 // as do_bench times cuDNN and FA4; benchmarks/fa4_decode_matched.py) flash
 // trailed cuDNN by 2-7% (cuDNN 131.2 / 136.6 / 250.6 us at 16 x 8k / 1 x
@@ -101,6 +101,13 @@
 // 8k page 16 142.8 -> 137.8 us (+3.6%), 1 x 128k +1.4%, page 32 +3.6%;
 // 64 x 4k (two CTAs an SM, where staging lost 1.4%) and every other kernel
 // SASS-identical. Page 16 now 3-5% behind the contiguous cache (was 3-8%).
+// Session 56 (2026-11-30): paged calls without an append read the cache
+// before the metadata check's verdict (`deferred`, page indices clamped into
+// the pool), as contiguous ones have since session 37. H200, --flush always,
+// two rounds (16 x 8k / 1 x 128k / 64 x 4k): page 16 +2.1 / +2.7 / +1.5%,
+// page 256 +0.6 / +0.9 / +0.7%, contiguous +-0.2%; page 16 now 1.0-1.6%
+// behind the contiguous cache. The check alone takes 6.0 us at page 16
+// (2.4-2.6 contiguous, 3.3 page 256; ncu, base clocks).
 // Run it: ./runner --decode --kernel splitkv ; ./bench --decode --kernel splitkv
 #include <algorithm>
 
@@ -187,10 +194,13 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // length clamped to the capacity: a bad one still stays inside the
   // tensors) and waits for the check's verdict only before its first global
   // store (`deferred`). Otherwise it waits first: an append writes the keys
-  // it reads, packed queries locate its rows by cu_seqlens_q, and paged
-  // calls ran 11-13% slower deferred at page 16 (H200, session 37; with the
-  // check's loads serial or all in flight alike: not understood).
-  const bool deferred = !kVarlen && p.page_table == nullptr && (p.k_new == nullptr || p.seqlen_new == 0);
+  // it reads, and packed queries locate its rows by cu_seqlens_q. Paged
+  // calls defer too (session 56; in session 37, with per-row lookups, they
+  // lost 11-13% at page 16): every page index is clamped into the pool
+  // (page_in_pool), so an entry the check has not yet proven still reads
+  // inside the tensors, and the check's ~6 us over the table (page 16, ncu)
+  // no longer stands in front of the cache reads.
+  const bool deferred = !kVarlen && (p.k_new == nullptr || p.seqlen_new == 0);
   if (!deferred) {
     wait_for_previous_kernel();
     if (metadata_failed(p)) return;
@@ -251,6 +261,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   static_assert(kThreads % kChunks == 0 && kRowStep == kThreads / kChunks, "a thread keeps one column");
   const int my_row = threadIdx.x / kChunks, my_col = (threadIdx.x % kChunks) * 8;
   const bool paged = p.page_table != nullptr;
+  const auto page_in_pool = [&](int page) { return min(max(page, 0), p.num_pages - 1); };
   const int* table = p.page_table + b * p.page_table_stride;
   // Runs of kSegKeys keys share a block (see kSegKeys): one page-table lookup
   // a run, and a row's source is its run's first plus a constant step.
@@ -286,7 +297,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
 #pragma unroll
       for (int j = 0; j < kLookups; ++j) {
         const int key = tile * kBlockN + (kSegKeys == 0 ? my_row + j * kRowStep : j * kSegKeys);
-        next_block[j] = paged && key < seq_keys ? __ldg(table + (key >> p.page_shift)) : b;
+        next_block[j] = paged && key < seq_keys ? page_in_pool(__ldg(table + (key >> p.page_shift))) : b;
       }
     }
   };
@@ -301,7 +312,7 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
     }
   };
   const auto block_of = [&](int j, int tile) -> std::int64_t {
-    if constexpr (kStagedTable) return sTable[(tile % kTableSlots) * Smem::kTableSlotEntries + j];
+    if constexpr (kStagedTable) return page_in_pool(sTable[(tile % kTableSlots) * Smem::kTableSlotEntries + j]);
     else return next_block[j];
   };
   const T* k_cache = static_cast<const T*>(p.k) + h_kv * p.k_head_stride + my_col;

@@ -284,9 +284,12 @@ TEST(DecodeErrors, BadMetadataWritesNothing) {
       {"length far past capacity", 0, {5, 1 << 30}, 0, -1, "cache_seqlens[1] = 1073741824 exceeds the cache capacity"},
       {"length past capacity, paged", 16, {5, 300}, 0, -1, "cache_seqlens[1] = 300 exceeds the cache capacity"},
   };
+  // hdim 128 too: its pages of 16 / 32 keys take the page-table entries
+  // staged in shared memory (dec_01's kStagedTable), read before the verdict.
+  for (const int head_dim : {64, 128})
   for (const Bad& c : cases) {
-    SCOPED_TRACE(c.what);
-    DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 4, .heads_kv = 2, .head_dim = 64,
+    SCOPED_TRACE(::testing::Message() << c.what << ", hdim " << head_dim);
+    DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 4, .heads_kv = 2, .head_dim = head_dim,
                  .capacity = 256, .page_size = c.page_size, .seqlen_new = c.seqlen_new};
     s.lens = {5, 5};  // a valid problem first, then the bad metadata
     auto prob = flash::testing::make_decode_problem(s, test_seed());
