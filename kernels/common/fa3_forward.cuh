@@ -267,7 +267,7 @@ template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
 
 // Whether dense-query paged calls take the dense calls' schedules: the
 // dynamic one where dense calls take it (kDenseQueryPagedDynamic), and full
-// calls the walk on pages of >= 128 keys (kDenseQueryPagedWalk); absent: no,
+// calls the walk on pages of >= 32 keys (kDenseQueryPagedWalk); absent: no,
 // they keep the single-tile grid (Fa3Launcher).
 template <class Cfg, class = void> struct Fa3DenseQueryPagedDynamic : std::false_type {};
 template <class Cfg> struct Fa3DenseQueryPagedDynamic<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedDynamic)>>
@@ -1624,11 +1624,14 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
                 return launch_with(tag, TypeTag<SCfg>{}, TypeTag<Fa3VarlenTileScheduler<SCfg>>{}, no, Paged{});
             }
             if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedWalk<Cfg>::value) {
-              // Dense queries on pages of >= 128 keys (a box per K / V tile)
-              // walk where dense calls do (session 40, H200, full 4 x 4096 /
-              // 8 x 2048 page 256 +1.3% / +2.4% over the grid; page 16 -1.4%
-              // / +0.2%, page 32 -0.4%: they keep the grid).
-              if (p.cu_seqlens_q == nullptr && p.page_size >= 128 && fa3_persistent_walk(p))
+              // Dense queries on pages of >= 32 keys walk where dense calls do
+              // (session 40, H200, full 4 x 4096 / 8 x 2048 page 256 +1.3% /
+              // +2.4% over the grid; page 32 then -0.4%). Session 56, with the
+              // batched table loads (session 51) and 40 / 232 registers
+              // (session 52): page 32 +1.2% / +1.9%, page 64 +2.0% over the
+              // grid; page 16 on the walk -1.3% (4 x 4096, 1 x 16k) / +0.8%
+              // (8 x 2048) against its 3-stage grid kernel, which it keeps.
+              if (p.cu_seqlens_q == nullptr && p.page_size >= 32 && fa3_persistent_walk(p))
                 return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Paged{});
             }
             if constexpr (kFa3Persistent<Cfg>) {
