@@ -265,7 +265,11 @@
 // Session 56: dense-query full paged calls at hdim 128 walk from pages of 32
 // keys (were >= 128; pages of 32 / 64 ran the grid): H200, two rounds, 4 x
 // 4096 page 32 / 64 +1.2% / +2.0%, 8 x 2048 page 32 +1.9%. Page 16 on the
-// walk lost 1.3% (4 x 4096, 1 x 16k) and keeps its 3-stage grid kernel.
+// walk lost 1.3% (4 x 4096, 1 x 16k) and keeps its 3-stage grid kernel for
+// full calls. Narrow windows (the walk's rule, span < 2048) walk on every
+// page size: causal (128, 0) at 4 x 4096, pages 16 / 32 / 64: 119.5 /
+// 122.8 / 124.4 -> 160.8 / 162.4 / 162.4 TFLOPS (+30-35%), (64, 63) page
+// 16 +16.2%, (1000, 0) +1.7-4.0% (they ran one 128 x 128 tile a CTA).
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -293,9 +297,10 @@ template <int kHeadDim_> struct WgmmaPersistentConfig : WgmmaPingpongConfig<kHea
   // Dense-query paged calls on the dense calls' schedules: causal on the
   // dynamic one (hdim 128 +1.5-3.9%, session 39; hdim 64 page 256 +4.9%,
   // session 50, where session 38's 24-register producers lost 5.3%), full on
-  // the walk at pages of >= 32 keys at hdim 128 (page 256 +1.3-2.4%,
-  // session 40; pages 32 / 64 +1.2-2.0%, session 56; hdim 64 -18%, session
-  // 50).
+  // the walk at hdim 128, full calls on pages of >= 32 keys (page 256
+  // +1.3-2.4%, session 40; pages 32 / 64 +1.2-2.0%, session 56) and narrow
+  // windows on any (+16-35%, session 56); hdim 64's full calls lost 18%
+  // walking (session 50).
   static constexpr bool kDenseQueryPagedDynamic = kHeadDim_ <= 128;
   static constexpr bool kDenseQueryPagedWalk = kHeadDim_ == 128;
   // Packed-query full paged calls on pages of >= 128 keys on the dynamic

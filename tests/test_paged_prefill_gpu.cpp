@@ -509,10 +509,14 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 16, .heads_kv = 4, .head_dim = 128, .page_size = 64, .causal = true, .window_left = 2500,
         .q_lens = {700, 700, 700}, .k_lens = {3000, 700, 3900}, .layout = PageLayout::kv_interleaved},
        false},
-      // Full and narrow-window calls at hdim 128 on pages of >= 32 keys walk (persistent CTAs).
+      // Full calls at hdim 128 on pages of >= 32 keys walk (persistent CTAs), and narrow windows on any.
       {"dense_many_tiles_full_gqa2_p32_d128",
        {.heads_q = 8, .heads_kv = 4, .head_dim = 128, .page_size = 32, .q_lens = {600, 600, 600, 600},
         .k_lens = {700, 601, 1000, 650}, .layout = PageLayout::kv_interleaved},
+       false},
+      {"dense_many_tiles_l100_r20_gqa2_p16_d128",  // pages of 16 keys walk for narrow windows
+       {.heads_q = 16, .heads_kv = 8, .head_dim = 128, .page_size = 16, .window_left = 100, .window_right = 20,
+        .q_lens = {500, 500, 500}, .k_lens = {900, 500, 1300}, .layout = PageLayout::kv_interleaved},
        false},
       {"dense_many_tiles_l200_causal_gqa4_p64_d128",
        {.heads_q = 16, .heads_kv = 4, .head_dim = 128, .page_size = 64, .causal = true, .window_left = 200,

@@ -266,8 +266,9 @@ template <class Cfg> struct Fa3IsPaged<Cfg, std::void_t<decltype(Cfg::kPagedKV)>
 template <class Cfg> inline constexpr bool kFa3Paged = Fa3IsPaged<Cfg>::value;
 
 // Whether dense-query paged calls take the dense calls' schedules: the
-// dynamic one where dense calls take it (kDenseQueryPagedDynamic), and full
-// calls the walk on pages of >= 32 keys (kDenseQueryPagedWalk); absent: no,
+// dynamic one where dense calls take it (kDenseQueryPagedDynamic), and the
+// walk (kDenseQueryPagedWalk: full calls on pages of >= 32 keys, narrow
+// windows on any); absent: no,
 // they keep the single-tile grid (Fa3Launcher).
 template <class Cfg, class = void> struct Fa3DenseQueryPagedDynamic : std::false_type {};
 template <class Cfg> struct Fa3DenseQueryPagedDynamic<Cfg, std::void_t<decltype(Cfg::kDenseQueryPagedDynamic)>>
@@ -1613,6 +1614,21 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
         case SeqLayout::paged:
           if constexpr (kFa3Paged<Cfg>) {
             if (p.has_score_mods()) return launch_with(tag, TypeTag<Cfg>{}, PackedSingle{}, yes, Paged{});
+            if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedWalk<Cfg>::value) {
+              // Dense queries walk where dense calls do: full calls on pages
+              // of >= 32 keys, narrow windows (fa3_persistent_walk) on any
+              // (session 40, H200, full 4 x 4096 / 8 x 2048 page 256 +1.3% /
+              // +2.4% over the grid; page 32 then -0.4%). Session 56, with the
+              // batched table loads (session 51) and 40 / 232 registers
+              // (session 52), 4 x 4096 against the grid: full page 32 / 64
+              // +1.2% / +2.0%; causal (128, 0) pages 16 / 32 / 64 +34.5% /
+              // +32.3% / +30.5%, (64, 63) page 16 +16.2%, (1000, 0) +1.7-4.0%.
+              // Full calls on pages of 16 lost 1.3% walking against their
+              // 3-stage grid kernel (below), which they keep.
+              const bool walk_paged = p.page_size >= 32 || p.mask.window_span() >= 0;
+              if (p.cu_seqlens_q == nullptr && walk_paged && fa3_persistent_walk(p))
+                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Paged{});
+            }
             if constexpr (kFa3SmallPageKernel<Cfg>) {
               // Pages of 16 keys, any mask: one CTA per tile (the compact
               // grid for causal packed calls), three stages at hdim 128, six
@@ -1622,17 +1638,6 @@ template <template <int> class ConfigFor, class Rung> struct Fa3Launcher {
               using SCfg = typename Fa3SmallPageCfgOf<Cfg>::type;
               if (small_page_kernel(p))
                 return launch_with(tag, TypeTag<SCfg>{}, TypeTag<Fa3VarlenTileScheduler<SCfg>>{}, no, Paged{});
-            }
-            if constexpr (kFa3Persistent<Cfg> && Fa3DenseQueryPagedWalk<Cfg>::value) {
-              // Dense queries on pages of >= 32 keys walk where dense calls do
-              // (session 40, H200, full 4 x 4096 / 8 x 2048 page 256 +1.3% /
-              // +2.4% over the grid; page 32 then -0.4%). Session 56, with the
-              // batched table loads (session 51) and 40 / 232 registers
-              // (session 52): page 32 +1.2% / +1.9%, page 64 +2.0% over the
-              // grid; page 16 on the walk -1.3% (4 x 4096, 1 x 16k) / +0.8%
-              // (8 x 2048) against its 3-stage grid kernel, which it keeps.
-              if (p.cu_seqlens_q == nullptr && p.page_size >= 32 && fa3_persistent_walk(p))
-                return launch_with(tag, TypeTag<Cfg>{}, TypeTag<Fa3PersistentScheduler<Cfg>>{}, no, Paged{});
             }
             if constexpr (kFa3Persistent<Cfg>) {
               if (dynamic(p))  // packed queries, and dense ones where the Config asks (dynamic() says which)
