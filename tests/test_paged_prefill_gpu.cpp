@@ -518,6 +518,10 @@ const std::vector<PagedCase>& paged_cases() {
        {.heads_q = 16, .heads_kv = 8, .head_dim = 128, .page_size = 16, .window_left = 100, .window_right = 20,
         .q_lens = {500, 500, 500}, .k_lens = {900, 500, 1300}, .layout = PageLayout::kv_interleaved},
        false},
+      {"dense_many_tiles_l128_causal_gqa4_p16_d64",  // hdim 64's small tiles (wgmma_window) on pages
+       {.heads_q = 16, .heads_kv = 4, .head_dim = 64, .page_size = 16, .causal = true, .window_left = 128,
+        .q_lens = {500, 500, 500}, .k_lens = {900, 500, 1300}, .layout = PageLayout::heads_major},
+       false},
       {"dense_many_tiles_l200_causal_gqa4_p64_d128",
        {.heads_q = 16, .heads_kv = 4, .head_dim = 128, .page_size = 64, .causal = true, .window_left = 200,
         .q_lens = {500, 500, 500}, .k_lens = {900, 500, 1300}, .layout = PageLayout::heads_major},
