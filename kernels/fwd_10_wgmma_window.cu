@@ -48,10 +48,23 @@
 // +2.8%; at (1024, 0) the grid stays, the walk measured -2.6%). And hdim 128
 // windows of at most 384 keys take the small tiles again, walking, two CTAs
 // per SM (kWalkSpan128: (128, 0) +8.9%, (64, 63) +35%, against fwd_09).
+// Session 56: dense-query calls on a paged cache, or on a contiguous one
+// with per-sequence key counts (seqused_k), take the walking windows too
+// (seq_narrow_window; kPagedKV): they ran fwd_09's 128- / 192-row tiles.
+// Both layouts take the same tiles, so a paged call matches its contiguous
+// twin bit for bit. Their producers stay at 24 registers (two / three CTAs
+// an SM fill the register file): 64 / 48 bytes of stack paged, 16
+// per-sequence. H200, two rounds, TFLOPS, fwd_09's walk -> this: hdim 64 8k
+// x 2 x 32 causal (128, 0) page 16 / 256 78.6 / 81.7 -> 113.4 / 121.2
+// (+44% / +48%), (383, 0) page 32 +4.4%; hdim 128 4 x 4096 (64, 63) page 16
+// +25.3%, causal (128, 0) page 16 / 256 -2.5% / +1.6%. (Per-sequence calls
+// not timed: no bench shape; they follow the dense calls' rule.)
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+
+#include <type_traits>
 
 #include "fwd_08_wgmma_pingpong.h"
 
@@ -82,6 +95,9 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   // walk their tiles (kWalkSpan).
   static constexpr bool kPersistent = true;
   static constexpr bool kLazyRescale = true;  // as fwd_09 (session 36: (128, 0) window +0.6%)
+  // Dense queries on a paged KV cache take the walking windows too
+  // (seq_narrow_window).
+  static constexpr bool kPagedKV = true;
 };
 // (Read in fa3_forward.cuh only under if constexpr, which nvcc's unused-member
 // check, #177, does not see.)
@@ -132,7 +148,21 @@ constexpr int kWalkSpan128 = 384;
 // hdim 128 a window of at most kWalkSpan128 keys (its short causal calls take
 // fwd_09's dynamic schedule; three CTAs of 64 x 32 tiles had measured 5-9%
 // slower than two of 64 x 64; docs/NOTES.md).
+// Dense queries on a paged cache, or on a contiguous one with per-sequence
+// key counts (seqused_k): the windows that walk (kWalkSpan, kWalkSpan128),
+// on every page size. Both layouts take the same tiles, so a paged call and
+// its contiguous twin agree to the bit (tests/test_paged_prefill_gpu.cpp).
+bool seq_narrow_window(const FwdParams& p) {
+  const SeqLayout seq = p.seq_layout();
+  if ((p.head_dim != 64 && p.head_dim != 128) || seq == SeqLayout::dense || p.cu_seqlens_q != nullptr ||
+      p.has_score_mods())
+    return false;
+  const long long span = p.mask.window_span();
+  return span >= 0 && span <= (p.head_dim == 128 ? kWalkSpan128 : kWalkSpan);
+}
+
 bool narrow_window(const FwdParams& p) {
+  if (seq_narrow_window(p)) return true;
   if ((p.head_dim != 64 && p.head_dim != 128) || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
   const long long span = p.mask.window_span();
   if (p.head_dim == 128) return span >= 0 && span <= kWalkSpan128;
@@ -169,7 +199,16 @@ cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
                                       : fa3_launch<Rung, __nv_bfloat16, Cfg, S, false, SeqLayout::dense>(p, stream);
         };
         const long long span = p.mask.window_span();
-        if constexpr (decltype(hd)::value == 128) go(TypeTag<Walk>{});  // windows only (narrow_window)
+        const auto go_seq = [&](auto seq) {
+          constexpr SeqLayout kSeq = decltype(seq)::value;
+          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, Walk, false, kSeq>(p, stream)
+                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, kSeq>(p, stream);
+        };
+        if (seq_narrow_window(p) && p.seq_layout() == SeqLayout::paged)
+          go_seq(std::integral_constant<SeqLayout, SeqLayout::paged>{});
+        else if (seq_narrow_window(p))
+          go_seq(std::integral_constant<SeqLayout, SeqLayout::per_sequence>{});
+        else if constexpr (decltype(hd)::value == 128) go(TypeTag<Walk>{});  // windows only (narrow_window)
         else if (span >= 0 && span <= kWalkSpan) go(TypeTag<Walk>{});
         else go(TypeTag<Single>{});
       }))
