@@ -222,7 +222,8 @@ cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
 #if FLASH_HAS_SM90A
 const FwdVariant* variant_wgmma_window() {
   static const FwdVariant v = [] {
-    FwdVariant r = fa3_variant_info(/*paged=*/true);  // paged calls run fwd_09's kernels
+    // Paged calls: narrow windows here (seq_narrow_window), the rest in fwd_09.
+    FwdVariant r = fa3_variant_info(/*paged=*/true);
     r.check = check;
     r.workspace_bytes = workspace_bytes;
     r.run = run;

@@ -346,7 +346,7 @@ TEST(PagedRegistry, WhoClaimsTheFeature) {
     if (!v.built) continue;
     const bool expected = v.name == "tiled" || v.name == "mma_pipeline" ||
                           v.name == "wgmma_persistent" ||  // the Hopper rung with kPagedKV
-                          v.name == "wgmma_window";        // (runs fwd_09's kernels for them)
+                          v.name == "wgmma_window";        // (its narrow windows; fwd_09's kernels for the rest)
     EXPECT_EQ((v.features & flash::kFeaturePaged) != 0, expected) << v.name;
     if (v.features & flash::kFeaturePaged) EXPECT_TRUE(v.features & flash::kFeatureVarlen) << v.name;
   }
