@@ -143,11 +143,6 @@ constexpr int kWalkSpan = 512;
 // +1.2%, (512, 0) -0.5%; 384 lies between the last two.
 constexpr int kWalkSpan128 = 384;
 
-// Dense calls without a softcap or ALiBi: at hdim 64 a window bounded on
-// both sides and at most kNarrowSpan keys wide, or a short causal call; at
-// hdim 128 a window of at most kWalkSpan128 keys (its short causal calls take
-// fwd_09's dynamic schedule; three CTAs of 64 x 32 tiles had measured 5-9%
-// slower than two of 64 x 64; docs/NOTES.md).
 // Dense queries on a paged cache, or on a contiguous one with per-sequence
 // key counts (seqused_k): the windows that walk (kWalkSpan, kWalkSpan128),
 // on every page size. Both layouts take the same tiles, so a paged call and
@@ -161,6 +156,12 @@ bool seq_narrow_window(const FwdParams& p) {
   return span >= 0 && span <= (p.head_dim == 128 ? kWalkSpan128 : kWalkSpan);
 }
 
+// The calls this rung runs: those above, and dense calls without a softcap
+// or ALiBi: at hdim 64 a window bounded on both sides and at most
+// kNarrowSpan keys wide, or a short causal call; at hdim 128 a window of at
+// most kWalkSpan128 keys (its short causal calls take
+// fwd_09's dynamic schedule; three CTAs of 64 x 32 tiles had measured 5-9%
+// slower than two of 64 x 64; docs/NOTES.md).
 bool narrow_window(const FwdParams& p) {
   if (seq_narrow_window(p)) return true;
   if ((p.head_dim != 64 && p.head_dim != 128) || p.seq_layout() != SeqLayout::dense || p.has_score_mods()) return false;
