@@ -199,8 +199,10 @@ __global__ void __launch_bounds__(Cfg::kWarps * 32) dec_01_splitkv_kernel(const 
   // lost 11-13% at page 16): every page index is clamped into the pool
   // (page_in_pool), so an entry the check has not yet proven still reads
   // inside the tensors, and the check's ~6 us over the table (page 16, ncu)
-  // no longer stands in front of the cache reads.
-  const bool deferred = !kVarlen && (p.k_new == nullptr || p.seqlen_new == 0);
+  // no longer stands in front of the cache reads. (A pool of no pages has
+  // nothing to clamp into: such a call waits.)
+  const bool deferred =
+      !kVarlen && (p.k_new == nullptr || p.seqlen_new == 0) && (p.page_table == nullptr || p.num_pages > 0);
   if (!deferred) {
     wait_for_previous_kernel();
     if (metadata_failed(p)) return;

@@ -327,6 +327,30 @@ TEST(DecodeErrors, BadMetadataWritesNothing) {
   }
 }
 
+// A paged cache of no pages (k_cache and v_cache [0, page_size, heads_kv,
+// head_dim]) under lengths that need pages: a flash::Error and nothing
+// written. dec_01 reads a paged cache before the check's verdict only where
+// it can clamp each page index into the pool, so this call must not.
+TEST(DecodeErrors, NoPagesWritesNothing) {
+  SKIP_WITHOUT_GPU();
+  for (const int head_dim : {64, 128}) {
+    SCOPED_TRACE(::testing::Message() << "hdim " << head_dim);
+    DecodeSpec s{.dtype = DType::bf16, .batch = 2, .seqlen_q = 1, .heads_q = 4, .heads_kv = 2, .head_dim = head_dim,
+                 .capacity = 256, .page_size = 16};
+    s.lens = {5, 40};
+    auto prob = flash::testing::make_decode_problem(s, test_seed());
+    flash::DecodeArgs a = prob.args;
+    const std::int64_t D = head_dim;
+    a.k_cache = flash::make_view(a.k_cache.data, DType::bf16, {0, 16, 2, D}, {16 * 2 * D, 2 * D, D, 1});
+    a.v_cache = flash::make_view(a.v_cache.data, DType::bf16, {0, 16, 2, D}, {16 * 2 * D, 2 * D, D, 1});
+    a.sync_check = true;
+    flash::testing::poison(a.o);
+    EXPECT_THROW(flash::attention_decode(a), flash::Error);
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    for (double x : flash::testing::download(a.o)) ASSERT_TRUE(std::isnan(x)) << "O was written";
+  }
+}
+
 // A valid call through the asynchronous path leaves status 0.
 TEST(DecodeErrors, AsyncStatusIsZeroWhenValid) {
   SKIP_WITHOUT_GPU();
