@@ -194,24 +194,28 @@ cudaError_t run(const FwdParams& p, void* workspace, cudaStream_t stream) {
         using Single = Fa3SingleTileScheduler<Cfg>;
         using Walk = Fa3PersistentScheduler<Cfg>;
         using Rung = fwd_10_wgmma_window_rung;
-        const auto go = [&](auto sched) {
+        // One launch: a schedule and a sequence layout (dense calls; dense
+        // queries on pages or with seqused_k: seq_narrow_window).
+        const auto go = [&](auto sched, auto seq) {
           using S = typename decltype(sched)::type;
-          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, S, false, SeqLayout::dense>(p, stream)
-                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, S, false, SeqLayout::dense>(p, stream);
-        };
-        const long long span = p.mask.window_span();
-        const auto go_seq = [&](auto seq) {
           constexpr SeqLayout kSeq = decltype(seq)::value;
-          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, Walk, false, kSeq>(p, stream)
-                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, Walk, false, kSeq>(p, stream);
+          err = p.dtype == DType::f16 ? fa3_launch<Rung, __half, Cfg, S, false, kSeq>(p, stream)
+                                      : fa3_launch<Rung, __nv_bfloat16, Cfg, S, false, kSeq>(p, stream);
         };
-        if (seq_narrow_window(p) && p.seq_layout() == SeqLayout::paged)
-          go_seq(std::integral_constant<SeqLayout, SeqLayout::paged>{});
-        else if (seq_narrow_window(p))
-          go_seq(std::integral_constant<SeqLayout, SeqLayout::per_sequence>{});
-        else if constexpr (decltype(hd)::value == 128) go(TypeTag<Walk>{});  // windows only (narrow_window)
-        else if (span >= 0 && span <= kWalkSpan) go(TypeTag<Walk>{});
-        else go(TypeTag<Single>{});
+        using Dense = std::integral_constant<SeqLayout, SeqLayout::dense>;
+        using Paged = std::integral_constant<SeqLayout, SeqLayout::paged>;
+        using PerSeq = std::integral_constant<SeqLayout, SeqLayout::per_sequence>;
+        const long long span = p.mask.window_span();
+        if (seq_narrow_window(p)) {
+          if (p.seq_layout() == SeqLayout::paged) go(TypeTag<Walk>{}, Paged{});
+          else go(TypeTag<Walk>{}, PerSeq{});
+        } else if constexpr (decltype(hd)::value == 128) {
+          go(TypeTag<Walk>{}, Dense{});  // windows only (narrow_window)
+        } else if (span >= 0 && span <= kWalkSpan) {
+          go(TypeTag<Walk>{}, Dense{});
+        } else {
+          go(TypeTag<Single>{}, Dense{});
+        }
       }))
     return err;
   return variant_wgmma_persistent()->run(p, workspace, stream);
