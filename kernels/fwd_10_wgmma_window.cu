@@ -59,6 +59,11 @@
 // (+44% / +48%), (383, 0) page 32 +4.4%; hdim 128 4 x 4096 (64, 63) page 16
 // +25.3%, causal (128, 0) page 16 / 256 -2.5% / +1.6%. (Per-sequence calls
 // not timed: no bench shape; they follow the dense calls' rule.)
+// Session 57: hdim 128's paged producer takes 40 registers (consumers 216;
+// stack 64 -> 16 bytes). H200, two rounds, TFLOPS: 4 x 4096 causal (128, 0)
+// page 16 / 256 160.9 / 163.0 -> 165.4 / 165.2 (+2.8% / +1.4%), (64, 63)
+// page 16 157.0 -> 162.0 (+3.2%), 1 x 16k (128, 0) page 16 +2.6%; the
+// contiguous twin's kernel unchanged (-1.2 to -0.3%, noise).
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
@@ -98,6 +103,12 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   // Dense queries on a paged KV cache take the walking windows too
   // (seq_narrow_window).
   static constexpr bool kPagedKV = true;
+  // Hdim 128's paged producer at 40 registers (its page lookups spilled 64
+  // bytes of stack at 24), its consumers at 216 (session 57: +1.4-3.2%).
+  static constexpr Fa3RegSplit regs(Fa3ProducerLoad load) {
+    if (kHeadDim_ == 128 && load == Fa3ProducerLoad::paged_persistent) return {40, 216};
+    return {kProducerRegs, kConsumerRegs};
+  }
 };
 // (Read in fa3_forward.cuh only under if constexpr, which nvcc's unused-member
 // check, #177, does not see.)
