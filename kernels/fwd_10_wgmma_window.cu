@@ -115,6 +115,7 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
 static_assert(!WgmmaWindowConfig<64>::kQInRegisters && !WgmmaWindowConfig<128>::kQInRegisters,
               "the small tiles read Q from shared memory");
 static_assert(WgmmaWindowConfig<64>::kLazyRescale && WgmmaWindowConfig<128>::kLazyRescale, "as fwd_09");
+static_assert(WgmmaWindowConfig<64>::kPagedKV && WgmmaWindowConfig<128>::kPagedKV, "paged windows walk too");
 
 FLASH_FA3_RUNG_KERNEL(fwd_10_wgmma_window);
 
