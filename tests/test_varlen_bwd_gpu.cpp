@@ -338,7 +338,7 @@ SeqError grad_error(int seq, const char* what, const std::vector<double>& got, s
     lowp_err = std::max(lowp_err, std::fabs(lowp[i] - ref[i]));
     max_ref = std::max(max_ref, std::fabs(ref[i]));
   }
-  const double bound = 3 * lowp_err + flash::testing::rounding_floor(dtype) * max_ref + std::ldexp(1.0, -16);
+  const double bound = flash::testing::gradient_bound(lowp_err, max_ref, dtype);
   return {seq, what, err, bound};
 }
 

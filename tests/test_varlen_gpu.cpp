@@ -368,7 +368,7 @@ VarlenCheck run_and_check(VarlenProblem& p, flash::ForwardArgs args, const std::
       }
     }
     if (lse_inf_mismatch) lse_err = kInf;
-    const double bound = 2 * lowp_err + flash::testing::rounding_floor(p.dtype) * max_ref;
+    const double bound = flash::testing::output_bound(lowp_err, max_ref, p.dtype);
     const double lse_bound = flash::testing::lse_bound(lse_lowp_err, max_lse);
     if (!(err <= bound) || !(lse_err <= lse_bound)) r.over.push_back({b, err, bound, lse_err, lse_bound});
   }

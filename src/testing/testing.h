@@ -167,6 +167,24 @@ CheckResult run_and_check(Problem& prob, const std::string& kernel);
 // Rounding floor of the bound, relative to max|ref|.
 double rounding_floor(DType dtype);
 
+// FlashAttention's rule, given max|out_lowp - ref| (the error of the same
+// math in the input dtype) and max|ref|. An output (O): twice that error
+// plus one rounding of max|ref|.
+inline double output_bound(double lowp_err, double max_ref, DType dtype) {
+  return 2 * lowp_err + rounding_floor(dtype) * max_ref;
+}
+// A gradient: three times that error plus two roundings of max|ref| (dS is
+// rounded to the dtype before its GEMMs, the gradient after them: where a
+// sum has few terms, the model's own error can fall below both by chance;
+// f16, one query row, a GQA group of 3: every kernel's dk at 1.003x of the
+// bound with one rounding, session 57's fuzz test), plus 2^-16: fp32
+// accumulation noise on unit-scale inputs, for gradients whose exact value
+// vanishes (one key: dS = 0, so dq = dk = 0 exactly in the reference and
+// in its low-precision model).
+inline double gradient_bound(double lowp_err, double max_ref, DType dtype) {
+  return 3 * lowp_err + 2 * rounding_floor(dtype) * max_ref + std::ldexp(1.0, -16);
+}
+
 // The LSE's bound by the same rule: 2 * max|lse_lowp - lse| (0 unless the
 // reference rounds the scores, i.e. with a softcap) plus 2^-16 of
 // max(1, max|lse|).
