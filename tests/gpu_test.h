@@ -32,10 +32,11 @@ inline std::uint64_t base_seed() {
   return seed;
 }
 
-// The base seed mixed with the running test's name.
+// The base seed mixed with the running test's suite and name (two suites'
+// tests of one name draw different inputs).
 inline std::uint64_t test_seed() {
-  return base_seed() * 1000003u +
-         std::hash<std::string>{}(::testing::UnitTest::GetInstance()->current_test_info()->name());
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  return base_seed() * 1000003u + std::hash<std::string>{}(std::string(info->test_suite_name()) + "." + info->name());
 }
 
 // Empty when a CUDA device is usable, else why not.

@@ -29,7 +29,9 @@ struct DecodeArgs {
   // head_dim]. Paged (page_table set): [num_pages, page_size, heads_kv,
   // head_dim], page_size a power of two from 1 to 2^30 (the kernels look up
   // each key's page on its own, so any power of two works; the GPU tests
-  // cover 16 to 256). Another page_size is a flash::Error.
+  // cover 16 to 256). Another page_size is a flash::Error. Rows past a
+  // sequence's keys (cache_seqlens[b] + seqlen_new) may hold anything, NaN
+  // included: they do not reach the result.
   TensorView k_cache;
   TensorView v_cache;
   // Paged cache only: int32 [batch, max_pages_per_seq]; entry p of sequence b

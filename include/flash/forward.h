@@ -110,7 +110,9 @@ struct ForwardArgs {
   std::optional<TensorView> cu_seqlens_q;
   std::optional<TensorView> cu_seqlens_k;
   // Optional int32 [batch] on the device: the keys of each sequence, with any
-  // call (FlashAttention's seqused_k, flash_attn_with_kvcache's cache_seqlens):
+  // call of a variant with kFeatureVarlen (tiled, mma_pipeline and the Hopper
+  // rungs; the teaching rungs between them refuse it) (FlashAttention's
+  // seqused_k, flash_attn_with_kvcache's cache_seqlens):
   // sequence b attends its first seqused_k[b] keys, which must lie in
   // [0, the keys it has]: its cu_seqlens_k length, k.shape[1] for a dense
   // call, max_pages * page_size with a page table. The mask and ALiBi's
@@ -135,8 +137,9 @@ struct ForwardArgs {
   // entries that a sequence's keys reach are read (the rest may be anything,
   // e.g. -1); those must be pages of k, in [0, num_pages). Every mask and
   // score modifier, GQA/MQA and the LSE work as in a dense call. The
-  // variants with kFeaturePaged take it (tiled, mma_pipeline and
-  // wgmma_persistent, which auto picks on sm_90); the others refuse the call.
+  // variants with kFeaturePaged take it (tiled, mma_pipeline,
+  // wgmma_persistent and wgmma_window, which auto picks on sm_90); the others
+  // refuse the call.
   std::optional<TensorView> page_table;
   int max_seqlen_q = 0;
   int max_seqlen_k = 0;

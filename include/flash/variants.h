@@ -41,7 +41,9 @@ struct VariantInfo {
   // Head dims it was built for; empty means any head dim up to max_head_dim.
   std::vector<int> head_dims;
   int max_head_dim = 0;
-  // Required alignment, in bytes, of data pointers and of non-unit strides.
+  // Required alignment, in bytes, of data pointers and of the strides (in
+  // bytes) of every dimension but the last whose extent is above 1 (a
+  // dimension of extent 1 is never stepped, so its stride is free).
   int alignment = 0;
   // Bits of Feature.
   unsigned features = 0;

@@ -67,10 +67,15 @@ std::vector<unsigned char> random_bytes(std::size_t n, DType dtype, std::uint64_
 // flash::Error for a strided one: upload(random_values()) takes any strides).
 void upload_random(const TensorView& view, std::uint64_t seed, double stddev = 1.0, double mean = 0.0);
 
-// Host values in BSHD order to/from a device view of any strides.
+// Host values in BSHD order to/from a device view of any strides. upload
+// writes the view's whole byte span, [data, data + view_bytes): the bytes
+// between its elements become zeros, so it clobbers any view interleaved
+// with this one (tests/test_fuzz_gpu.cpp uploads one image of a whole
+// buffer instead).
 void upload(const std::vector<double>& host, const TensorView& view);
 std::vector<double> download(const TensorView& view);
-// Fills every element a view addresses with NaN (poison before a call).
+// Fills every element a view addresses with NaN (poison before a call); the
+// gaps between them with zeros, as upload.
 void poison(const TensorView& view);
 std::size_t view_bytes(const TensorView& view);
 
