@@ -63,7 +63,10 @@
 // stack 64 -> 16 bytes). H200, two rounds, TFLOPS: 4 x 4096 causal (128, 0)
 // page 16 / 256 160.9 / 163.0 -> 165.4 / 165.2 (+2.8% / +1.4%), (64, 63)
 // page 16 157.0 -> 162.0 (+3.2%), 1 x 16k (128, 0) page 16 +2.6%; the
-// contiguous twin's kernel unchanged (-1.2 to -0.3%, noise).
+// contiguous twin's kernel unchanged (-1.2 to -0.3%, noise). And hdim 64's
+// (consumers 120; stack 48 -> 0): 2 x 8192 x 32 causal (128, 0) page 16 /
+// 256 114.5 / 124.7 -> 116.7 / 127.4 (+1.9% / +2.2%), (383, 0) page 32
+// 191.7 -> 203.2 (+6.0%); contiguous twins -0.5% / 0.0%.
 // Run it: ./runner --kernel wgmma_window --dhead 64 --window 128,0 ;
 //   ./bench --kernel wgmma_window --seq 8192 --batch 2 --heads 32 --dhead 64 --window 128,0
 #include <cuda_bf16.h>
@@ -103,10 +106,11 @@ template <int kHeadDim_> struct WgmmaWindowConfig {
   // Dense queries on a paged KV cache take the walking windows too
   // (seq_narrow_window).
   static constexpr bool kPagedKV = true;
-  // Hdim 128's paged producer at 40 registers (its page lookups spilled 64
-  // bytes of stack at 24), its consumers at 216 (session 57: +1.4-3.2%).
+  // The paged producers at 40 registers (their page lookups spilled 64 /
+  // 48 bytes of stack at 24), the consumers at 216 / 120, within the same
+  // budget (session 57: +1.4-3.2% at hdim 128, +1.9-6.0% at hdim 64).
   static constexpr Fa3RegSplit regs(Fa3ProducerLoad load) {
-    if (kHeadDim_ == 128 && load == Fa3ProducerLoad::paged_persistent) return {40, 216};
+    if (load == Fa3ProducerLoad::paged_persistent) return {40, kHeadDim_ == 128 ? 216 : 120};
     return {kProducerRegs, kConsumerRegs};
   }
 };
