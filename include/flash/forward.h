@@ -109,10 +109,10 @@ struct ForwardArgs {
   // metadata); a dense call does not read them.
   std::optional<TensorView> cu_seqlens_q;
   std::optional<TensorView> cu_seqlens_k;
-  // Optional int32 [batch] on the device: the keys of each sequence, with any
-  // call of a variant with kFeatureVarlen (tiled, mma_pipeline and the Hopper
-  // rungs; the teaching rungs between them refuse it) (FlashAttention's
-  // seqused_k, flash_attn_with_kvcache's cache_seqlens):
+  // Optional int32 [batch] on the device (FlashAttention's seqused_k,
+  // flash_attn_with_kvcache's cache_seqlens): the keys of each sequence, with
+  // any call of a variant with kFeatureVarlen (tiled, mma_pipeline and the
+  // Hopper rungs; the teaching rungs between them refuse it):
   // sequence b attends its first seqused_k[b] keys, which must lie in
   // [0, the keys it has]: its cu_seqlens_k length, k.shape[1] for a dense
   // call, max_pages * page_size with a page table. The mask and ALiBi's
