@@ -612,6 +612,51 @@ void fit_packed_work(std::vector<int>& q_lens, std::vector<int>& k_lens, std::ve
     }
 }
 
+// A packed (variable-length) case's sequences: 1 to max_batch of them,
+// lengths of 0, 1 or up to kMaxSeqlen, the keys' the queries' own with
+// self-attention (q, k and v may then share a block), seqused_k sometimes,
+// rows past the last sequence sometimes, and max_seqlen hints that are
+// sometimes loose (the packed rows, not the longest sequence).
+struct PackedSeqs {
+  int batch = 0;
+  bool self = false, seqused = false;
+  std::vector<int> q_lens, k_lens, used, cu_q, cu_k;
+  int rows_q = 0, rows_k = 0, Tq = 0, Tk = 0, max_q = 0, max_k = 0;
+};
+PackedSeqs draw_packed_seqs(Draw& r, const Common& c, int max_batch, double work_limit) {
+  PackedSeqs s;
+  s.batch = r.uniform(1, max_batch);
+  s.self = r.chance(0.3);
+  const auto n = static_cast<std::size_t>(s.batch);
+  s.q_lens.resize(n), s.k_lens.resize(n), s.used.resize(n);
+  for (int& len : s.q_lens) len = draw_packed_length(r);
+  for (int b = 0; b < s.batch; ++b) s.k_lens[b] = s.self ? s.q_lens[b] : draw_packed_length(r);
+  s.seqused = r.chance(0.3);
+  for (int b = 0; b < s.batch; ++b) s.used[b] = s.seqused ? r.uniform(0, s.k_lens[b]) : s.k_lens[b];
+  fit_packed_work(s.q_lens, s.k_lens, s.used, c, work_limit);
+  const int tail_q = r.chance(0.5) ? r.uniform(1, 8) : 0;
+  const int tail_k = s.self ? tail_q : r.chance(0.5) ? r.uniform(1, 8) : 0;
+  s.cu_q = prefix_sums(s.q_lens), s.cu_k = prefix_sums(s.k_lens);
+  s.rows_q = s.cu_q.back(), s.rows_k = s.cu_k.back(), s.Tq = s.rows_q + tail_q, s.Tk = s.rows_k + tail_k;
+  const bool loose = r.chance(0.2);
+  s.max_q = loose ? s.Tq : *std::max_element(s.q_lens.begin(), s.q_lens.end());
+  s.max_k = loose ? s.Tk : *std::max_element(s.k_lens.begin(), s.k_lens.end());
+  return s;
+}
+// NaN over the rows no sequence reads: in each of `qs` ([Tq, q_width]) the
+// rows past the last sequence, in each of `ks` ([Tk, k_width]) the keys past
+// a sequence's seqused_k and the rows past the last sequence.
+void nan_unread_rows(const PackedSeqs& s, std::initializer_list<std::vector<double>*> qs,
+                     std::initializer_list<std::vector<double>*> ks, std::int64_t q_width, std::int64_t k_width) {
+  for (auto* x : qs) std::fill(x->begin() + std::int64_t{s.rows_q} * q_width, x->end(), kNaN);
+  for (auto* x : ks) {
+    for (int b = 0; b < s.batch; ++b)
+      std::fill(x->begin() + std::int64_t{s.cu_k[b] + s.used[b]} * k_width,
+                x->begin() + std::int64_t{s.cu_k[b + 1]} * k_width, kNaN);
+    std::fill(x->begin() + std::int64_t{s.rows_k} * k_width, x->end(), kNaN);
+  }
+}
+
 // "auto" most of the time, else a random variant built and runnable here.
 std::string draw_kernel(Draw& r, const std::vector<flash::VariantInfo>& variants, DType dtype, int head_dim) {
   if (r.chance(0.75)) return "auto";
@@ -914,6 +959,42 @@ ForwardCase make_dense_forward(std::uint64_t seed) {
 // Variable-length forward: packed q, k, v, o [total, heads, head_dim] by
 // cu_seqlens_q / cu_seqlens_k, sometimes seqused_k, rows past the last
 // sequence, the metadata checked synchronously or through status.
+// A packed case's metadata in the int32 arena: cu_seqlens_q / _k, seqused_k
+// when drawn, the status words when asked; placed before the arena's
+// allocate(), bound and written after it.
+struct PackedSlots {
+  Placed cu_q, cu_k, used, status;
+};
+PackedSlots place_packed(Arena& i32, const PackedSeqs& s, bool with_status) {
+  PackedSlots ps;
+  ps.cu_q = place_ints(i32, {s.batch + 1});
+  ps.cu_k = place_ints(i32, {s.batch + 1});
+  if (s.seqused) ps.used = place_ints(i32, {s.batch});
+  if (with_status) ps.status = place_ints(i32, {4});
+  return ps;
+}
+// Binds them into `a` (forward or backward arguments) with the max_seqlen
+// hints and sync_check; the status view, an output, also into `status`.
+template <class Args>
+void bind_packed(Arena& i32, const PackedSlots& ps, const PackedSeqs& s, bool with_status, bool async, Args& a,
+                 std::optional<TensorView>& status) {
+  a.cu_seqlens_q = i32.bind(ps.cu_q, "cu_seqlens_q");
+  a.cu_seqlens_k = i32.bind(ps.cu_k, "cu_seqlens_k");
+  i32.put(*a.cu_seqlens_q, as_doubles(s.cu_q));
+  i32.put(*a.cu_seqlens_k, as_doubles(s.cu_k));
+  if (s.seqused) {
+    a.seqused_k = i32.bind(ps.used, "seqused_k");
+    i32.put(*a.seqused_k, as_doubles(s.used));
+  }
+  if (with_status) {
+    a.status = status = i32.bind(ps.status, "status");
+    i32.output(*a.status);
+  }
+  a.max_seqlen_q = s.max_q;
+  a.max_seqlen_k = s.max_k;
+  a.sync_check = !async;
+}
+
 ForwardCase make_varlen_forward(std::uint64_t seed) {
   ForwardCase fc;
   Draw r(seed);
@@ -921,21 +1002,12 @@ ForwardCase make_varlen_forward(std::uint64_t seed) {
   const auto common = draw_common(r, variants, flash::kFeatureVarlen);
   if (!common) return skipped(std::move(fc), "no built forward variant with kFeatureVarlen runs here");
   Common& c = fc.c = *common;
-  const int batch = r.uniform(1, 5);
-  const bool self = r.chance(0.3);  // k's lengths are q's (self-attention: q, k, v may share a block)
-  std::vector<int> q_lens(static_cast<std::size_t>(batch)), k_lens(q_lens.size()), used(q_lens.size());
-  for (int& n : q_lens) n = draw_packed_length(r);
-  for (int b = 0; b < batch; ++b) k_lens[b] = self ? q_lens[b] : draw_packed_length(r);
-  const bool seqused = r.chance(0.3);
-  for (int b = 0; b < batch; ++b) used[b] = seqused ? r.uniform(0, k_lens[b]) : k_lens[b];
-  fit_packed_work(q_lens, k_lens, used, c, kMaxForwardWork);
-  const int tail_q = r.chance(0.5) ? r.uniform(1, 8) : 0;
-  const int tail_k = self ? tail_q : r.chance(0.5) ? r.uniform(1, 8) : 0;
-  const std::vector<int> cu_q = prefix_sums(q_lens), cu_k = prefix_sums(k_lens);
-  const int rows = cu_q.back(), Tq = rows + tail_q, Tk = cu_k.back() + tail_k;
-  const bool loose = r.chance(0.2);  // max_seqlen_q / max_seqlen_k = the packed rows, not the longest sequence
-  const int max_q = loose ? Tq : *std::max_element(q_lens.begin(), q_lens.end());
-  const int max_k = loose ? Tk : *std::max_element(k_lens.begin(), k_lens.end());
+  const PackedSeqs ps = draw_packed_seqs(r, c, 5, kMaxForwardWork);
+  const int batch = ps.batch, rows = ps.rows_q, Tq = ps.Tq, Tk = ps.Tk, max_q = ps.max_q, max_k = ps.max_k;
+  const std::vector<int>& q_lens = ps.q_lens;
+  const std::vector<int>& used = ps.used;
+  const std::vector<int>& cu_q = ps.cu_q;
+  const std::vector<int>& cu_k = ps.cu_k;
   const bool want_lse = r.chance(0.8), async = r.chance(0.3), with_status = r.chance(0.4);
   const LayoutKind kind = draw_layout_kind(r);
   fc.caller_workspace = r.chance(0.15);
@@ -947,13 +1019,7 @@ ForwardCase make_varlen_forward(std::uint64_t seed) {
   std::vector<double> q = normal(std::int64_t{Tq} * Hq * D, c.dtype, r, c.qk_gain);
   std::vector<double> k = normal(std::int64_t{Tk} * Hkv * D, c.dtype, r, c.qk_gain);
   std::vector<double> v = kind == LayoutKind::kv_one_view ? k : normal(std::int64_t{Tk} * Hkv * D, c.dtype, r, 1.0);
-  std::fill(q.begin() + std::int64_t{rows} * Hq * D, q.end(), kNaN);
-  for (auto* x : {&k, &v}) {
-    for (int b = 0; b < batch; ++b)
-      std::fill(x->begin() + std::int64_t{cu_k[b] + used[b]} * Hkv * D,
-                x->begin() + std::int64_t{cu_k[b + 1]} * Hkv * D, kNaN);
-    std::fill(x->begin() + std::int64_t{cu_k.back()} * Hkv * D, x->end(), kNaN);
-  }
+  nan_unread_rows(ps, {&q}, {&k, &v}, Hq * D, Hkv * D);
   fc.scores = score_inputs(c, batch, r);
 
   AttentionOutputs& out = fc.out;
@@ -968,15 +1034,12 @@ ForwardCase make_varlen_forward(std::uint64_t seed) {
 
   fc.data = Arena(c.dtype, kNaN);
   std::string layout = kLayoutNames[static_cast<int>(kind)];
-  Placed pq, pk, pv, po, plse, pcu_q, pcu_k, pused, pstatus;
+  Placed pq, pk, pv, po, plse;
   std::vector<Slot> slots = {{"q", &pq, {Tq, Hq, D}, 0}, {"o", &po, {Tq, Hq, D}, 0}, {"k", &pk, {Tk, Hkv, D}, 1}};
   if (kind != LayoutKind::kv_one_view) slots.push_back({"v", &pv, {Tk, Hkv, D}, 1});
   place(fc.data, r, slots, 1, "thd", kind, Tq == Tk && r.chance(0.5), fc.data.align(), false, layout);
   if (want_lse) place(fc.f32, r, {{"lse", &plse, {Hq, Tq}, 0}}, 0, "ht", LayoutKind::strided, false, 1, false, layout);
-  pcu_q = place_ints(fc.i32, {batch + 1});
-  pcu_k = place_ints(fc.i32, {batch + 1});
-  if (seqused) pused = place_ints(fc.i32, {batch});
-  if (with_status) pstatus = place_ints(fc.i32, {4});
+  const PackedSlots meta = place_packed(fc.i32, ps, with_status);
   fc.allocate();
 
   flash::ForwardArgs& a = fc.args;
@@ -996,29 +1059,15 @@ ForwardCase make_varlen_forward(std::uint64_t seed) {
     out.lse->shape[1] = rows;
     fc.f32.output(*out.lse);
   }
-  a.cu_seqlens_q = fc.i32.bind(pcu_q, "cu_seqlens_q");
-  a.cu_seqlens_k = fc.i32.bind(pcu_k, "cu_seqlens_k");
-  fc.i32.put(*a.cu_seqlens_q, as_doubles(cu_q));
-  fc.i32.put(*a.cu_seqlens_k, as_doubles(cu_k));
-  if (seqused) {
-    a.seqused_k = fc.i32.bind(pused, "seqused_k");
-    fc.i32.put(*a.seqused_k, as_doubles(used));
-  }
-  if (with_status) {
-    a.status = out.status = fc.i32.bind(pstatus, "status");
-    fc.i32.output(*a.status);
-  }
-  a.max_seqlen_q = max_q;
-  a.max_seqlen_k = max_k;
-  a.sync_check = !async;
+  bind_packed(fc.i32, meta, ps, with_status, async, a, out.status);
   apply_common(a, c, fc.scores);
   a.kernel = kernel;
   fc.needed = c.features(max_q != max_k, want_lse) | flash::kFeatureVarlen;
   fc.desc = fmt::format(
       "varlen forward {} q lens [{}] k lens [{}]{} tails ({}, {}) max_seqlen ({}, {}) lse {} {}{} | layout {} | {}",
-      c.describe(), fmt::join(q_lens, ","), fmt::join(k_lens, ","),
-      seqused ? fmt::format(" seqused_k [{}]", fmt::join(used, ",")) : std::string(), tail_q, tail_k, max_q, max_k,
-      want_lse ? "yes" : "no", async ? "async" : "sync_check", with_status ? " + status" : "", layout,
+      c.describe(), fmt::join(q_lens, ","), fmt::join(ps.k_lens, ","),
+      ps.seqused ? fmt::format(" seqused_k [{}]", fmt::join(used, ",")) : std::string(), Tq - rows, Tk - ps.rows_k,
+      max_q, max_k, want_lse ? "yes" : "no", async ? "async" : "sync_check", with_status ? " + status" : "", layout,
       call_options(fc, kernel));
   return fc;
 }
@@ -1287,21 +1336,13 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
   const auto common = draw_common(r, variants, flash::kFeatureVarlen);
   if (!common) return skipped(std::move(bc), "no built backward variant with kFeatureVarlen runs here");
   Common& c = bc.c = *common;
-  const int batch = r.uniform(1, 4);
-  const bool self = r.chance(0.3);
-  std::vector<int> q_lens(static_cast<std::size_t>(batch)), k_lens(q_lens.size()), used(q_lens.size());
-  for (int& n : q_lens) n = draw_packed_length(r);
-  for (int b = 0; b < batch; ++b) k_lens[b] = self ? q_lens[b] : draw_packed_length(r);
-  const bool seqused = r.chance(0.3);
-  for (int b = 0; b < batch; ++b) used[b] = seqused ? r.uniform(0, k_lens[b]) : k_lens[b];
-  fit_packed_work(q_lens, k_lens, used, c, kMaxBackwardWork);
-  const int tail_q = r.chance(0.5) ? r.uniform(1, 8) : 0;
-  const int tail_k = self ? tail_q : r.chance(0.5) ? r.uniform(1, 8) : 0;
-  const std::vector<int> cu_q = prefix_sums(q_lens), cu_k = prefix_sums(k_lens);
-  const int rows_q = cu_q.back(), rows_k = cu_k.back(), Tq = rows_q + tail_q, Tk = rows_k + tail_k;
-  const bool loose = r.chance(0.2);
-  const int max_q = loose ? Tq : *std::max_element(q_lens.begin(), q_lens.end());
-  const int max_k = loose ? Tk : *std::max_element(k_lens.begin(), k_lens.end());
+  const PackedSeqs ps = draw_packed_seqs(r, c, 4, kMaxBackwardWork);
+  const int batch = ps.batch, rows_q = ps.rows_q, rows_k = ps.rows_k, Tq = ps.Tq, Tk = ps.Tk;
+  const int max_q = ps.max_q, max_k = ps.max_k;
+  const std::vector<int>& q_lens = ps.q_lens;
+  const std::vector<int>& used = ps.used;
+  const std::vector<int>& cu_q = ps.cu_q;
+  const std::vector<int>& cu_k = ps.cu_k;
   const bool deterministic = r.chance(0.3) && any_variant_has(variants, c.dtype, c.head_dim,
                                                               flash::kFeatureDeterministic | flash::kFeatureVarlen);
   const bool with_dsinks = c.sinks && r.chance(0.8), async = r.chance(0.3), with_status = r.chance(0.4);
@@ -1315,13 +1356,7 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
   std::vector<double> k = normal(std::int64_t{Tk} * Hkv * D, c.dtype, r, c.qk_gain);
   std::vector<double> v = kind == LayoutKind::kv_one_view ? k : normal(std::int64_t{Tk} * Hkv * D, c.dtype, r, 1.0);
   std::vector<double> dout = normal(std::int64_t{Tq} * Hq * D, c.dtype, r, 1.0);
-  for (auto* x : {&q, &dout}) std::fill(x->begin() + std::int64_t{rows_q} * Hq * D, x->end(), kNaN);
-  for (auto* x : {&k, &v}) {
-    for (int b = 0; b < batch; ++b)
-      std::fill(x->begin() + std::int64_t{cu_k[b] + used[b]} * Hkv * D,
-                x->begin() + std::int64_t{cu_k[b + 1]} * Hkv * D, kNaN);
-    std::fill(x->begin() + std::int64_t{rows_k} * Hkv * D, x->end(), kNaN);
-  }
+  nan_unread_rows(ps, {&q, &dout}, {&k, &v}, Hq * D, Hkv * D);
   bc.scores = score_inputs(c, batch, r);
 
   // Per sequence: O and the LSE from the fp64 forward, then the gradients.
@@ -1354,7 +1389,7 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
 
   bc.data = Arena(c.dtype, kNaN);
   std::string layout = kLayoutNames[static_cast<int>(kind)];
-  Placed pq, pk, pv, po, pdo, pdq, pdk, pdv, plse, pdsinks, pcu_q, pcu_k, pused, pstatus;
+  Placed pq, pk, pv, po, pdo, pdq, pdk, pdv, plse, pdsinks;
   std::vector<Slot> slots = {{"q", &pq, {Tq, Hq, D}, 0},  {"o", &po, {Tq, Hq, D}, 0},   {"dout", &pdo, {Tq, Hq, D}, 0},
                              {"dq", &pdq, {Tq, Hq, D}, 0}, {"k", &pk, {Tk, Hkv, D}, 1}, {"dk", &pdk, {Tk, Hkv, D}, 1},
                              {"dv", &pdv, {Tk, Hkv, D}, 1}};
@@ -1365,10 +1400,7 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
     pdsinks.offset = bc.f32.reserve(Hq);
     pdsinks.view = make_tensor(DType::f32, {Hq}, {1});
   }
-  pcu_q = place_ints(bc.i32, {batch + 1});
-  pcu_k = place_ints(bc.i32, {batch + 1});
-  if (seqused) pused = place_ints(bc.i32, {batch});
-  if (with_status) pstatus = place_ints(bc.i32, {4});
+  const PackedSlots meta = place_packed(bc.i32, ps, with_status);
   bc.allocate();
 
   flash::BackwardArgs& a = bc.args;
@@ -1395,21 +1427,7 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
     a.dsinks = bc.dsinks = bc.f32.bind(pdsinks, "dsinks");
     bc.f32.output(*a.dsinks);
   }
-  a.cu_seqlens_q = bc.i32.bind(pcu_q, "cu_seqlens_q");
-  a.cu_seqlens_k = bc.i32.bind(pcu_k, "cu_seqlens_k");
-  bc.i32.put(*a.cu_seqlens_q, as_doubles(cu_q));
-  bc.i32.put(*a.cu_seqlens_k, as_doubles(cu_k));
-  if (seqused) {
-    a.seqused_k = bc.i32.bind(pused, "seqused_k");
-    bc.i32.put(*a.seqused_k, as_doubles(used));
-  }
-  if (with_status) {
-    a.status = bc.status = bc.i32.bind(pstatus, "status");
-    bc.i32.output(*a.status);
-  }
-  a.max_seqlen_q = max_q;
-  a.max_seqlen_k = max_k;
-  a.sync_check = !async;
+  bind_packed(bc.i32, meta, ps, with_status, async, a, bc.status);
   apply_common(a, c, bc.scores);
   a.deterministic = bc.twice = deterministic;
   a.kernel = kernel;
@@ -1418,9 +1436,9 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
   bc.desc = fmt::format(
       "varlen backward {} q lens [{}] k lens [{}]{} tails ({}, {}) max_seqlen ({}, {}) dsinks {}{} {}{} | layout {} | "
       "{}",
-      c.describe(), fmt::join(q_lens, ","), fmt::join(k_lens, ","),
-      seqused ? fmt::format(" seqused_k [{}]", fmt::join(used, ",")) : std::string(), tail_q, tail_k, max_q, max_k,
-      with_dsinks ? "yes" : "no", deterministic ? " deterministic" : "", async ? "async" : "sync_check",
+      c.describe(), fmt::join(q_lens, ","), fmt::join(ps.k_lens, ","),
+      ps.seqused ? fmt::format(" seqused_k [{}]", fmt::join(used, ",")) : std::string(), Tq - rows_q, Tk - rows_k,
+      max_q, max_k, with_dsinks ? "yes" : "no", deterministic ? " deterministic" : "", async ? "async" : "sync_check",
       with_status ? " + status" : "", layout, call_options(bc, kernel));
   return bc;
 }
@@ -1815,10 +1833,8 @@ template <class Make> void run_cases(int count, Make&& make) {
 }
 
 // ---------------------------------------------------------------------------
-// Tests
-//
-// Test names differ across the suites: test_seed() mixes in the test's name
-// alone, so FuzzForward.Dense and FuzzBackward.Dense would draw alike.
+// Tests (test_seed() mixes in the suite's and the test's name, so each test
+// draws its own cases)
 
 TEST(FuzzForward, DenseCalls) {
   SKIP_WITHOUT_GPU();
