@@ -1798,18 +1798,24 @@ template <class Case> Outcome run_graph(Case& k, cudaStream_t stream) {
   return out;
 }
 
-// Adds an outcome's failures to the running test; true when the case ran.
-bool report(const Outcome& o) {
-  for (const std::string& f : o.failures) ADD_FAILURE() << f << (o.context.empty() ? "" : " (" + o.context + ")");
-  return o.skipped.empty();
-}
+// A test's outcomes: report() adds a case's failures to the running test
+// and counts it as run or skipped; summarize() closes the test with a
+// summary line, and skips it when no case ran.
+struct Tally {
+  int ran = 0;
+  std::vector<std::string> skips;
 
-// Closes a test: a summary line, and the test skipped when no case ran.
-void summarize(int ran, const std::vector<std::string>& skips) {
-  fmt::print("[ fuzz     ] {} case(s) ran, {} skipped{}\n", ran, skips.size(),
-             skips.empty() ? std::string() : ": " + skips.front() + (skips.size() > 1 ? " ..." : ""));
-  if (ran == 0 && !skips.empty()) GTEST_SKIP() << "no case could run here: " << skips.front();
-}
+  void report(const Outcome& o) {
+    for (const std::string& f : o.failures) ADD_FAILURE() << f << (o.context.empty() ? "" : " (" + o.context + ")");
+    if (o.skipped.empty()) ++ran;
+    else skips.push_back(o.skipped);
+  }
+  void summarize() const {
+    fmt::print("[ fuzz     ] {} case(s) ran, {} skipped{}\n", ran, skips.size(),
+               skips.empty() ? std::string() : ": " + skips.front() + (skips.size() > 1 ? " ..." : ""));
+    if (ran == 0 && !skips.empty()) GTEST_SKIP() << "no case could run here: " << skips.front();
+  }
+};
 
 // The cases of one test, each built by make(seed + index) and run on its
 // own stream or the default one.
@@ -1817,19 +1823,16 @@ template <class Make> void run_cases(int count, Make&& make) {
   const std::uint64_t seed = flash::gpu_test::test_seed();
   cudaStream_t own = nullptr;
   check(cudaStreamCreate(&own), "cudaStreamCreate");
-  int ran = 0;
-  std::vector<std::string> skips;
+  Tally tally;
   for (const int i : case_indices(count)) {
     const std::uint64_t case_seed = seed + static_cast<std::uint64_t>(i);
     auto k = make(case_seed);
     SCOPED_TRACE(case_line(i, case_seed, k.desc));
-    const Outcome o = run_case(k, k.own_stream ? own : nullptr);
-    if (report(o)) ++ran;
-    else skips.push_back(o.skipped);
+    tally.report(run_case(k, k.own_stream ? own : nullptr));
   }
   check(cudaStreamSynchronize(own), "the cases' own stream");
   cudaStreamDestroy(own);
-  summarize(ran, skips);
+  tally.summarize();
 }
 
 // ---------------------------------------------------------------------------
@@ -1901,16 +1904,14 @@ TEST(FuzzThreads, ConcurrentForwardCalls) {
       }
     });
   for (auto& th : threads) th.join();
-  int ran = 0;
-  std::vector<std::string> skips;
+  Tally tally;
   for (std::size_t j = 0; j < n; ++j) {
     const int i = indices[j];
     SCOPED_TRACE(fmt::format("thread {}: {}", j % kThreads,
                              case_line(i, seed + static_cast<std::uint64_t>(i), cases[j].desc)));
-    if (report(outcomes[j])) ++ran;
-    else skips.push_back(outcomes[j].skipped);
+    tally.report(outcomes[j]);
   }
-  summarize(ran, skips);
+  tally.summarize();
 }
 
 // A warm call captured into a CUDA graph on a non-default stream replays to
@@ -1921,8 +1922,7 @@ TEST(FuzzThreads, GraphReplayMatchesDirectCall) {
   const std::uint64_t seed = flash::gpu_test::test_seed();
   cudaStream_t stream = nullptr;
   check(cudaStreamCreate(&stream), "cudaStreamCreate");
-  int ran = 0;
-  std::vector<std::string> skips;
+  Tally tally;
   for (const int i : case_indices(kGraphCases)) {
     const std::uint64_t case_seed = seed + static_cast<std::uint64_t>(i);
     Outcome o;
@@ -1937,12 +1937,11 @@ TEST(FuzzThreads, GraphReplayMatchesDirectCall) {
       o = run_graph(k, stream);
     }
     SCOPED_TRACE(case_line(i, case_seed, desc));
-    if (report(o)) ++ran;
-    else skips.push_back(o.skipped);
+    tally.report(o);
   }
   check(cudaStreamSynchronize(stream), "the graph stream");
   cudaStreamDestroy(stream);
-  summarize(ran, skips);
+  tally.summarize();
 }
 
 // Negative controls: on a drawn dense forward case that passes, a call that
