@@ -3,6 +3,12 @@
 
   python3 benchmarks/plot_bwd.py docs/results/2026-11-24_h200_session11/flash_bwd.txt \\
       docs/results/2026-11-24_h200_session11/fa4_bwd.json -o docs/results/2026-11-24_h200_bwd.png
+  python3 benchmarks/plot_bwd.py --matched docs/results/2026-11-30_session58/call5/bwd_matched.json \\
+      -o docs/results/2026-11-30_h200_bwd.png
+
+--matched reads fa4_bwd_matched.py's JSON instead, where every peer is timed over 0.5 s as flash
+is (flash and flash_det from ./bench --bwd --kernel auto; fa4_matched, fa4_det_matched and
+cudnn_matched by do_bench, warm-up 100 ms, 500 ms).
 
 The first file is ./bench --bwd's console output (lines "bwd/<variant>/..."; the
 fastest non-deterministic and deterministic variant of each cell are taken),
@@ -29,17 +35,35 @@ def load_flash(path):
     return best
 
 
+def matched_rows(path):
+    """fa4_bwd_matched.py's rows as (flash table, rows in fa4_bench.py's form)."""
+    flash, rows = {}, []
+    for r in json.load(open(path)):
+        key = (r["dhead"], r["causal"], r["seq"])
+        flash[(*key, False)] = (r["flash"], "auto")
+        flash[(*key, True)] = (r["flash_det"] or 0.0, "auto")
+        rows.append({"dhead": r["dhead"], "causal": r["causal"], "seq": r["seq"], "fa4": r["fa4_matched"],
+                     "fa4_det": r["fa4_det_matched"], "cudnn": r["cudnn_matched"]})
+    return flash, rows
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("flash")
-    ap.add_argument("fa4")
+    ap.add_argument("flash", nargs="?")
+    ap.add_argument("fa4", nargs="?")
+    ap.add_argument("--matched", help="fa4_bwd_matched.py's JSON (in place of the two files)")
     ap.add_argument("-o", "--out")
     a = ap.parse_args()
-    flash = load_flash(a.flash)
-    rows = json.load(open(a.fa4))["rows"]
+    if a.matched:
+        flash, rows = matched_rows(a.matched)
+    else:
+        if not (a.flash and a.fa4):
+            ap.error("give ./bench's output and fa4_bench.py's JSON, or --matched")
+        flash = load_flash(a.flash)
+        rows = json.load(open(a.fa4))["rows"]
     cells, series = [], {"flash": [], "flash det": [], "FA4": [], "FA4 det": [], "cuDNN": []}
-    print("| hdim | mask | seq | flash | flash det | FA4 | FA4 det | cuDNN | flash / FA4 |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| hdim | mask | seq | flash | flash det | FA4 | FA4 det | cuDNN | flash / FA4 | flash / cuDNN | det / non-det |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda r: (r["dhead"], r["causal"], r["seq"])):
         key = (r["dhead"], r["causal"], r["seq"])
         if (*key, False) not in flash:
@@ -51,7 +75,7 @@ def main():
                         ("cuDNN", r["cudnn"])):
             series[name].append(v)
         print(f"| {r['dhead']} | {mask} | {r['seq'] // 1024}k | {f:.1f} (`{variant}`) | {fd:.1f} | {r['fa4']} | "
-              f"{r['fa4_det']} | {r['cudnn']} | {f / r['fa4']:.2f} |")
+              f"{r['fa4_det']} | {r['cudnn']} | {f / r['fa4']:.3f} | {f / r['cudnn']:.2f} | {fd / f:.3f} |")
     if not a.out:
         return
     import matplotlib
