@@ -94,6 +94,17 @@
 // convert early in deterministic calls lost 4-9% (docs/NOTES.md).
 // Session 49: variable-length calls take their sequences longest first
 // (bwd_sequence_of): hdim 256 full +1.5%, deterministic +0.6% (H200, call 3).
+// Sessions 57-58 (H200, docs/NOTES.md): three changes to the deterministic
+// hand-off measured and dropped: warpgroup 0's dV first with dO released
+// before its dQ is staged (-1 to -3%), the staging buffer freed in two 16 KB
+// slots (-5 to -10%), and the writer counting a tile one step late so that
+// it need not wait for the reductions' completion (-3 to -21%: a dQ tile's
+// key blocks form a chain, each block's turn waits for the block above it,
+// so a late count compounds down the chain). One call beside FlashAttention-4
+// and cuDNN, all timed over 0.5 s (session 58, README): full / causal 8k
+// 403.5 / 393.1, 16k 406.1 / 408.4 TFLOPS, 1.06-1.10x FA4 (378.3 / 360.4,
+// 381.6 / 372.7), 1.03-1.14x cuDNN; deterministic 361.5 / 355.2 / 370.2 /
+// 363.5 (0.89-0.91x; FA4's deterministic 274-289).
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>

@@ -270,6 +270,12 @@
 // page size: causal (128, 0) at 4 x 4096, pages 16 / 32 / 64: 119.5 /
 // 122.8 / 124.4 -> 160.8 / 162.4 / 162.4 TFLOPS (+30-35%), (64, 63) page
 // 16 +16.2%, (1000, 0) +1.7-4.0% (they ran one 128 x 128 tile a CTA).
+// Session 58 (H200, two rounds, docs/NOTES.md): the 16-key-page kernel on
+// the walk with three stages and O stored from registers (no O buffer: 16
+// shuffles and 16 8-byte stores a thread, no fence or barrier) lost 2.0-4.1%
+// against its grid kernel, and the same Config on contiguous full calls
+// 2.7-4.8% against the 2-stage walk: O's staged TMA store is the cheaper
+// epilogue; page 16 keeps its grid kernel.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
