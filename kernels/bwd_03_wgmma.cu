@@ -259,6 +259,11 @@
 // (kEarlyConvertMinSteps): a narrow window's CTAs paid its count at their
 // ends; issue 16's (128, 0) backward +3.7% at hdim 64 8k, +1.0% at hdim 128
 // 16k, (256, 0) / (512, 0) at hdim 64 +3.2% / +2.0% (H200).
+// Session 58 (H200, one call beside FlashAttention-4 and cuDNN, every peer
+// timed over 0.5 s, README): hdim 64 full / causal 8k 531.9 / 499.5, 16k
+// 539.8 / 533.3 TFLOPS (0.998-1.015x FA4); hdim 128 595.2 / 548.1, 610.8 /
+// 594.2 (0.973-0.980x FA4: issue 18's open cells); 1.11-1.24x cuDNN;
+// deterministic / non-deterministic 0.93-0.95 (hdim 64), 0.93-0.98 (128).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
