@@ -75,7 +75,7 @@ def main():
                         ("cuDNN", r["cudnn"])):
             series[name].append(v)
         print(f"| {r['dhead']} | {mask} | {r['seq'] // 1024}k | {f:.1f} (`{variant}`) | {fd:.1f} | {r['fa4']} | "
-              f"{r['fa4_det']} | {r['cudnn']} | {f / r['fa4']:.3f} | {f / r['cudnn']:.2f} | {fd / f:.3f} |")
+              f"{r['fa4_det']} | {r['cudnn']} | {f / r['fa4']:.3f} | {(f / r['cudnn']) if r['cudnn'] else float('nan'):.2f} | {fd / f:.3f} |")
     if not a.out:
         return
     import matplotlib
