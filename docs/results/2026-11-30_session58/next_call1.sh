@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Prepared in session 58 for the next session's first call (carry [".gpu"]). Binaries (bench only):
+# Prepared in session 58 for the next session's first call (carry [".gpu"]). READY at session 58's
+# stop: .gpu/bundle.txz holds bin/bench (HEAD, tag F) and A/, B/, C/bench as below (one xz stream,
+# 35 MB; no test binaries). Rebuild it as below if the tree moved on. Binaries (bench only):
 #   F = HEAD (the bundle: pack_gpu.sh build-gpu).
 #   A = HEAD + next_H_early_pairs.patch (edit FLASH_X_EARLY_PAIRS's default to 2) + next_L64_no_lazy_rescale_hdim64.patch
 #   B = HEAD + next_U64_desc_add64.patch
