@@ -869,6 +869,22 @@ std::string call_options(const CaseBase& k, const std::string& kernel) {
 
 // Dense forward: q [batch, seqlen_q, heads_q, head_dim], k and v [batch,
 // seqlen_k, heads_kv, head_dim], sometimes seqused_k.
+// q, k, v and o from their placements into `a` (forward or backward
+// arguments; v is k's view again in kv_one_view: one tensor for both) and the
+// inputs uploaded; k_name / v_name name the K and V views in messages.
+template <class Args>
+void bind_qkvo(Arena& data, Args& a, LayoutKind kind, const Placed& pq, const Placed& pk, const Placed& pv,
+               const Placed& po, const std::vector<double>& q, const std::vector<double>& k,
+               const std::vector<double>& v, const char* k_name = "k", const char* v_name = "v") {
+  a.q = data.bind(pq, "q");
+  a.k = data.bind(pk, k_name);
+  a.v = kind == LayoutKind::kv_one_view ? a.k : data.bind(pv, v_name);
+  a.o = data.bind(po, "o");
+  data.put(a.q, q);
+  data.put(a.k, k);
+  if (kind != LayoutKind::kv_one_view) data.put(a.v, v);
+}
+
 ForwardCase make_dense_forward(std::uint64_t seed) {
   ForwardCase fc;
   Draw r(seed);
@@ -930,13 +946,7 @@ ForwardCase make_dense_forward(std::uint64_t seed) {
   fc.allocate();
 
   flash::ForwardArgs& a = fc.args;
-  a.q = fc.data.bind(pq, "q");
-  a.k = fc.data.bind(pk, "k");
-  a.v = kind == LayoutKind::kv_one_view ? a.k : fc.data.bind(pv, "v");
-  a.o = fc.data.bind(po, "o");
-  fc.data.put(a.q, q);
-  fc.data.put(a.k, k);
-  if (kind != LayoutKind::kv_one_view) fc.data.put(a.v, v);
+  bind_qkvo(fc.data, a, kind, pq, pk, pv, po, q, k, v);
   out.o = a.o;
   fc.data.output(a.o);
   if (want_lse) {
@@ -1043,13 +1053,7 @@ ForwardCase make_varlen_forward(std::uint64_t seed) {
   fc.allocate();
 
   flash::ForwardArgs& a = fc.args;
-  a.q = fc.data.bind(pq, "q");
-  a.k = fc.data.bind(pk, "k");
-  a.v = kind == LayoutKind::kv_one_view ? a.k : fc.data.bind(pv, "v");
-  a.o = fc.data.bind(po, "o");
-  fc.data.put(a.q, q);
-  fc.data.put(a.k, k);
-  if (kind != LayoutKind::kv_one_view) fc.data.put(a.v, v);
+  bind_qkvo(fc.data, a, kind, pq, pk, pv, po, q, k, v);
   out.o = a.o;
   out.o.shape[0] = rows;
   fc.data.output(out.o);
@@ -1193,13 +1197,7 @@ ForwardCase make_paged_forward(std::uint64_t seed) {
   fc.allocate();
 
   flash::ForwardArgs& a = fc.args;
-  a.q = fc.data.bind(pq, "q");
-  a.o = fc.data.bind(po, "o");
-  a.k = fc.data.bind(pk, "k pages");
-  a.v = kind == LayoutKind::kv_one_view ? a.k : fc.data.bind(pv, "v pages");
-  fc.data.put(a.q, q);
-  fc.data.put(a.k, k_pages);
-  if (kind != LayoutKind::kv_one_view) fc.data.put(a.v, v_pages);
+  bind_qkvo(fc.data, a, kind, pq, pk, pv, po, q, k_pages, v_pages, "k pages", "v pages");
   out.o = a.o;
   if (packed) out.o.shape[0] = rows;
   fc.data.output(out.o);
@@ -1248,6 +1246,35 @@ ForwardCase make_forward(int kind, std::uint64_t seed) {
 // Dense backward: O and the LSE from the fp64 forward (a forward bug cannot
 // hide a backward one), random dO; dsinks with sinks; deterministic mode
 // run twice.
+// The rest of a backward's arguments once bind_qkvo has bound q, k, v, o: o,
+// dout and the LSE uploaded; dq, dk, dv (and dsinks when placed) bound and
+// registered as outputs, the case's views of dq / dk / dv trimmed to the rows
+// the call writes along dimension 0 (rows_q, rows_k; packed calls leave the
+// rows past their last sequence alone) when rows_q >= 0.
+void bind_gradients(BackwardCase& bc, const Placed& pdo, const Placed& plse, const Placed& pdq, const Placed& pdk,
+                    const Placed& pdv, const Placed* pdsinks, const std::vector<double>& o,
+                    const std::vector<double>& dout, const std::vector<double>& lse, std::int64_t rows_q = -1,
+                    std::int64_t rows_k = -1) {
+  flash::BackwardArgs& a = bc.args;
+  a.dout = bc.data.bind(pdo, "dout");
+  a.lse = bc.f32.bind(plse, "lse");
+  bc.data.put(a.o, o);
+  bc.data.put(a.dout, dout);
+  bc.f32.put(a.lse, lse);
+  a.dq = bc.dq = bc.data.bind(pdq, "dq");
+  a.dk = bc.dk = bc.data.bind(pdk, "dk");
+  a.dv = bc.dv = bc.data.bind(pdv, "dv");
+  if (rows_q >= 0) {
+    bc.dq.shape[0] = rows_q;
+    bc.dk.shape[0] = bc.dv.shape[0] = rows_k;
+  }
+  for (const TensorView& t : {bc.dq, bc.dk, bc.dv}) bc.data.output(t);
+  if (pdsinks != nullptr) {
+    a.dsinks = bc.dsinks = bc.f32.bind(*pdsinks, "dsinks");
+    bc.f32.output(*a.dsinks);
+  }
+}
+
 BackwardCase make_dense_backward(std::uint64_t seed) {
   BackwardCase bc;
   Draw r(seed);
@@ -1297,26 +1324,9 @@ BackwardCase make_dense_backward(std::uint64_t seed) {
   bc.allocate();
 
   flash::BackwardArgs& a = bc.args;
-  a.q = bc.data.bind(pq, "q");
-  a.k = bc.data.bind(pk, "k");
-  a.v = kind == LayoutKind::kv_one_view ? a.k : bc.data.bind(pv, "v");
-  a.o = bc.data.bind(po, "o");
-  a.dout = bc.data.bind(pdo, "dout");
-  a.lse = bc.f32.bind(plse, "lse");
-  bc.data.put(a.q, q);
-  bc.data.put(a.k, k);
-  if (kind != LayoutKind::kv_one_view) bc.data.put(a.v, v);
-  bc.data.put(a.o, fwd.o);  // rounded to the dtype
-  bc.data.put(a.dout, dout);
-  bc.f32.put(a.lse, fwd.lse);
-  a.dq = bc.dq = bc.data.bind(pdq, "dq");
-  a.dk = bc.dk = bc.data.bind(pdk, "dk");
-  a.dv = bc.dv = bc.data.bind(pdv, "dv");
-  for (const TensorView& t : {a.dq, a.dk, a.dv}) bc.data.output(t);
-  if (with_dsinks) {
-    a.dsinks = bc.dsinks = bc.f32.bind(pdsinks, "dsinks");
-    bc.f32.output(*a.dsinks);
-  }
+  bind_qkvo(bc.data, a, kind, pq, pk, pv, po, q, k, v);
+  // (o rounded to the dtype on its way in, as a forward would store it)
+  bind_gradients(bc, pdo, plse, pdq, pdk, pdv, with_dsinks ? &pdsinks : nullptr, fwd.o, dout, fwd.lse);
   apply_common(a, c, bc.scores);
   a.deterministic = bc.twice = deterministic;
   a.kernel = kernel;
@@ -1404,29 +1414,8 @@ BackwardCase make_varlen_backward(std::uint64_t seed) {
   bc.allocate();
 
   flash::BackwardArgs& a = bc.args;
-  a.q = bc.data.bind(pq, "q");
-  a.k = bc.data.bind(pk, "k");
-  a.v = kind == LayoutKind::kv_one_view ? a.k : bc.data.bind(pv, "v");
-  a.o = bc.data.bind(po, "o");
-  a.dout = bc.data.bind(pdo, "dout");
-  a.lse = bc.f32.bind(plse, "lse");
-  bc.data.put(a.q, q);
-  bc.data.put(a.k, k);
-  if (kind != LayoutKind::kv_one_view) bc.data.put(a.v, v);
-  bc.data.put(a.o, o);
-  bc.data.put(a.dout, dout);
-  bc.f32.put(a.lse, lse);
-  a.dq = bc.data.bind(pdq, "dq");
-  a.dk = bc.data.bind(pdk, "dk");
-  a.dv = bc.data.bind(pdv, "dv");
-  bc.dq = a.dq, bc.dk = a.dk, bc.dv = a.dv;
-  bc.dq.shape[0] = rows_q;
-  bc.dk.shape[0] = bc.dv.shape[0] = rows_k;
-  for (const TensorView& t : {bc.dq, bc.dk, bc.dv}) bc.data.output(t);
-  if (with_dsinks) {
-    a.dsinks = bc.dsinks = bc.f32.bind(pdsinks, "dsinks");
-    bc.f32.output(*a.dsinks);
-  }
+  bind_qkvo(bc.data, a, kind, pq, pk, pv, po, q, k, v);
+  bind_gradients(bc, pdo, plse, pdq, pdk, pdv, with_dsinks ? &pdsinks : nullptr, o, dout, lse, rows_q, rows_k);
   bind_packed(bc.i32, meta, ps, with_status, async, a, bc.status);
   apply_common(a, c, bc.scores);
   a.deterministic = bc.twice = deterministic;
