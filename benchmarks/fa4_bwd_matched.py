@@ -24,21 +24,17 @@ for d in dheads:
             time.sleep(2)
             cmd = [bench, "--bwd", "--batch", str(B), "--heads", str(H), "--seq", str(N), "--dhead", str(d),
                    "--kernel", "auto"] + (["--causal"] if causal else [])
-            def run_bench(extra, label="bwd/auto/"):
+            def run_bench(extra):  # both modes' TFLOPS of one ./bench run
                 txt = subprocess.run(cmd + extra, capture_output=True, text=True).stdout
-                m = [l for l in txt.splitlines() if l.startswith(label)]
-                return float(re.search(r"TFLOPS=([0-9.]+)", m[0]).group(1)) if m else None
-            def run_both():
-                txt = subprocess.run(cmd, capture_output=True, text=True).stdout
                 got = {}
                 for label, key in (("bwd/auto/", "flash"), ("bwd/auto-det/", "flash_det")):
                     m = [l for l in txt.splitlines() if l.startswith(label)]
                     got[key] = float(re.search(r"TFLOPS=([0-9.]+)", m[0]).group(1)) if m else None
                 return got
-            both = run_both()
+            both = run_bench([])
             ours = both["flash"]
             time.sleep(2)
-            burst = run_bench(["--min-time", "0.04"])
+            burst = run_bench(["--min-time", "0.04"])["flash"]
             q = torch.randn(B, N, H, d, device="cuda", dtype=torch.bfloat16, requires_grad=True)
             k = torch.randn_like(q, requires_grad=True); v = torch.randn_like(q, requires_grad=True)
             o = flash_attn_func(q, k, v, causal=causal); o = o[0] if isinstance(o, tuple) else o
