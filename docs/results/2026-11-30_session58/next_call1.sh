@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 58 for the next session's first call (carry [".gpu"]). READY at session 58's
-# stop: .gpu/bundle.txz holds bin/bench (HEAD, tag F) and A/, B/, C/bench as below (one xz stream,
-# 35 MB; no test binaries). Rebuild it as below if the tree moved on. Binaries (bench only):
+# stop: .gpu/bundle.txz holds bin/bench and bin/test_gpu (HEAD, tag F) and A/, B/, C/bench as below
+# (one xz stream, 36 MB). Rebuild it as below if the tree moved on. Binaries:
 #   F = HEAD (the bundle: pack_gpu.sh build-gpu).
 #   A = HEAD + next_H_early_pairs.patch (edit FLASH_X_EARLY_PAIRS's default to 2) + next_L64_no_lazy_rescale_hdim64.patch
 #   B = HEAD + next_U64_desc_add64.patch
@@ -14,6 +14,9 @@
 # +0.5-1.5%, forward +-0.5%; C about their sum; L64 (A's forward rows at hdim 64) -1 to +1.5%.
 source benchmarks/device_call.sh
 dc_setup F > /dev/null
+# The fuzz builders' bind_qkvo / bind_gradients (session 58's review) have not run on the H200 yet.
+timeout 120 "$B/test_gpu" --gtest_filter='Fuzz*' > "$O/fuzz.txt" 2>&1; echo "fuzz rc=$?"
+grep -E "^\[  (PASSED|FAILED)|Failure|FLASH_FUZZ_CASE" "$O/fuzz.txt" | head -10
 dc_abn "F A B C" '^bwd/' \
   "--seq 8192 --dhead 128 --kernel wgmma" "--seq 16384 --dhead 128 --kernel wgmma" \
   "--seq 8192 --dhead 128 --causal --kernel wgmma" "--seq 16384 --dhead 128 --causal --kernel wgmma" \
