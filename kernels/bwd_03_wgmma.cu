@@ -589,6 +589,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   // dQ's accumulator fragment: a 64 x 64 block, or (kDqTransposed) 64 dims
   // x kBlockM queries of dQ^T.
   static constexpr int kDqN = Cfg::kDqTransposed ? kBlockM : kDqBlock;
+  // Each k-step's offset added to the whole 64-bit descriptor (session 59,
+  // common/hopper/wgmma.cuh's DescAdd).
+  static constexpr DescAdd kDescAdd = DescAdd::kWhole;
 
   const BwdParams& p;
   std::uint32_t base;   // shared address of the tiles
@@ -601,8 +604,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   __device__ void gemm_sdp(std::uint32_t kv_tile, std::uint32_t q_tile, float (&acc)[kBlockM / 2]) const {
 #pragma unroll
     for (int ks = 0; ks < kHeadDim / 16; ++ks) {
-      const std::uint64_t da = wgmma_desc_sw128(kv_tile + 64 * c * 128, (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
-      const std::uint64_t db = wgmma_desc_sw128(q_tile, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
+      const std::uint64_t da = wgmma_desc_sw128<kDescAdd>(kv_tile + 64 * c * 128, (ks / 4) * kBlockN * 128 + (ks % 4) * 32, 16, 1024);
+      const std::uint64_t db = wgmma_desc_sw128<kDescAdd>(q_tile, (ks / 4) * kBlockM * 128 + (ks % 4) * 32, 16, 1024);
       WgmmaOp<kBlockM>::template ss<T>(acc, da, db, ks > 0);
     }
   }
@@ -612,7 +615,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
                                  float (&acc)[kHeadDim / 2]) {
 #pragma unroll
     for (int kk = 0; kk < kBlockM / 16; ++kk)
-      WgmmaOp<kHeadDim>::template rs<T>(acc, a[kk], wgmma_desc_sw128(q_tile, kk * 16 * 128, kBlockM * 128, 1024), 1);
+      WgmmaOp<kHeadDim>::template rs<T>(acc, a[kk], wgmma_desc_sw128<kDescAdd>(q_tile, kk * 16 * 128, kBlockM * 128, 1024), 1);
   }
   // This warpgroup's dQ block: dS (A, M-major: dS^T [key][query] in shared
   // memory; the block's 64 queries are one column block of it) times K (B,
@@ -622,8 +625,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const std::uint32_t k_cols = base + Smem::kK + Cfg::dq_dims_block(c) * kBlockN * 128;
 #pragma unroll
     for (int kk = 0; kk < Cfg::kDqKeys / 16; ++kk) {
-      const std::uint64_t da = wgmma_desc_sw128(ds_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
-      const std::uint64_t db = wgmma_desc_sw128(k_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
+      const std::uint64_t da = wgmma_desc_sw128<kDescAdd>(ds_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
+      const std::uint64_t db = wgmma_desc_sw128<kDescAdd>(k_cols + Cfg::dq_key(c) * 128, 16 * kk * 128, kBlockN * 128, 1024);
       WgmmaOp<kDqBlock>::template ss_mn<T>(acc, da, db, kk > 0);
     }
   }
@@ -636,8 +639,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const std::uint32_t k_cols = base + Smem::kK + c * kBlockN * 128;
 #pragma unroll
     for (int kk = 0; kk < kBlockN / 16; ++kk) {
-      const std::uint64_t da = wgmma_desc_sw128(k_cols, 16 * kk * 128, kBlockN * 128, 1024);
-      const std::uint64_t db = wgmma_desc_sw128(ds_tile + (kk / 4) * kBlockM * 128, (kk % 4) * 32, 16, 1024);
+      const std::uint64_t da = wgmma_desc_sw128<kDescAdd>(k_cols, 16 * kk * 128, kBlockN * 128, 1024);
+      const std::uint64_t db = wgmma_desc_sw128<kDescAdd>(ds_tile + (kk / 4) * kBlockM * 128, (kk % 4) * 32, 16, 1024);
       WgmmaOp<kDqN>::template ss_a_mmajor<T>(acc, da, db, kk > 0);
     }
   }

@@ -60,11 +60,27 @@ namespace flash::detail {
 // Everything here should be warp-uniform (see warpgroup_index): the
 // compiler then builds descriptors in uniform registers, next to the wgmma
 // that reads them, instead of in vector registers copied over by R2UR.
+//
+// Where the add goes (DescAdd): kLowWord adds offset to the low word before
+// the halves are joined, so each descriptor costs an add and two moves
+// (UIADD3, UMOV x2); kWhole adds it to the joined 64-bit value (one
+// UIADD3.64, as FlashAttention-4's SASS does). Session 59 (H200, two rounds
+// of one call, docs/NOTES.md): kWhole in bwd_03 +0.5-1.3% non-deterministic,
+// hdim 64 deterministic +4.8%; in bwd_04 -0.7 to -1.0% and in the forward
+// -1.0 to 0% (hdim 128 8k), so those keep kLowWord.
+enum class DescAdd { kLowWord, kWhole };
+
+template <DescAdd kAdd = DescAdd::kLowWord>
 __device__ __forceinline__ std::uint64_t wgmma_desc_sw128(std::uint32_t base, std::uint32_t offset,
                                                           std::uint32_t lbo_bytes, std::uint32_t sbo_bytes) {
-  const std::uint32_t lo = (((base & 0x3FFFF) >> 4) | (lbo_bytes >> 4) << 16) + (offset >> 4);
   const std::uint32_t hi = (sbo_bytes >> 4) | 1u << 30;
-  return static_cast<std::uint64_t>(hi) << 32 | lo;
+  if constexpr (kAdd == DescAdd::kWhole) {
+    const std::uint32_t lo = ((base & 0x3FFFF) >> 4) | (lbo_bytes >> 4) << 16;
+    return (static_cast<std::uint64_t>(hi) << 32 | lo) + (offset >> 4);
+  } else {
+    const std::uint32_t lo = (((base & 0x3FFFF) >> 4) | (lbo_bytes >> 4) << 16) + (offset >> 4);
+    return static_cast<std::uint64_t>(hi) << 32 | lo;
+  }
 }
 
 // This thread's warpgroup, as a value the compiler knows is the same in
