@@ -264,6 +264,13 @@
 // 539.8 / 533.3 TFLOPS (0.998-1.015x FA4); hdim 128 595.2 / 548.1, 610.8 /
 // 594.2 (0.973-0.980x FA4: issue 18's open cells); 1.11-1.24x cuDNN;
 // deterministic / non-deterministic 0.93-0.95 (hdim 64), 0.93-0.98 (128).
+// Session 59 (H200, two rotated rounds of one call, docs/NOTES.md): each
+// wgmma descriptor by one 64-bit add (DescAdd::kWhole, FlashAttention-4's
+// UIADD3.64; ~46 UMOV fewer per kernel): hdim 128 full / causal 8k, 16k
+// +0.5% / +0.1%, +0.6% / +0.7%, hdim 64 full 8k +1.3%; deterministic hdim
+// 64 +4.8%, hdim 128 -2.0 to +0.3%. The first LSE / dpsum pairs read
+// before the waits (session 53's FFMA short-scoreboard samples): +0-0.7%,
+// deterministic -2.4 to -4.8%: dropped.
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
