@@ -271,6 +271,12 @@
 // 64 +4.8%, hdim 128 -2.0 to +0.3%. The first LSE / dpsum pairs read
 // before the waits (session 53's FFMA short-scoreboard samples): +0-0.7%,
 // deterministic -2.4 to -4.8%: dropped.
+// Session 60 (H200, two calls of two rotated rounds, docs/NOTES.md): the
+// deterministic writer's turn spins on relaxed loads and acquires once
+// after them (wait_equal_acquire_gpu, common/gpu_counter.cuh): each acquire
+// load was also a CCTL.IVALL, an invalidation of the SM's L1, which is the
+// consumers' shared memory. Deterministic hdim 128 full 8k / 16k +1.7% /
+// +3.1%, causal 8k / 16k 0.0% / +1.2%, hdim 64 -0.2 to 0.0%.
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>

@@ -105,6 +105,14 @@
 // 403.5 / 393.1, 16k 406.1 / 408.4 TFLOPS, 1.06-1.10x FA4 (378.3 / 360.4,
 // 381.6 / 372.7), 1.03-1.14x cuDNN; deterministic 361.5 / 355.2 / 370.2 /
 // 363.5 (0.89-0.91x; FA4's deterministic 274-289).
+// Session 60 (H200, docs/NOTES.md): bwd_03's relaxed turn spin (one L1
+// invalidation a wait instead of one a poll): deterministic +0.5 to +0.7%
+// (causal 8k -0.2%). Dropped: two chains of turns per dQ tile (-20%: a
+// second completion wait in the writer's step) and warpgroup 1 adding its
+// dQ half from registers in the turn (RED.128, fence.release.gpu; -17 to
+// -22%). Clocks per step (full 8k): the writer's turn wait 1165, bulk reads
+// of the halves 1600 and 1895, completion and count 1048; warpgroup 1 waits
+// 3461 of its ~6700 for the staging buffer.
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>

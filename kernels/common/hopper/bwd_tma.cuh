@@ -287,8 +287,7 @@ template <class Cfg> struct BwdDqOrder {
     int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
     const int t = turn(mask, m0, n_block);
     first = t == 0;
-    while (ld_acquire_gpu(counter) != t) {
-    }
+    wait_equal_acquire_gpu(counter, t);
     fence_proxy_async_global();
     return counter;
   }
