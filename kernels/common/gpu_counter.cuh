@@ -19,8 +19,9 @@ __device__ __forceinline__ int ld_acquire_gpu(const int* counter) {
 // Spinning on acquire loads put one in every round trip (bwd_03 / bwd_04's
 // deterministic dQ writers, ~2 a step: hdim 128 0-3% slower than this, the
 // most where the turns wait longest; four acquire loads in flight, ~10 a
-// step: 15-17% slower; session 60); the fence puts one in a wait. (fence.acquire needs sm_90 and PTX 8.6, nvcc 12.8 here to be safe;
-// otherwise the spin on acquire loads.)
+// step: 15-17% slower; session 60); the fence puts one in a wait.
+// fence.acquire needs sm_90 and PTX 8.6 (taken as nvcc 12.8, to be safe);
+// elsewhere the spin on acquire loads.
 __device__ __forceinline__ void wait_equal_acquire_gpu(const int* counter, int target) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900 && (__CUDACC_VER_MAJOR__ * 100 + __CUDACC_VER_MINOR__ >= 1208)
   for (;;) {
