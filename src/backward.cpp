@@ -199,6 +199,7 @@ void run_varlen(const BackwardArgs& args, Resolved& r, cudaStream_t stream) {
   const detail::DeviceInfo& dev = detail::current_device();  // resolve() checked that it is usable
   p.compute_capability = dev.compute_capability;
   p.sm_count = dev.sm_count;
+  if (args.sync_check) detail::check_sync_check_allowed(stream);
   const detail::WorkspaceLease workspace = detail::call_workspace(args.workspace, args.workspace_bytes,
                                                                   r.workspace_bytes, "plan_backward", dev.device, stream);
   char* ws = static_cast<char*>(workspace.get());

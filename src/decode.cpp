@@ -263,6 +263,7 @@ void attention_decode(const DecodeArgs& args) {
   DecodeParams& p = r.params;
   if (p.batch == 0) return;  // nothing to check, append or compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  if (args.sync_check) detail::check_sync_check_allowed(stream);
   // Held to the end: the status words are read back under the lease, before
   // another call on this stream rewrites them.
   const detail::WorkspaceLease workspace = detail::call_workspace(

@@ -182,6 +182,7 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
   const detail::DeviceInfo& dev = detail::current_device();
   p.compute_capability = dev.compute_capability;
   p.sm_count = dev.sm_count;
+  if (args.sync_check) detail::check_sync_check_allowed(stream);
   const detail::WorkspaceLease workspace =
       detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward", dev.device, stream);
   char* ws = static_cast<char*>(workspace.get());

@@ -70,6 +70,11 @@ WorkspaceLease cached_workspace(int device, cudaStream_t stream, std::size_t byt
 WorkspaceLease call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan,
                               int device, cudaStream_t stream);
 
+// sync_check: a call that reads its metadata status back waits for its
+// stream, which it cannot while the stream is being captured into a CUDA
+// graph; such a call throws before it enqueues anything.
+void check_sync_check_allowed(cudaStream_t stream);
+
 // Why a registered variant cannot run params p on dev (empty: it can): its
 // compute-capability range, then its own limits check.
 template <class Registered, class Params>

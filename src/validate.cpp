@@ -13,6 +13,12 @@ namespace flash::detail {
 
 namespace {
 constexpr std::int64_t kMaxDim = std::numeric_limits<int>::max();
+// A float for messages, in as many digits as it takes (1e-40, not 0.000000).
+std::string num(float v) {
+  std::ostringstream s;
+  s << v;
+  return s.str();
+}
 }  // namespace
 [[noreturn]] void fail(const std::string& msg) { throw Error(msg); }
 
@@ -63,25 +69,6 @@ void check_view(const char* name, const TensorView& t, int rank) {
   if (t.data == nullptr) fail(n + ".data is null");
   if (reinterpret_cast<std::uintptr_t>(t.data) % dtype_size(t.dtype) != 0)
     fail(n + ".data is not aligned to its " + std::to_string(dtype_size(t.dtype)) + "-byte elements");
-}
-
-// Outputs must not alias themselves: sorted by stride, each dimension must
-// step past the whole extent of the smaller ones.
-void check_no_self_overlap(const char* name, const TensorView& t) {
-  if (t.numel() <= 1) return;
-  int order[TensorView::kMaxRank];
-  for (int i = 0; i < t.rank; ++i) order[i] = i;
-  for (int i = 1; i < t.rank; ++i)
-    for (int j = i; j > 0 && t.stride[order[j]] < t.stride[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
-  std::int64_t extent = 1;  // elements spanned by the dimensions so far
-  for (int i = 0; i < t.rank; ++i) {
-    const int d = order[i];
-    if (t.shape[d] == 1) continue;
-    if (t.stride[d] < extent)
-      fail(std::string(name) + ": its strides make elements overlap (dimension " + std::to_string(d) + " has stride " +
-           std::to_string(t.stride[d]) + "); an output needs distinct elements");
-    extent = t.stride[d] * (t.shape[d] - 1) + extent;
-  }
 }
 
 namespace {
@@ -220,6 +207,51 @@ Overlap views_overlap(const TensorView& a, const TensorView& b, std::int64_t bud
   n = absorb_terms(terms, n, lo, hi);
   std::reverse(terms, terms + n);  // the search takes the largest coefficient first
   return OverlapSearch(terms, n, budget).find(0, lo, hi);
+}
+
+// Outputs must not alias themselves. Sorted by stride, when each dimension
+// steps past the whole extent of the smaller ones the elements are distinct
+// (every usual layout). Otherwise two elements x != y share one exactly
+// when sum_i (x_i - y_i) stride_i = 0 (same dtype, element-aligned): for
+// each dimension d, a search for m_d in [1, n_d - 1], m_j = 0 before d and
+// m_j in [-(n_j - 1), n_j - 1] after it (the first nonzero difference taken
+// positive), as views_overlap searches its terms.
+void check_no_self_overlap(const char* name, const TensorView& t) {
+  if (t.numel() <= 1) return;
+  int order[TensorView::kMaxRank];
+  for (int i = 0; i < t.rank; ++i) order[i] = i;
+  for (int i = 1; i < t.rank; ++i)
+    for (int j = i; j > 0 && t.stride[order[j]] < t.stride[order[j - 1]]; --j) std::swap(order[j], order[j - 1]);
+  std::int64_t extent = 1;  // elements spanned by the dimensions so far
+  bool nested = true;
+  for (int i = 0; i < t.rank && nested; ++i) {
+    const int d = order[i];
+    if (t.shape[d] == 1) continue;
+    nested = t.stride[d] >= extent;
+    extent = t.stride[d] * (t.shape[d] - 1) + extent;
+  }
+  if (nested) return;
+  auto overlap = [&](int d, const char* how) {
+    fail(std::string(name) + ": its strides " + how + " elements overlap (dimension " + std::to_string(d) +
+         " has stride " + std::to_string(t.stride[d]) + "); an output needs distinct elements");
+  };
+  for (int d = 0; d < t.rank; ++d)
+    if (t.shape[d] > 1 && t.stride[d] == 0) overlap(d, "make");
+  for (int d = 0; d < t.rank; ++d) {
+    if (t.shape[d] == 1) continue;
+    Term terms[kMaxTerms];
+    int n = 0;
+    terms[n++] = {t.stride[d], 1, t.shape[d] - 1};
+    for (int j = d + 1; j < t.rank; ++j)
+      if (t.shape[j] > 1) terms[n++] = {t.stride[j], -(t.shape[j] - 1), t.shape[j] - 1};
+    Wide lo = 0, hi = 0;
+    n = merge_terms(terms, n);
+    n = absorb_terms(terms, n, lo, hi);
+    std::reverse(terms, terms + n);  // the search takes the largest coefficient first
+    const Overlap r = OverlapSearch(terms, n, kOverlapWorkBudget).find(0, lo, hi);
+    if (r == Overlap::shared) overlap(d, "make");
+    if (r == Overlap::undecided) overlap(d, "may make");
+  }
 }
 
 void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
@@ -421,6 +453,12 @@ void check_scores(float softcap, const TensorView* alibi, const TensorView* sink
   const char* heads_from = packed ? "q.shape[1]" : "q.shape[2]";
   if (!std::isfinite(softcap) || softcap < 0.0f)
     fail("softcap = " + std::to_string(softcap) + "; expected 0 (off) or a finite value > 0");
+  // The kernels compute softcap * tanh(score * (softmax_scale / softcap)) and
+  // scale it by softcap * log2(e), both in fp32.
+  if (softcap > 0.0f && (!std::isfinite(static_cast<float>(static_cast<double>(p.scale) / softcap)) ||
+                         !std::isfinite(static_cast<float>(softcap * kLog2e))))
+    fail("softcap = " + num(softcap) + " with softmax_scale = " + num(p.scale) +
+         "; expected 0 (off) or a value > 0 for which softmax_scale / softcap and softcap * log2(e) are finite in fp32");
   p.scores = ScoreSpec{};
   p.scores.softcap = softcap;
   auto check_f32 = [](const char* name, const TensorView& t, int rank) {
@@ -471,6 +509,10 @@ float softmax_scale(const std::optional<float>& given, int head_dim) {
   const float scale = given ? *given : 1.0f / std::sqrt(static_cast<float>(head_dim));
   if (!std::isfinite(scale) || scale <= 0.0f)
     fail("softmax_scale = " + std::to_string(scale) + "; expected a finite value > 0");
+  // The kernels scale by softmax_scale * log2(e) in fp32 (exp2).
+  if (!std::isfinite(static_cast<float>(scale * kLog2e)))
+    fail("softmax_scale = " + num(scale) + "; expected a finite value > 0 whose product with log2(e) is " +
+         "finite in fp32 (below ~2.36e38)");
   return scale;
 }
 

@@ -96,6 +96,15 @@ WorkspaceLease cached_workspace(int device, cudaStream_t stream, std::size_t byt
   return WorkspaceLease(ws.ptr, std::move(lock));
 }
 
+void check_sync_check_allowed(cudaStream_t stream) {
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  check_cuda(cudaStreamIsCapturing(stream, &capture), "sync_check: querying the stream's capture status");
+  if (capture != cudaStreamCaptureStatusNone)
+    throw Error("sync_check: the call would wait for its stream to read the metadata check back, and the stream is "
+                "being captured into a CUDA graph: pass sync_check = false to capture it (bad metadata is then "
+                "reported through status, when given, and no kernel writes anything)");
+}
+
 WorkspaceLease call_workspace(void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan,
                               int device, cudaStream_t stream) {
   if (bytes == 0) return {};

@@ -189,7 +189,8 @@ TEST_F(ApiErrors, CausalWithAWindowPastTheDiagonal) {
 // argument (softcap, alibi_slopes, sinks), and nothing is written.
 TEST_F(ApiErrors, BadSoftcap) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (float c : {-1.0f, -1e-30f, std::nanf(""), inf, -inf}) {
+  // (3e38: softcap * log2(e) overflows fp32; 1e-40: softmax_scale / softcap does.)
+  for (float c : {-1.0f, -1e-30f, std::nanf(""), inf, -inf, 3e38f, 1e-40f}) {
     args_.softcap = c;
     expect_error({"softcap"});
     EXPECT_THROW(flash::plan_forward(args_), flash::Error) << c;
@@ -317,7 +318,7 @@ TEST_F(ApiErrors, OverlappingOutput) {
 // softmax_scale: finite and > 0, or a flash::Error (plan_forward too).
 TEST_F(ApiErrors, BadSoftmaxScale) {
   const float inf = std::numeric_limits<float>::infinity();
-  for (float scale : {0.0f, -0.0f, -1.0f, std::nanf(""), inf, -inf}) {
+  for (float scale : {0.0f, -0.0f, -1.0f, std::nanf(""), inf, -inf, 3e38f}) {  // 3e38: times log2(e) overflows
     args_.softmax_scale = scale;
     expect_error({"softmax_scale", "expected a finite value > 0"});
     EXPECT_THROW(flash::plan_forward(args_), flash::Error) << scale;

@@ -7,6 +7,7 @@
 // device memory and nothing here needs a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <functional>
@@ -14,6 +15,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "flash/flash.h"
@@ -79,6 +81,54 @@ TEST(OverlapCheck, AgreesWithBruteForce) {
   }
   EXPECT_GT(shared, 2000);
   EXPECT_GT(interleaved, 1000) << "pairs whose byte ranges intersect without a shared byte";
+}
+
+// An output against itself: random views (any strides, zero ones too) are
+// rejected exactly when brute force finds two elements at one offset, and
+// views whose dimensions interleave without nesting (o [1, 3, 2, 64] with
+// strides {0, 128, 192, 1}) pass.
+TEST(OverlapCheck, SelfOverlapAgreesWithBruteForce) {
+  std::mt19937_64 rng(17);
+  int rejected = 0, interleaved = 0;
+  for (int i = 0; i < 10000; ++i) {
+    TensorView t = random_view(rng);
+    t.stride[t.rank - 1] = 1;  // as check_view requires of an output's last dimension
+    std::set<std::int64_t> offsets;
+    bool repeats = false;
+    for (std::int64_t e = 0, n = t.numel(); e < n && !repeats; ++e) {
+      std::int64_t rest = e, off = 0;
+      for (int d = t.rank - 1; d >= 0; --d) {
+        off += (rest % t.shape[d]) * t.stride[d];
+        rest /= t.shape[d];
+      }
+      repeats = !offsets.insert(off).second;
+    }
+    bool threw = false;
+    try {
+      flash::detail::check_no_self_overlap("o", t);
+    } catch (const flash::Error& e) {
+      threw = true;
+      EXPECT_NE(std::string(e.what()).find("o: its strides make elements overlap"), std::string::npos) << e.what();
+    }
+    ASSERT_EQ(threw, repeats) << "view " << i;
+    rejected += threw;
+    // Not nested: some stride below the extent of the smaller dimensions.
+    std::vector<std::pair<std::int64_t, std::int64_t>> dims;
+    for (int d = 0; d < t.rank; ++d)
+      if (t.shape[d] > 1) dims.push_back({t.stride[d], t.shape[d]});
+    std::sort(dims.begin(), dims.end());
+    bool nested = true;
+    std::int64_t extent = 1;
+    for (const auto& [stride, size] : dims) {
+      nested = nested && stride >= extent;
+      extent += stride * (size - 1);
+    }
+    interleaved += !threw && !nested;
+  }
+  EXPECT_GT(rejected, 1000);
+  EXPECT_GT(interleaved, 100) << "views that pass though their dimensions do not nest";
+  const TensorView o = flash::make_view(kBase, DType::bf16, {1, 3, 2, 64}, {0, 128, 192, 1});
+  EXPECT_NO_THROW(flash::detail::check_no_self_overlap("o", o));
 }
 
 TEST(OverlapCheck, EmptyViewsShareNothing) {

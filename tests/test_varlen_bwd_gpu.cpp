@@ -597,6 +597,8 @@ TEST(VarlenBwdErrors, BadMetadataWritesNothing) {
       {"seqused_k above its sequence's keys", "seqused_k", {}, {}, {5, 3, 30, 0}, 0, 0},
       {"seqused_k negative", "seqused_k", {}, {}, {-1, 2, 30, 0}, 0, 0},
       {"seqused_k above max_seqlen_k", "seqused_k", {}, {}, {5, 2, 30, 0}, 0, 29},
+      // Lengths that wrap in 32 bits (as VarlenForwardErrors's case).
+      {"cu_seqlens_k decreasing by more than INT_MAX", "cu_seqlens_k", {}, {0, 5, 2147483647, -2, -2}, {5, 2, 3, 0}, 0, 0},
   };
   DeviceBuffer d_status(4 * sizeof(std::int32_t));
   const TensorView status = flash::make_contiguous(d_status.get(), DType::i32, {4});

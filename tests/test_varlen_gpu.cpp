@@ -577,6 +577,9 @@ TEST(VarlenForwardErrors, BadMetadataWritesNothing) {
       {"seqused_k above its sequence's keys", "seqused_k", {}, {}, {5, 3, 30, 0}, 0, 0},
       {"seqused_k negative", "seqused_k", {}, {}, {-1, 2, 30, 0}, 0, 0},
       {"seqused_k above max_seqlen_k", "seqused_k", {}, {}, {5, 2, 30, 0}, 0, 29},
+      // Lengths that wrap in 32 bits (-2 - INT_MAX reads as INT_MAX): seqused_k
+      // lifts the per-length bound, so only the 64-bit difference sees it.
+      {"cu_seqlens_k decreasing by more than INT_MAX", "cu_seqlens_k", {}, {0, 5, 2147483647, -2, -2}, {5, 2, 3, 0}, 0, 0},
   };
   DeviceBuffer d_status(4 * sizeof(std::int32_t));
   const TensorView status = flash::make_contiguous(d_status.get(), DType::i32, {4});
@@ -632,6 +635,57 @@ TEST(VarlenForwardErrors, BadMetadataWritesNothing) {
     expect_ok(p, run_and_check(p, a, v), v);
     EXPECT_EQ(flash::testing::download(status)[0], 0) << v;
   }
+}
+
+// sync_check waits for the stream, which it cannot while the stream is being
+// captured into a CUDA graph: such a call throws flash::Error naming
+// sync_check before it enqueues anything, and the capture stays valid; with
+// sync_check off the same call captures, and the graph's replay writes O and
+// a zero status.
+TEST(VarlenForwardErrors, SyncCheckRefusedWhileCapturing) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = test_seed();
+  auto p = small_problem(seed);
+  SCOPED_TRACE(describe(p, seed));
+  cudaStream_t stream = nullptr;
+  ASSERT_EQ(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), cudaSuccess);
+  DeviceBuffer d_status(4 * sizeof(std::int32_t));
+  const TensorView status = flash::make_contiguous(d_status.get(), DType::i32, {4});
+  flash::ForwardArgs a = p.args;
+  a.stream = stream;
+  a.status = status;
+  a.sync_check = false;
+  flash::attention_forward(a);  // warms the workspace of `stream`
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  flash::testing::poison(p.o_memory);
+
+  cudaGraph_t graph = nullptr;
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  a.sync_check = true;
+  try {
+    flash::attention_forward(a);
+    ADD_FAILURE() << "no flash::Error";
+  } catch (const flash::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("sync_check"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess) << "the refused call invalidated the capture";
+  ASSERT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+
+  ASSERT_EQ(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal), cudaSuccess);
+  a.sync_check = false;
+  flash::attention_forward(a);
+  ASSERT_EQ(cudaStreamEndCapture(stream, &graph), cudaSuccess);
+  cudaGraphExec_t exec = nullptr;
+  ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
+  flash::testing::upload({7, 7, 7, 7}, status);
+  ASSERT_EQ(cudaGraphLaunch(exec, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  EXPECT_EQ(flash::testing::download(status)[0], 0);
+  EXPECT_LT(count_nan(flash::testing::download(p.o_memory)), flash::testing::download(p.o_memory).size())
+      << "the replay wrote no O";
+  ASSERT_EQ(cudaGraphExecDestroy(exec), cudaSuccess);
+  ASSERT_EQ(cudaGraphDestroy(graph), cudaSuccess);
+  ASSERT_EQ(cudaStreamDestroy(stream), cudaSuccess);
 }
 
 // The asynchronous path on a valid call: results as with sync_check, and

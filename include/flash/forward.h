@@ -20,8 +20,11 @@ using Stream = CUstream_st*;
 // null the library supplies it from one buffer per (device, stream), which
 // a call holds from before its first kernel is enqueued until its last is,
 // so any number of host threads may call on one stream or on many. Warm, a
-// call allocates nothing and does not synchronize (decode's sync_check
-// aside). A buffer too small for a call is replaced by a new one of at
+// call allocates nothing and does not synchronize, but for sync_check: a
+// call with device metadata (cu_seqlens, seqused_k, page_table; decode's
+// cache_seqlens) and sync_check = true (the default) waits for its stream,
+// and while that stream is being captured it throws flash::Error naming
+// sync_check before it enqueues anything: capture with sync_check = false. A buffer too small for a call is replaced by a new one of at
 // least twice its size (memory permitting), and the old one is never freed:
 // work already queued, or a CUDA graph captured with it, may still read it.
 // So a stream's retired buffers add up to less than its current one; all

@@ -40,19 +40,27 @@ __global__ void __launch_bounds__(kThreads) check_varlen_kernel(const __grid_con
     if (tid == 0 && cu[a][0] != 0) report(p.status, kVarlenNotFromZero, a, 0, cu[a][0]);
     if (tid == 0 && cu[a][p.batch] > total[a]) report(p.status, kVarlenPastTotal, a, p.batch, cu[a][p.batch]);
     for (int b = tid; b < p.batch; b += threads) {
-      const int len = cu[a][b + 1] - cu[a][b];
+      // In 64 bits: int differences wrap (0, INT_MAX, -2 would read as
+      // non-decreasing).
+      const std::int64_t len = std::int64_t{cu[a][b + 1]} - cu[a][b];
       if (len < 0) report(p.status, kVarlenDecreasing, a, b + 1, cu[a][b + 1]);
-      else if (len > bound[a] && !(a == 1 && p.seqused_k != nullptr)) report(p.status, kVarlenPastMax, a, b, len);
+      else if (len > bound[a] && !(a == 1 && p.seqused_k != nullptr))
+        report(p.status, kVarlenPastMax, a, b, len > INT32_MAX ? INT32_MAX : static_cast<int>(len));
     }
   }
   // The keys sequence b has: its packed rows, else the table's capacity
-  // when paged, else k's (seqlen_k of a dense call).
+  // when paged, else k's (seqlen_k of a dense call). A negative count is
+  // cu_seqlens_k's error, reported above.
   const int capacity = p.page_table != nullptr ? p.max_pages * p.page_size : p.seqlen_k;
-  auto keys_held = [&](int b) { return p.cu_seqlens_k != nullptr ? p.cu_seqlens_k[b + 1] - p.cu_seqlens_k[b] : capacity; };
+  auto keys_held = [&](int b) -> std::int64_t {
+    return p.cu_seqlens_k != nullptr ? std::int64_t{p.cu_seqlens_k[b + 1]} - p.cu_seqlens_k[b] : capacity;
+  };
   if (p.seqused_k != nullptr) {
     for (int b = tid; b < p.batch; b += threads) {
       const int used = p.seqused_k[b];
-      if (used < 0 || used > keys_held(b)) report(p.status, kVarlenBadSeqused, 2, b, used);
+      const std::int64_t held = keys_held(b);
+      if (held < 0) continue;
+      if (used < 0 || used > held) report(p.status, kVarlenBadSeqused, 2, b, used);
       else if (used > p.seqlen_k) report(p.status, kVarlenPastMax, 2, b, used);
     }
   }
