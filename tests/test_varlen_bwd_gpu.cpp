@@ -684,6 +684,25 @@ TEST(VarlenBwdErrors, AsyncStatusIsZeroWhenValid) {
   EXPECT_FALSE(variants.empty()) << "no built backward variant with kFeatureVarlen runs f16 d64";
 }
 
+// One packed query row and one key row: the stride of a dimension of
+// extent 1 is the view's to choose, so odd ones (3 elements, 6 bytes, which
+// no TMA map takes as a stride) on every packed row dimension run and match.
+TEST(VarlenBwdEdges, OneRowAnyRowStride) {
+  SKIP_WITHOUT_GPU();
+  const VarlenBwdSpec s{.heads_q = 2, .heads_kv = 1, .head_dim = 64, .q_lens = {1}, .k_lens = {1}};
+  const std::uint64_t seed = test_seed();
+  auto p = make_varlen_bwd_problem(s, DType::bf16, seed);
+  SCOPED_TRACE(describe(p, seed));
+  ASSERT_EQ(p.args.q.shape[0], 1);
+  ASSERT_EQ(p.args.k.shape[0], 1);
+  flash::BackwardArgs a = p.args;
+  for (TensorView* t : {&a.q, &a.k, &a.v, &a.o, &a.dout, &a.dq, &a.dk, &a.dv}) t->stride[0] = 3;
+  const auto variants = varlen_bwd_variants(DType::bf16, 64);
+  for (const std::string& v : variants)
+    for (bool deterministic : {false, true}) expect_ok(p, run_and_check(p, a, v, deterministic), v);
+  EXPECT_FALSE(variants.empty());
+}
+
 // auto takes the last built variant with kFeatureVarlen; a caller's
 // workspace sized by plan_backward (which holds the status words), full of
 // NaNs, serves the call, and one byte less is refused before anything is

@@ -54,6 +54,11 @@ using Stream = CUstream_st*;
 // Empty calls: batch 0 or seqlen_q 0 launch and write nothing; seqlen_k 0
 // writes O = 0 and LSE = -inf (sinks[h] with sinks). They are validated like any other call, and
 // the variant is chosen for the current device (so one is needed).
+//
+// Limits (forward, backward and decode alike): batch (the sequences of a
+// variable-length call) and heads_q are at most 65535 each, the grid's y and
+// z limits; a larger call throws flash::Error naming the one it exceeds
+// ("... batch = 70000 exceeds the grid limit of 65535"). Split such a call.
 struct ForwardArgs {
   // [batch, seqlen_q, heads_q, head_dim]
   TensorView q;

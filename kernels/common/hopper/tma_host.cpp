@@ -75,7 +75,11 @@ std::string make_bshd_tensor_map(CUtensorMap* map, const void* data, DType dtype
 std::string make_ragged_tensor_map(CUtensorMap* map, const void* data, DType dtype, int total, int max_rows, int heads,
                                    int head_dim, std::int64_t row_stride, std::int64_t head_stride, int box_rows) {
   const int x_rows = max_rows > 0 ? max_rows : 1;
-  const cuuint64_t row_bytes = static_cast<cuuint64_t>(row_stride) * kElemBytes;
+  // One packed row (total 1): its stride is the view's to choose (any value;
+  // validation skips a dimension of extent 1) and the map only ever reads
+  // that row at the data pointer, so a whole row's bytes stand in for it.
+  const cuuint64_t row_bytes = total > 1 ? static_cast<cuuint64_t>(row_stride) * kElemBytes
+                                         : (static_cast<cuuint64_t>(head_dim) * kElemBytes + 15) / 16 * 16;
   // The base, x_rows rows before the data: only its in-bounds elements are
   // ever read, and those are rows of the data (y + x - x_rows >= 0 for the
   // coordinates the kernel gives).
