@@ -59,6 +59,31 @@ void check_varlen(const BackwardArgs& a, BwdParams& p) {
                             p);
 }
 
+// The call's views (null: absent), the inputs and the outputs, for the
+// overlap checks.
+struct CallViews {
+  detail::NamedView inputs[11], outputs[5];
+};
+CallViews call_views(const BackwardArgs& a) {
+  const bool varlen = a.cu_seqlens_q.has_value();
+  return {{{"q", &a.q},
+           {"k", &a.k},
+           {"v", &a.v},
+           {"o", &a.o},
+           {"lse", &a.lse},
+           {"dout", &a.dout},
+           {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
+           {"sinks", detail::view_or_null(a.sinks)},
+           {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
+           {"cu_seqlens_k", detail::view_or_null(a.cu_seqlens_k)},
+           {"seqused_k", detail::view_or_null(a.seqused_k)}},
+          {{"dq", &a.dq},
+           {"dk", &a.dk},
+           {"dv", &a.dv},
+           {"dsinks", detail::view_or_null(a.dsinks)},
+           {"status", varlen ? detail::view_or_null(a.status) : nullptr}}};
+}
+
 BwdParams check_args(const BackwardArgs& a) {
   BwdParams p;
   const bool varlen = a.cu_seqlens_q.has_value();
@@ -106,22 +131,8 @@ BwdParams check_args(const BackwardArgs& a) {
   }
   const Named outputs[] = {{"dq", &a.dq}, {"dk", &a.dk}, {"dv", &a.dv}};
   for (const auto& [name, t] : outputs) check_no_self_overlap(name, *t);
-  detail::check_no_overlap({{"q", &a.q},
-                            {"k", &a.k},
-                            {"v", &a.v},
-                            {"o", &a.o},
-                            {"lse", &a.lse},
-                            {"dout", &a.dout},
-                            {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
-                            {"sinks", detail::view_or_null(a.sinks)},
-                            {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
-                            {"cu_seqlens_k", detail::view_or_null(a.cu_seqlens_k)},
-                            {"seqused_k", detail::view_or_null(a.seqused_k)}},
-                           {{"dq", &a.dq},
-                            {"dk", &a.dk},
-                            {"dv", &a.dv},
-                            {"dsinks", detail::view_or_null(a.dsinks)},
-                            {"status", varlen ? detail::view_or_null(a.status) : nullptr}});
+  const CallViews views = call_views(a);
+  detail::check_no_overlap(views.inputs, views.outputs);
 
   p.dout = a.dout.data;
   p.dq = a.dq.data, p.dk = a.dk.data, p.dv = a.dv.data;
@@ -189,6 +200,8 @@ Resolved resolve(const BackwardArgs& a) {
     out.metadata = detail::metadata_workspace(out.workspace_bytes, true, !a.status);
     out.workspace_bytes = out.metadata.bytes;
   }
+  const CallViews views = call_views(a);
+  detail::check_workspace_overlap(a.workspace, out.workspace_bytes, views.inputs, views.outputs);
   return out;
 }
 

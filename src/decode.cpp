@@ -63,6 +63,31 @@ void check_varlen_queries(const DecodeArgs& a, DecodeParams& p) {
   detail::check_varlen_args({*a.cu_seqlens_q, nullptr, nullptr, a.max_seqlen_q, 0, nullptr}, p);
 }
 
+// The call's views (null: absent), the inputs and the outputs, for the
+// overlap checks. An append writes the caches; without one they are inputs
+// like the rest.
+struct CallViews {
+  detail::NamedView inputs[10], outputs[5];
+};
+CallViews call_views(const DecodeArgs& a, bool appends) {
+  const detail::NamedView k_cache{"k_cache", &a.k_cache}, v_cache{"v_cache", &a.v_cache}, none{"", nullptr};
+  return {{{"q", &a.q},
+           {"k_new", detail::view_or_null(a.k_new)},
+           {"v_new", detail::view_or_null(a.v_new)},
+           {"cache_seqlens", &a.cache_seqlens},
+           {"page_table", detail::view_or_null(a.page_table)},
+           {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
+           {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
+           {"sinks", detail::view_or_null(a.sinks)},
+           appends ? none : k_cache,
+           appends ? none : v_cache},
+          {{"o", &a.o},
+           {"lse", detail::view_or_null(a.lse)},
+           {"status", detail::view_or_null(a.status)},
+           appends ? k_cache : none,
+           appends ? v_cache : none}};
+}
+
 DecodeParams check_args(const DecodeArgs& a) {
   DecodeParams p;
   const bool varlen = a.cu_seqlens_q.has_value();
@@ -140,24 +165,8 @@ DecodeParams check_args(const DecodeArgs& a) {
   if (a.num_splits < 0 || a.num_splits > kMaxSplits)
     fail("num_splits = " + std::to_string(a.num_splits) + "; expected 0 (choose) to " + std::to_string(kMaxSplits));
 
-  // An append writes the caches; without one they are inputs like the rest.
-  const detail::NamedView k_cache{"k_cache", &a.k_cache}, v_cache{"v_cache", &a.v_cache}, none{"", nullptr};
-  const bool appends = p.seqlen_new > 0;
-  detail::check_no_overlap({{"q", &a.q},
-                            {"k_new", detail::view_or_null(a.k_new)},
-                            {"v_new", detail::view_or_null(a.v_new)},
-                            {"cache_seqlens", &a.cache_seqlens},
-                            {"page_table", detail::view_or_null(a.page_table)},
-                            {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
-                            {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
-                            {"sinks", detail::view_or_null(a.sinks)},
-                            appends ? none : k_cache,
-                            appends ? none : v_cache},
-                           {{"o", &a.o},
-                            {"lse", detail::view_or_null(a.lse)},
-                            {"status", detail::view_or_null(a.status)},
-                            appends ? k_cache : none,
-                            appends ? v_cache : none});
+  const CallViews views = call_views(a, p.seqlen_new > 0);
+  detail::check_no_overlap(views.inputs, views.outputs);
 
   p.num_splits = a.num_splits;
   return p;
@@ -200,6 +209,8 @@ Resolved resolve(const DecodeArgs& a) {
   p.compute_capability = dev->compute_capability;
   p.sm_count = dev->sm_count;
   out.workspace_bytes = out.variant->impl->workspace_bytes(p);
+  const CallViews views = call_views(a, p.seqlen_new > 0);
+  detail::check_workspace_overlap(a.workspace, out.workspace_bytes, views.inputs, views.outputs);
   return out;
 }
 

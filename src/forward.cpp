@@ -104,6 +104,24 @@ void check_dense(const ForwardArgs& a, FwdParams& p) {
 // Whether the call has metadata on the device (checked there, with status words).
 bool has_metadata(const FwdParams& p) { return p.seq_layout() != detail::SeqLayout::dense; }
 
+// The call's views (null: absent), the inputs and the outputs, for the
+// overlap checks.
+struct CallViews {
+  detail::NamedView inputs[9], outputs[3];
+};
+CallViews call_views(const ForwardArgs& a, bool metadata) {
+  return {{{"q", &a.q},
+           {"k", &a.k},
+           {"v", &a.v},
+           {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
+           {"sinks", detail::view_or_null(a.sinks)},
+           {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
+           {"cu_seqlens_k", detail::view_or_null(a.cu_seqlens_k)},
+           {"seqused_k", detail::view_or_null(a.seqused_k)},
+           {"page_table", detail::view_or_null(a.page_table)}},
+          {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)}, {"status", metadata ? detail::view_or_null(a.status) : nullptr}}};
+}
+
 // Arguments that do not depend on the variant.
 FwdParams check_args(const ForwardArgs& a) {
   FwdParams p;
@@ -113,17 +131,8 @@ FwdParams check_args(const ForwardArgs& a) {
   if (metadata && a.status) detail::check_status(*a.status);
   detail::check_scores(a.softcap, detail::view_or_null(a.alibi_slopes), detail::view_or_null(a.sinks), p);
   check_no_self_overlap("o", a.o);
-  detail::check_no_overlap({{"q", &a.q},
-                            {"k", &a.k},
-                            {"v", &a.v},
-                            {"alibi_slopes", detail::view_or_null(a.alibi_slopes)},
-                            {"sinks", detail::view_or_null(a.sinks)},
-                            {"cu_seqlens_q", detail::view_or_null(a.cu_seqlens_q)},
-                            {"cu_seqlens_k", detail::view_or_null(a.cu_seqlens_k)},
-                            {"seqused_k", detail::view_or_null(a.seqused_k)},
-                            {"page_table", detail::view_or_null(a.page_table)}},
-                           {{"o", &a.o}, {"lse", detail::view_or_null(a.lse)},
-                            {"status", metadata ? detail::view_or_null(a.status) : nullptr}});
+  const CallViews views = call_views(a, metadata);
+  detail::check_no_overlap(views.inputs, views.outputs);
   return p;
 }
 
@@ -171,6 +180,8 @@ Resolved resolve(const ForwardArgs& a) {
     out.metadata = detail::metadata_workspace(out.workspace_bytes, p.cu_seqlens_q != nullptr, !a.status);
     out.workspace_bytes = out.metadata.bytes;
   }
+  const CallViews views = call_views(a, metadata);
+  detail::check_workspace_overlap(a.workspace, out.workspace_bytes, views.inputs, views.outputs);
   return out;
 }
 

@@ -254,8 +254,7 @@ void check_no_self_overlap(const char* name, const TensorView& t) {
   }
 }
 
-void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
-                      std::int64_t budget) {
+void check_no_overlap(std::span<const NamedView> inputs, std::span<const NamedView> outputs, std::int64_t budget) {
   auto check = [budget](const NamedView& out, const NamedView& other) {
     if (out.view == nullptr || other.view == nullptr) return;
     const Overlap overlap = views_overlap(*out.view, *other.view, budget);
@@ -271,6 +270,17 @@ void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_
     for (const NamedView& in : inputs) check(*out, in);
     for (auto other = outputs.begin(); other != out; ++other) check(*out, *other);
   }
+}
+
+void check_workspace_overlap(const void* workspace, std::size_t bytes, std::span<const NamedView> inputs,
+                             std::span<const NamedView> outputs) {
+  if (workspace == nullptr || bytes == 0) return;
+  // As 32-bit words: workspace sizes are whole words, and the pointer is
+  // 256-byte aligned (check_caller_workspace).
+  const TensorView ws = make_contiguous(const_cast<void*>(workspace), DType::i32,
+                                        {static_cast<std::int64_t>((bytes + 3) / 4)});
+  const NamedView out[] = {{"workspace", &ws}};
+  for (std::span<const NamedView> views : {inputs, outputs}) check_no_overlap(views, out);
 }
 
 void check_caller_workspace(const void* given, std::size_t given_bytes, std::size_t bytes, std::string_view plan) {

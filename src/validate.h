@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -64,8 +65,19 @@ Overlap views_overlap(const TensorView& a, const TensorView& b, std::int64_t bud
 // may overlap <other>: ..." when views_overlap is undecided for a pair (such
 // a call is rejected too). Inputs may overlap each other. Null views are
 // skipped.
-void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
+void check_no_overlap(std::span<const NamedView> inputs, std::span<const NamedView> outputs,
                       std::int64_t budget = kOverlapWorkBudget);
+inline void check_no_overlap(std::initializer_list<NamedView> inputs, std::initializer_list<NamedView> outputs,
+                             std::int64_t budget = kOverlapWorkBudget) {
+  check_no_overlap(std::span<const NamedView>(inputs.begin(), inputs.size()),
+                   std::span<const NamedView>(outputs.begin(), outputs.size()), budget);
+}
+
+// A caller's workspace, of which a call uses the first `bytes`, is written
+// by the call: those bytes may share none with any of its views (inputs and
+// outputs), else "workspace overlaps <view>: ...".
+void check_workspace_overlap(const void* workspace, std::size_t bytes, std::span<const NamedView> inputs,
+                             std::span<const NamedView> outputs);
 
 // A caller's workspace for a call that needs `bytes` (> 0): at least that
 // large (larger is fine) and 256-byte aligned; `plan` names the function

@@ -131,6 +131,28 @@ TEST(OverlapCheck, SelfOverlapAgreesWithBruteForce) {
   EXPECT_NO_THROW(flash::detail::check_no_self_overlap("o", o));
 }
 
+// A caller's workspace is written by the call: the bytes it uses may share
+// none with any view, input or output; past those bytes anything may lie.
+TEST(OverlapCheck, WorkspaceSharesNothingWithTheViews) {
+  const TensorView q = flash::make_contiguous(kBase, DType::bf16, {1, 8, 2, 64});    // 2 KB at kBase
+  const TensorView o = flash::make_contiguous(kBase + 4096, DType::bf16, {1, 8, 2, 64});
+  const flash::detail::NamedView inputs[] = {{"q", &q}, {"absent", nullptr}}, outputs[] = {{"o", &o}};
+  auto message = [&](const void* ws, std::size_t bytes) -> std::string {
+    try {
+      flash::detail::check_workspace_overlap(ws, bytes, inputs, outputs);
+    } catch (const flash::Error& e) {
+      return e.what();
+    }
+    return {};
+  };
+  EXPECT_NE(message(kBase + 4096, 256).find("workspace overlaps o"), std::string::npos);
+  EXPECT_NE(message(kBase + 1792, 512).find("workspace overlaps q"), std::string::npos);  // q's last 256 bytes
+  EXPECT_EQ(message(kBase + 2048, 2048), "");  // between q and o
+  EXPECT_EQ(message(kBase + 8192, 1 << 20), "");
+  EXPECT_EQ(message(nullptr, 4096), "");  // the library's own
+  EXPECT_EQ(message(kBase, 0), "");       // a call that needs none
+}
+
 TEST(OverlapCheck, EmptyViewsShareNothing) {
   const TensorView a = flash::make_contiguous(kBase, DType::bf16, {2, 0, 4, 64});
   const TensorView b = flash::make_contiguous(kBase, DType::bf16, {2, 8, 4, 64});

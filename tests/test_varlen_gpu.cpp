@@ -637,6 +637,33 @@ TEST(VarlenForwardErrors, BadMetadataWritesNothing) {
   }
 }
 
+// A caller's workspace that shares bytes with one of the call's views (here
+// status, an output) is refused with flash::Error naming both, before
+// anything is written.
+TEST(VarlenForwardErrors, WorkspaceOverlappingAView) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = test_seed();
+  auto p = small_problem(seed);
+  SCOPED_TRACE(describe(p, seed));
+  flash::ForwardArgs a = p.args;
+  const std::size_t bytes = flash::plan_forward(a).workspace_bytes;
+  ASSERT_GT(bytes, 0u);
+  DeviceBuffer ws(bytes);
+  a.workspace = ws.get();
+  a.workspace_bytes = bytes;
+  a.status = flash::make_contiguous(static_cast<char*>(ws.get()) + 256, DType::i32, {4});
+  flash::testing::poison(p.o_memory);
+  flash::testing::poison(p.lse_memory);
+  try {
+    flash::attention_forward(a);
+    ADD_FAILURE() << "no flash::Error";
+  } catch (const flash::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("workspace overlaps status"), std::string::npos) << e.what();
+  }
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  expect_nothing_written(p, "auto");
+}
+
 // sync_check waits for the stream, which it cannot while the stream is being
 // captured into a CUDA graph: such a call throws flash::Error naming
 // sync_check before it enqueues anything, and the capture stays valid; with
