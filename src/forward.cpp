@@ -201,7 +201,14 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
   // The forward's tiles cost their keys: longest first by keys.
   if (detail::varlen_ordered(p.cu_seqlens_q != nullptr, p.batch)) p.seq_order = reinterpret_cast<int*>(ws + r.metadata.order);
   detail::check_cuda(detail::check_varlen_metadata(p, p.total_q, p.total_k, stream), "launching the metadata check");
-  if (p.seqlen_q > 0)
+  // Dense queries and no key anywhere (k with no rows, or a pool of no
+  // pages: valid metadata then gives every sequence 0 keys): O = 0 and
+  // LSE = -inf by the fill, which reads the check's status as the variants
+  // do (they may assume keys).
+  const bool no_keys = p.cu_seqlens_q == nullptr && (p.seqlen_k == 0 || (p.page_table != nullptr && p.num_pages == 0));
+  if (p.seqlen_q > 0 && no_keys)
+    detail::check_cuda(detail::fill_no_keys(p, stream), "launching the no-keys fill");
+  else if (p.seqlen_q > 0)
     detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};

@@ -327,6 +327,46 @@ TEST(ForwardEdges, NoKeysGivesZeroOutputAndMinusInfLse) {
   }
 }
 
+// Device metadata and no key anywhere (k with no rows, seqused_k all 0):
+// every variant that takes seqused_k writes O = 0 and LSE = -inf, as
+// without the metadata; a seqused_k past those 0 keys is refused naming
+// seqused_k, and nothing is written.
+TEST(ForwardEdges, NoKeysWithSequsedK) {
+  SKIP_WITHOUT_GPU();
+  Shape s{.batch = 2, .seqlen_q = 5, .seqlen_k = 0, .heads_q = 4, .heads_kv = 2, .head_dim = 64};
+  auto p = flash::testing::make_problem(s, DType::bf16, false, Layout::bshd, base_seed());
+  flash::testing::DeviceBuffer d_used(2 * sizeof(std::int32_t));
+  const flash::TensorView used = flash::make_contiguous(d_used.get(), DType::i32, {2});
+  int ran = 0;
+  for (const auto& v : flash::forward_variants()) {
+    if (!runnable(v, DType::bf16, 64) || !(v.features & flash::kFeatureVarlen)) continue;
+    ++ran;
+    flash::ForwardArgs a = args_for(p, v.name);
+    a.seqused_k = used;
+    for (const std::vector<double>& lens : {std::vector<double>{0, 0}, std::vector<double>{0, 1}}) {
+      SCOPED_TRACE(fmt::format("{}: seqused_k {}", v.name, lens));
+      flash::testing::upload(lens, used);
+      flash::testing::poison(p.vo);
+      flash::testing::poison(*a.lse);
+      if (lens[1] == 0) {
+        EXPECT_NO_THROW(flash::attention_forward(a));
+        for (double x : flash::testing::download(p.vo)) ASSERT_EQ(x, 0.0);
+        for (double x : flash::testing::download(*a.lse)) ASSERT_EQ(x, -INFINITY);
+      } else {
+        try {
+          flash::attention_forward(a);
+          ADD_FAILURE() << "no flash::Error";
+        } catch (const flash::Error& e) {
+          EXPECT_NE(std::string(e.what()).find("seqused_k"), std::string::npos) << e.what();
+        }
+        for (double x : flash::testing::download(p.vo)) ASSERT_TRUE(std::isnan(x)) << "o was written";
+        for (double x : flash::testing::download(*a.lse)) ASSERT_TRUE(std::isnan(x)) << "lse was written";
+      }
+    }
+  }
+  EXPECT_GT(ran, 0) << "no built variant with kFeatureVarlen runs bf16 d64";
+}
+
 // Causal calls with several tiles per SM: the grid above has at most 128
 // tiles, so a persistent CTA there takes one; here (GQA, seqlen_q !=
 // seqlen_k, 576 / 768 tiles) wgmma_persistent's dynamic schedule hands each

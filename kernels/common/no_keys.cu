@@ -1,7 +1,8 @@
 // seqlen_k == 0: every query row sees no key, so O = 0 and LSE = -inf (the
 // sink, with sinks: ScoreMod::sink).
 // The dispatcher calls this instead of a variant, so each variant may assume
-// seqlen_k >= 1.
+// seqlen_k >= 1 (and, with dense queries and device metadata, after the
+// metadata check, whose status it reads).
 #include <algorithm>
 #include <cmath>
 
@@ -16,6 +17,9 @@ constexpr int kThreads = 256;
 
 template <class T>
 __global__ void fill_no_keys_kernel(const __grid_constant__ FwdParams p) {
+  // A call with device metadata: the check (before this kernel on the
+  // stream) found it bad, so nothing is written.
+  if (p.status != nullptr && p.status[0] != 0) return;
   // One thread per (row, head, batch) x head_dim element, grid-strided.
   const std::int64_t rows = static_cast<std::int64_t>(p.batch) * p.seqlen_q * p.heads_q;
   for (std::int64_t idx = blockIdx.x * static_cast<std::int64_t>(kThreads) + threadIdx.x; idx < rows * p.head_dim;
