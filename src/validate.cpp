@@ -546,6 +546,15 @@ std::string alignment_reason(const char* name, const TensorView& t, int alignmen
   return {};
 }
 
+std::string nesting_reason(const char* name, const TensorView& t, int head_dim) {
+  if (t.numel() == 0) return {};
+  for (int d = 0; d < 3 && d < t.rank; ++d)
+    if (t.shape[d] > 1 && t.stride[d] < head_dim)
+      return std::string(name) + ".stride[" + std::to_string(d) + "] = " + std::to_string(t.stride[d]) +
+             " elements is below head_dim (" + std::to_string(head_dim) + "): TMA maps step whole rows";
+  return {};
+}
+
 std::string offset_reason(const char* name, const TensorView& t, std::int64_t max_offset) {
   std::int64_t off = 0;
   detail::max_offset(t, off);

@@ -189,6 +189,9 @@ std::string alignment_reason(const char* name, const TensorView& t, int alignmen
 
 // Empty when t's largest element offset is at most max_offset (a variant's
 // index limit), else why not.
+// Empty when each stepped stride of t's first three dimensions spans at
+// least head_dim elements (Variant::strides_nest), else why not.
+std::string nesting_reason(const char* name, const TensorView& t, int head_dim);
 std::string offset_reason(const char* name, const TensorView& t, std::int64_t max_offset);
 
 // Why variant v (built) cannot take a call of this dtype and head dim over
@@ -219,6 +222,11 @@ std::string variant_reason(const Variant<Params>& v, DType dtype, int head_dim, 
     const std::string why = t != nullptr ? offset_reason(name, *t, v.max_offset) : std::string();
     if (!why.empty()) return why;
   }
+  if (v.strides_nest)
+    for (const auto& [name, t] : views) {
+      const std::string why = t != nullptr ? nesting_reason(name, *t, head_dim) : std::string();
+      if (!why.empty()) return why;
+    }
   return {};
 }
 

@@ -94,6 +94,20 @@ TEST_F(ApiErrors, StrideNotAlignedForTheVariant) {
   expect_error({"tiled", "q.stride[2]", "16 bytes"});
 }
 
+// k and v expanded over the batch (batch stride 0, as torch's expand gives)
+// are valid inputs: the Hopper rungs, whose TMA maps step whole rows, refuse
+// them by name, and a variant without maps (tiled) takes the call.
+TEST_F(ApiErrors, ZeroStrideInputsFallToAVariantWithoutMaps) {
+  args_.k.stride[0] = 0;
+  args_.v.stride[0] = 0;
+  expect_valid([&] { flash::plan_forward(args_); });  // tiled
+  bool built = false;
+  for (const auto& v : flash::forward_variants()) built = built || (v.name == "wgmma_persistent" && v.built);
+  if (!built) GTEST_SKIP() << "wgmma_persistent is not built here (FLASH_VARIANTS or CMAKE_CUDA_ARCHITECTURES)";
+  args_.kernel = "wgmma_persistent";
+  expect_error({"wgmma_persistent", "k.stride[0] = 0", "head_dim"});
+}
+
 TEST_F(ApiErrors, WrongRank) {
   args_.q.rank = 3;
   expect_error({"q", "rank-4"});

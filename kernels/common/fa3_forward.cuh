@@ -1692,6 +1692,7 @@ inline FwdVariant fa3_variant_info(bool paged) {
   r.alignment = 16;  // TMA: base address and strides in multiples of 16 bytes
   r.features = kAllFeatures | kFeatureVarlen | (paged ? kFeaturePaged : 0u);
   r.max_offset = (std::int64_t{1} << 39) - 1;  // TMA strides are below 2^40 bytes
+  r.strides_nest = true;
   return r;
 }
 

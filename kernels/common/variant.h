@@ -40,6 +40,12 @@ template <class Params> struct Variant {
   unsigned features = 0;
   // Largest element offset the variant's index arithmetic handles.
   std::int64_t max_offset = INT64_MAX;
+  // TMA tensor maps: each stride that is stepped (of a dimension of extent
+  // above 1) among the 4-D views' first three spans at least a row, head_dim
+  // elements, so that the map's dimensions nest as cuTensorMapEncodeTiled
+  // asks; a zero stride (k expanded over the batch, dout from a sum over
+  // rows) or rows that overlap fall to a variant without maps.
+  bool strides_nest = false;
   // Variant-specific limits (grid dimensions, shared memory) for this call
   // on this device: an empty string when it can run, else why not.
   std::string (*check)(const Params&, const DeviceInfo&) = nullptr;

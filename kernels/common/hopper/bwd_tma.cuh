@@ -601,6 +601,7 @@ BwdVariant bwd_tma_variant(std::string (*check)(const BwdParams&, const DeviceIn
   v.min_compute_capability = 90;
   v.max_compute_capability = 90;
   v.max_offset = (std::int64_t{1} << 39) - 1;
+  v.strides_nest = true;  // (dq, dk and dv are stored without maps; the rule holds for outputs anyway)
   return v;
 }
 
