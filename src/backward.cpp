@@ -213,8 +213,8 @@ void run_varlen(const BackwardArgs& args, Resolved& r, cudaStream_t stream) {
   p.compute_capability = dev.compute_capability;
   p.sm_count = dev.sm_count;
   if (args.sync_check) detail::check_sync_check_allowed(stream);
-  const detail::WorkspaceLease workspace = detail::call_workspace(args.workspace, args.workspace_bytes,
-                                                                  r.workspace_bytes, "plan_backward", dev.device, stream);
+  detail::WorkspaceLease workspace = detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes,
+                                                            "plan_backward", dev.device, stream);
   char* ws = static_cast<char*>(workspace.get());
   p.status = args.status ? static_cast<int*>(args.status->data) : reinterpret_cast<int*>(ws + r.metadata.status);
   // A backward key block walks its sequence's queries: longest first by queries.
@@ -225,9 +225,7 @@ void run_varlen(const BackwardArgs& args, Resolved& r, cudaStream_t stream) {
   detail::check_cuda(r.variant->impl->run(p, ws, stream), "backward kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
-  detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
-                     "reading the varlen status");
-  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the varlen status");
+  detail::read_status_back(status, p.status, stream, workspace, "varlen");
   if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status, p) + "; nothing was written");
 }
 
@@ -242,6 +240,7 @@ void attention_backward(const BackwardArgs& args) {
   Resolved r = resolve(args);
   BwdParams& p = r.params;
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  detail::check_stream_device(stream);
   if (is_empty(p)) {
     // No key: dQ = 0. No query: dK = dV = 0. No batch: nothing at all but
     // dsinks = 0 (no row: a zero gradient; no key: O = 0, so rowsum(dO * O) = 0).

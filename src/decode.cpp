@@ -274,19 +274,18 @@ void attention_decode(const DecodeArgs& args) {
   DecodeParams& p = r.params;
   if (p.batch == 0) return;  // nothing to check, append or compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  detail::check_stream_device(stream);
   if (args.sync_check) detail::check_sync_check_allowed(stream);
-  // Held to the end: the status words are read back under the lease, before
-  // another call on this stream rewrites them.
-  const detail::WorkspaceLease workspace = detail::call_workspace(
+  // Held until the status words' copy is enqueued (read_status_back), before
+  // any later call on this stream can rewrite them.
+  detail::WorkspaceLease workspace = detail::call_workspace(
       args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_decode", detail::current_device().device, stream);
   p.status = args.status ? static_cast<int*>(args.status->data) : static_cast<int*>(workspace.get());
   detail::check_cuda(r.variant->impl->run(p, workspace.get(), stream),
                      "decode kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
-  detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
-                     "reading the decode status");
-  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the decode status");
+  detail::read_status_back(status, p.status, stream, workspace, "decode");
   if (status[0] != detail::kDecodeOk) fail(status_message(status, p));
 }
 

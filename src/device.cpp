@@ -9,8 +9,27 @@ namespace flash::detail {
 
 void check_cuda(cudaError_t err, std::string_view what) {
   if (err != cudaSuccess) {
+    // The error is this call's to report (thrown here); cleared, so that the
+    // next call's launch checks (cudaGetLastError) see only their own. A
+    // sticky error stays: the context is lost.
+    cudaGetLastError();
     throw CudaError(std::string(what) + ": " + cudaGetErrorName(err) + " (" + cudaGetErrorString(err) + ")", err);
   }
+}
+
+void check_stream_device(cudaStream_t stream) {
+#if CUDART_VERSION >= 12080
+  int current = 0, owner = 0;
+  if (cudaGetDevice(&current) != cudaSuccess || cudaStreamGetDevice(stream, &owner) != cudaSuccess) {
+    cudaGetLastError();  // undecided: the launch reports what is wrong
+    return;
+  }
+  if (owner != current)
+    throw Error("stream: it belongs to device " + std::to_string(owner) + " and device " + std::to_string(current) +
+                " is current; make the stream's device current (cudaSetDevice) before the call");
+#else
+  (void)stream;
+#endif
 }
 
 const DeviceInfo& current_device() {

@@ -194,7 +194,7 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
   p.compute_capability = dev.compute_capability;
   p.sm_count = dev.sm_count;
   if (args.sync_check) detail::check_sync_check_allowed(stream);
-  const detail::WorkspaceLease workspace =
+  detail::WorkspaceLease workspace =
       detail::call_workspace(args.workspace, args.workspace_bytes, r.workspace_bytes, "plan_forward", dev.device, stream);
   char* ws = static_cast<char*>(workspace.get());
   p.status = args.status ? static_cast<int*>(args.status->data) : reinterpret_cast<int*>(ws + r.metadata.status);
@@ -212,9 +212,7 @@ void run_with_metadata(const ForwardArgs& args, Resolved& r, cudaStream_t stream
     detail::check_cuda(r.variant->impl->run(p, ws, stream), "kernel '" + std::string(r.variant->name) + "' launch");
   if (!args.sync_check) return;
   int status[4] = {};
-  detail::check_cuda(cudaMemcpyAsync(status, p.status, sizeof(status), cudaMemcpyDeviceToHost, stream),
-                     "reading the metadata status");
-  detail::check_cuda(cudaStreamSynchronize(stream), "waiting for the metadata status");
+  detail::read_status_back(status, p.status, stream, workspace, "metadata");
   if (status[0] != detail::kVarlenOk) fail(detail::describe_varlen_status(status, p) + "; nothing was written");
 }
 
@@ -231,6 +229,7 @@ void attention_forward(const ForwardArgs& args) {
   const bool metadata = has_metadata(p);
   if (p.batch == 0 || (p.seqlen_q == 0 && !metadata)) return;  // nothing to compute
   const cudaStream_t stream = reinterpret_cast<cudaStream_t>(args.stream);
+  detail::check_stream_device(stream);
   if (metadata) return run_with_metadata(args, r, stream);
   if (p.seqlen_k == 0) {
     detail::check_cuda(detail::fill_no_keys(p, stream), "launching the seqlen_k == 0 fill");

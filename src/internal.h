@@ -50,11 +50,24 @@ class WorkspaceLease {
   WorkspaceLease() = default;
   WorkspaceLease(void* ptr, std::unique_lock<std::mutex> lock) : ptr_(ptr), lock_(std::move(lock)) {}
   void* get() const { return ptr_; }
+  // Lets other threads enqueue on the stream before this object ends (the
+  // buffer stays valid: buffers are never freed).
+  void release() {
+    if (lock_.owns_lock()) lock_.unlock();
+  }
 
  private:
   void* ptr_ = nullptr;
   std::unique_lock<std::mutex> lock_;
 };
+
+// sync_check's read-back: the four status words copied (enqueued on the
+// stream under the lease, so no later call on the stream rewrites them
+// first), the lease released, then the wait for the stream, in relaxed
+// capture mode (another thread's global-mode capture on the device is left
+// valid; this stream is not capturing: check_sync_check_allowed).
+void read_status_back(int (&status)[4], const int* device_status, cudaStream_t stream, WorkspaceLease& lease,
+                      std::string_view what);
 
 // The library's buffer of (device, stream), at least `bytes` long, with the
 // stream's lock. Warm, it allocates nothing, makes no CUDA call and takes
@@ -99,5 +112,10 @@ class CudaError : public Error {
 
 // Throws CudaError("<what>: <CUDA's error string>") when err is not cudaSuccess.
 void check_cuda(cudaError_t err, std::string_view what);
+// The stream belongs to the current device (the one whose properties and
+// workspace a call takes), else flash::Error naming the stream before
+// anything is enqueued. (Needs cudaStreamGetDevice, CUDA 12.8; earlier the
+// launch reports a foreign stream.)
+void check_stream_device(cudaStream_t stream);
 
 }  // namespace flash::detail

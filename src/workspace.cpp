@@ -14,6 +14,7 @@
 // later. With doubling, the retired buffers of a stream add up to less than
 // its current one; all of them live until the process exits.
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <limits>
 #include <map>
@@ -40,12 +41,17 @@ struct StreamWorkspace {
 // it used last, so that a thread calling on one stream takes the index lock
 // only on its first call.
 StreamWorkspace& stream_workspace(int device, cudaStream_t stream) {
-  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
+  // A thread's number, never reused (std::thread::id is: a thread started
+  // after another ended may get its id, and with it a buffer whose work on
+  // the ended thread's stream may still run).
+  static std::atomic<std::uint64_t> threads{0};
+  thread_local const std::uint64_t thread = ++threads;
+  using Key = std::tuple<int, cudaStream_t, std::uint64_t>;
   static std::mutex index_mutex;
   static std::map<Key, StreamWorkspace> index;
   thread_local Key last_key;
   thread_local StreamWorkspace* last = nullptr;
-  const Key key{device, stream, stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id()};
+  const Key key{device, stream, stream == cudaStreamPerThread ? thread : 0};
   if (last != nullptr && key == last_key) return *last;
   std::lock_guard<std::mutex> lock(index_mutex);
   last_key = key;
@@ -94,6 +100,18 @@ WorkspaceLease cached_workspace(int device, cudaStream_t stream, std::size_t byt
   std::unique_lock<std::mutex> lock(ws.lease);
   if (ws.bytes < bytes) grow(ws, stream, bytes);
   return WorkspaceLease(ws.ptr, std::move(lock));
+}
+
+void read_status_back(int (&status)[4], const int* device_status, cudaStream_t stream, WorkspaceLease& lease,
+                      std::string_view what) {
+  check_cuda(cudaMemcpyAsync(status, device_status, sizeof(status), cudaMemcpyDeviceToHost, stream),
+             std::string("reading the ") + std::string(what) + " status");
+  lease.release();
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  const cudaError_t err = cudaStreamSynchronize(stream);
+  cudaThreadExchangeStreamCaptureMode(&mode);
+  check_cuda(err, std::string("waiting for the ") + std::string(what) + " status");
 }
 
 void check_sync_check_allowed(cudaStream_t stream) {

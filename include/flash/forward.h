@@ -32,9 +32,17 @@ using Stream = CUstream_st*;
 // into a CUDA graph the buffer cannot grow, and a call that would need it
 // to throws flash::Error: make the same call once before the capture, or
 // pass a workspace. A graph captured with the library's buffer reads that
-// stream's buffer: replay it on the stream it was captured on. Buffers are
-// found by stream handle, and CUDA may give a new stream the handle of a
-// destroyed one: let a stream's work finish before destroying it.
+// stream's buffer: replay it on the stream it was captured on, and not while
+// another thread makes a call on that stream (a call's launches share the
+// buffer and a replay is not ordered between them: order the two yourself,
+// or capture with a workspace of your own; the same holds for a call
+// captured on a stream forked from the one the graph is launched on).
+// Buffers are found by stream handle, and CUDA may give a new stream the
+// handle of a destroyed one: let a stream's work finish before destroying
+// it. A call runs on the current device, and its stream must be that
+// device's (else flash::Error naming the stream, with CUDA 12.8 or newer);
+// a null stream is the legacy default stream whatever the caller was
+// compiled with (pass cudaStreamPerThread for the per-thread one).
 // A caller's `workspace` must be at least workspace_bytes long (longer is
 // fine; the call uses the first workspace_bytes) and 256-byte aligned (as
 // cudaMalloc returns), else flash::Error before anything is launched; no
