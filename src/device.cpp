@@ -19,6 +19,13 @@ void check_cuda(cudaError_t err, std::string_view what) {
 
 void check_stream_device(cudaStream_t stream) {
 #if CUDART_VERSION >= 12080
+  // Not while the stream is being captured (a capture makes its own checks;
+  // only queries that captures allow are made here).
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+    cudaGetLastError();
+    return;
+  }
   int current = 0, owner = 0;
   if (cudaGetDevice(&current) != cudaSuccess || cudaStreamGetDevice(stream, &owner) != cudaSuccess) {
     cudaGetLastError();  // undecided: the launch reports what is wrong
