@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in session 60 for the next session's first call (carry [".gpu"]). READY at session 60's
-# stop (built from HEAD a5b8f7d): .gpu/bundle.txz holds bin/ (HEAD + next_K_counter_thread.patch + next_K03_counter_thread_
+# stop (built from HEAD e803fc5): .gpu/bundle.txz holds bin/ (HEAD + next_K_counter_thread.patch + next_K03_counter_thread_
 # bwd03.patch: bench, runner, test_gpu; tag K), KA/ (the same + next_KA_wg1_adds_on_K.patch: bench,
 # runner, test_gpu), H/bench (HEAD's bench), lib/. If the tree moved on, rebuild them (apply the patches, ninja -C build-gpu, copy, tar | xz
 # with a 192 MiB dictionary; see session 60's NOTES).
@@ -42,10 +42,13 @@ P
 )
 echo "suites on: $pick"
 B=$G/$pick
-# Every backward suite, and the forward tests session 60 added after its last device call (the
+# Every backward suite; the forward tests session 60 added after its last device call (the
 # 64-bit metadata check, sync_check refused while capturing, a caller's workspace overlapping a
-# view, dense queries with metadata and no keys), first run here.
-dc_tests '*Backward*:*Bwd*:VarlenForwardErrors.*:ForwardEdges.NoKeysWithSequsedK' 260 8 | tee "$O/tests_summary.txt"
+# view, dense queries with metadata and no keys); and the threads / graphs / fuzz suites, which
+# the host changes of that time touch (the lease released before sync_check's wait, the stream's
+# device checked, per-thread-stream buffers), all first run here.
+dc_tests '*Backward*:*Bwd*:VarlenForwardErrors.*:ForwardEdges.NoKeysWithSequsedK:Concurrency*:Fuzz*' 270 8 |
+  tee "$O/tests_summary.txt"
 dc_sanitize "$B/runner --bwd --kernel wgmma_wide --batch 1 --seq 130 --seq-k 100 --heads 2 --heads-kv 1 --dhead 256 --causal" \
   "$B/runner --bwd --kernel wgmma --batch 1 --seq 300 --seq-k 517 --heads 4 --heads-kv 2 --dhead 128 --causal" \
   "$B/runner --bwd --kernel wgmma --batch 1 --seq 333 --seq-k 200 --heads 4 --heads-kv 1 --dhead 64"
