@@ -24,8 +24,9 @@ using Stream = CUstream_st*;
 // call with device metadata (cu_seqlens, seqused_k, page_table; decode's
 // cache_seqlens) and sync_check = true (the default) waits for its stream,
 // and while that stream is being captured it throws flash::Error naming
-// sync_check before it enqueues anything: capture with sync_check = false. A buffer too small for a call is replaced by a new one of at
-// least twice its size (memory permitting), and the old one is never freed:
+// sync_check before it enqueues anything: capture with sync_check = false.
+// A buffer too small for a call is replaced by a new one of at least twice
+// its size (memory permitting), and the old one is never freed:
 // work already queued, or a CUDA graph captured with it, may still read it.
 // So a stream's retired buffers add up to less than its current one; all
 // of them live until the process exits. While the stream is being captured
