@@ -173,6 +173,16 @@ class OverlapSearch {
   Wide min_[kMaxTerms + 1] = {}, max_[kMaxTerms + 1] = {}, gcd_[kMaxTerms + 1] = {};
 };
 
+// Whether sum_k coef_k * m_k lies in [lo, hi] for some m_k in each term's
+// range: the terms merged and absorbed where that is exact, the rest
+// searched.
+Overlap solve_terms(Term* terms, int n, Wide lo, Wide hi, std::int64_t budget) {
+  n = merge_terms(terms, n);
+  n = absorb_terms(terms, n, lo, hi);
+  std::reverse(terms, terms + n);  // the search takes the largest coefficient first
+  return OverlapSearch(terms, n, budget).find(0, lo, hi);
+}
+
 }  // namespace
 
 // The bytes of a view are data + sum_i x_i * stride_i * esize + r, for
@@ -203,10 +213,7 @@ Overlap views_overlap(const TensorView& a, const TensorView& b, std::int64_t bud
   for (int j = 0; j < b.rank; ++j)
     if (b.shape[j] > 1 && b.stride[j] != 0) terms[n++] = {b.stride[j] * eb, -(b.shape[j] - 1), 0};
   Wide lo = b0 - a0 - (ea - 1), hi = b0 - a0 + (eb - 1);
-  n = merge_terms(terms, n);
-  n = absorb_terms(terms, n, lo, hi);
-  std::reverse(terms, terms + n);  // the search takes the largest coefficient first
-  return OverlapSearch(terms, n, budget).find(0, lo, hi);
+  return solve_terms(terms, n, lo, hi, budget);
 }
 
 // Outputs must not alias themselves. Sorted by stride, when each dimension
@@ -244,11 +251,7 @@ void check_no_self_overlap(const char* name, const TensorView& t) {
     terms[n++] = {t.stride[d], 1, t.shape[d] - 1};
     for (int j = d + 1; j < t.rank; ++j)
       if (t.shape[j] > 1) terms[n++] = {t.stride[j], -(t.shape[j] - 1), t.shape[j] - 1};
-    Wide lo = 0, hi = 0;
-    n = merge_terms(terms, n);
-    n = absorb_terms(terms, n, lo, hi);
-    std::reverse(terms, terms + n);  // the search takes the largest coefficient first
-    const Overlap r = OverlapSearch(terms, n, kOverlapWorkBudget).find(0, lo, hi);
+    const Overlap r = solve_terms(terms, n, 0, 0, kOverlapWorkBudget);
     if (r == Overlap::shared) overlap(d, "make");
     if (r == Overlap::undecided) overlap(d, "may make");
   }
