@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in session 60 for the next session's first call (carry [".gpu"]). READY at session 60's
-# stop (built from HEAD e803fc5): .gpu/bundle.txz holds bin/ (HEAD + next_K_counter_thread.patch + next_K03_counter_thread_
+# stop (built from HEAD 41cd734): .gpu/bundle.txz holds bin/ (HEAD + next_K_counter_thread.patch + next_K03_counter_thread_
 # bwd03.patch: bench, runner, test_gpu; tag K), KA/ (the same + next_KA_wg1_adds_on_K.patch: bench,
 # runner, test_gpu), H/bench (HEAD's bench), lib/. If the tree moved on, rebuild them (apply the patches, ninja -C build-gpu, copy, tar | xz
 # with a 192 MiB dictionary; see session 60's NOTES).
