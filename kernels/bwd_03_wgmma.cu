@@ -277,6 +277,12 @@
 // load was also a CCTL.IVALL, an invalidation of the SM's L1, which is the
 // consumers' shared memory. Deterministic hdim 128 full 8k / 16k +1.7% /
 // +3.1%, causal 8k / 16k 0.0% / +1.2%, hdim 64 -0.2 to 0.0%.
+// Session 61 (H200, call 1, two rotated rounds): bwd_04's counter thread
+// here too (BwdDqOrder::hand_over / count_steps, thread 64; the release's
+// MEMBAR.GPU off the writer's path): deterministic hdim 128 full 16k 579.4
+// -> 603.4 (+4.1%), causal 16k 577.1 -> 573.8 (-0.6%, within the rounds'
+// spread 574.6-579.5), hdim 64 full 8k +0.1%. Non-deterministic code
+// unchanged.
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
@@ -421,7 +427,7 @@ template <class Cfg> struct Bwd03Smem {
   // kv_full, then per stage full, empty (Bwd03Ring); then per consumer
   // warpgroup staged, then freed (Bwd03DqHandoff).
   static constexpr int kRingBars = bwd_ring_bars<Cfg>(false);
-  static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs;
+  static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs + 2;  // + completed, counted
   static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
                 "tiles must keep 1024-byte alignment");
@@ -477,15 +483,23 @@ template <class Cfg> struct Bwd03DqHandoff {
 
   __device__ std::uint64_t* staged(int c) const { return bars + c; }
   __device__ std::uint64_t* freed(int c) const { return bars + Cfg::kConsumerWGs + c; }
+  // Deterministic mode: the writer's step completed (its reductions' writes
+  // done) / the counter thread counted it.
+  __device__ std::uint64_t* completed() const { return bars + 2 * Cfg::kConsumerWGs; }
+  __device__ std::uint64_t* counted() const { return bars + 2 * Cfg::kConsumerWGs + 1; }
   __device__ static std::uint32_t parity(int i) { return i & 1; }
 
   // One thread, before Bwd03Ring::init (whose fence publishes these too).
-  __device__ void init() const {
+  template <bool kDeterministic> __device__ void init() const {
     if constexpr (!kNamed)
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
         mbar_init(staged(c), kWarpgroupThreads);
         mbar_init(freed(c), 1);
       }
+    if constexpr (kDeterministic) {
+      mbar_init(completed(), 1);
+      mbar_init(counted(), 1);
+    }
   }
   // Consumers, every thread: step i may overwrite the block (the reduction of
   // step i - 1 read it; mbarriers: step 0 passes at once), then announce it
@@ -534,13 +548,12 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
     for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
-      int* counter = nullptr;  // row0: a whole step from the row arrays' tile start
-      bool first = false;      // deterministic: the tile's first adder (BwdDqOrder), which stores
+      bool first = false;  // deterministic: the tile's first adder (BwdDqOrder), which stores
       if constexpr (kDeterministic) {
         if constexpr (kNamed)  // the previous step's additions completed (below): both blocks are free
 #pragma unroll
           for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
-        if (leader) counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block, first);
+        if (leader) BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block, first);
         if constexpr (kNamed) __syncwarp();
       }
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
@@ -573,7 +586,7 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
         if constexpr (!kNamed)
 #pragma unroll
           for (int c = 0; c < Cfg::kConsumerWGs; ++c) handoff.writer_release(c);
-        if (leader) BwdDqOrder<Cfg>::count(counter);
+        if (leader) BwdDqOrder<Cfg>::hand_over(handoff.completed(), handoff.counted(), i);  // to the counter thread
       } else if constexpr (!kNamed) {
         // Block 0's source is read once at most one group is left, block 1's
         // once none is.
@@ -885,7 +898,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   using Done = BwdKvDone<Cfg::kConsumerWGs * kWarpgroupThreads>;
 
   if (threadIdx.x == 0) {
-    handoff.init();
+    handoff.template init<kDeterministic>();
     ring.init();
   }
   __syncthreads();  // the barriers are initialised before any role uses them
@@ -904,6 +917,10 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     constexpr int kWriterThread = 32;
     if (threadIdx.x >= kWriterThread && threadIdx.x < kWriterThread + Bwd03DqHandoff<Cfg>::kWriterThreads && steps > 0)
       Bwd03DqWriter<Cfg, kDeterministic, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
+    if constexpr (kDeterministic)
+      if (threadIdx.x == BwdDqOrder<Cfg>::kCounterThread && steps > 0)
+        BwdDqOrder<Cfg>::template count_steps<typename Bwd03Ring<Cfg>::Step>(p, handoff.completed(), handoff.counted(),
+                                                                            h_kv, b, seq, tiles, steps);
     if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
       if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
     return;

@@ -113,6 +113,15 @@
 // -22%). Clocks per step (full 8k): the writer's turn wait 1165, bulk reads
 // of the halves 1600 and 1895, completion and count 1048; warpgroup 1 waits
 // 3461 of its ~6700 for the staging buffer.
+// Session 61 (H200, call 1, two rotated rounds): the count by a counter
+// thread (BwdDqOrder::hand_over / count_steps, thread 64): the writer hands
+// each completed step over by an mbarrier, so the release's MEMBAR.GPU
+// (600-1100 clocks after bulk reductions) leaves its serial path while the
+// chain's links keep their length. Deterministic full 8k / 16k 364.2 ->
+// 365.2 / 373.9 -> 396.7, causal 8k / 16k 359.7 -> 373.5 / 370.6 -> 387.9
+// TFLOPS (+0.3 / +6.1 / +3.8 / +4.7%). Dropped on top of it: warpgroup 1
+// adding its half from registers in the turn with no fence of its own (the
+// counter's release covering it): -14 to -20% against the counter alone.
 // Run it: ./runner --bwd --kernel wgmma_wide --dhead 256 ;
 //   ./bench --bwd --kernel wgmma_wide --seq 8192 --dhead 256 [--causal]
 #include <cuda.h>
@@ -170,11 +179,14 @@ using Bwd04HeadDims = BuiltHeadDims<256>;
 //              the other warpgroup may store: warpgroup 1 in this step
 //              after freed(0), warpgroup 0 in the next after freed(1).
 template <class Cfg> struct Bwd04DqHandoff {
-  static constexpr int kNumBars = 2 * Cfg::kConsumerWGs;
+  static constexpr int kNumBars = 2 * Cfg::kConsumerWGs + 2;
   std::uint64_t* bars;
 
   __device__ std::uint64_t* staged(int c) const { return bars + c; }
   __device__ std::uint64_t* freed(int c) const { return bars + Cfg::kConsumerWGs + c; }
+  // The writer's step completed (its reductions' writes done) / counted.
+  __device__ std::uint64_t* completed() const { return bars + 2 * Cfg::kConsumerWGs; }
+  __device__ std::uint64_t* counted() const { return bars + 2 * Cfg::kConsumerWGs + 1; }
 
   // One thread, before the ring's init (whose fence publishes these too).
   __device__ void init() const {
@@ -182,6 +194,8 @@ template <class Cfg> struct Bwd04DqHandoff {
       mbar_init(staged(c), kWarpgroupThreads);
       mbar_init(freed(c), 1);
     }
+    mbar_init(completed(), 1);
+    mbar_init(counted(), 1);
   }
   // Warpgroup c, every thread, step i: the buffer is its (warpgroup 1: step
   // i's freed(0); warpgroup 0: step i - 1's freed(1), which step 0 passes
@@ -279,7 +293,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       bool first;
-      int* counter = BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block, first);
+      BwdDqOrder<Cfg>::wait_turn(p, mask, row0, m0, n_block, first);
       float* gdq = p.dq_accum + row0 * Cfg::kHeadDim;
 #pragma unroll
       for (int c = 0; c < Cfg::kConsumerWGs; ++c) {
@@ -290,7 +304,7 @@ template <class Cfg, bool kVarlen> struct Bwd04DqWriter {
         handoff.writer_release(c);
       }
       bulk_wait_all();  // the additions' global writes are done (not only their shared-memory reads)
-      BwdDqOrder<Cfg>::count(counter);
+      BwdDqOrder<Cfg>::hand_over(handoff.completed(), handoff.counted(), i);  // to the counter thread
       step.advance(tiles);
     }
   }
@@ -598,6 +612,10 @@ __global__ void __launch_bounds__(Bwd04Smem<Cfg>::kThreads, 1)
     if constexpr (kDeterministic)
       if (threadIdx.x == 32 && steps > 0)
         Bwd04DqWriter<Cfg, kVarlen>::run(p, smem, handoff, n_block, h_kv, b, seq, tiles, steps);
+    if constexpr (kDeterministic)
+      if (threadIdx.x == BwdDqOrder<Cfg>::kCounterThread && steps > 0)
+        BwdDqOrder<Cfg>::template count_steps<typename Bwd04Ring<Cfg, true>::Step>(
+            p, handoff.completed(), handoff.counted(), h_kv, b, seq, tiles, steps);
     if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
       if (threadIdx.x / 32 == 1) Done::count(p, h_kv, b);
     return;

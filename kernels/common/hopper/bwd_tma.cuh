@@ -278,18 +278,14 @@ template <class Cfg> struct BwdDqOrder {
   // first row in the row arrays; m0 its first query row) is this key
   // block's to add to: spins until the key blocks above have counted, then
   // orders their additions (seen by that acquire) before this thread's bulk
-  // reductions; returns the tile's counter, and in `first` whether this key
-  // block is the tile's first adder (which stores). count: once this thread's bulk
-  // reductions to the tile completed (bulk_wait_all), their writes (async
-  // proxy) before the release that hands the tile to the next key block.
-  __device__ static int* wait_turn(const BwdParams& p, const Mask& mask, std::int64_t row0, int m0, int n_block,
+  // reductions; returns in `first` whether this key block is the tile's
+  // first adder (which stores).
+  __device__ static void wait_turn(const BwdParams& p, const Mask& mask, std::int64_t row0, int m0, int n_block,
                                    bool& first) {
-    int* counter = p.dq_semaphore + row0 / kBwdDqTileRows;
     const int t = turn(mask, m0, n_block);
     first = t == 0;
-    wait_equal_acquire_gpu(counter, t);
+    wait_equal_acquire_gpu(p.dq_semaphore + row0 / kBwdDqTileRows, t);
     fence_proxy_async_global();
-    return counter;
   }
   // The step's block from shared memory into the accumulator: stored by the
   // first adder, added by the others.
@@ -297,10 +293,39 @@ template <class Cfg> struct BwdDqOrder {
     if (first) bulk_store_f32(gdq, sdq, bytes);
     else bulk_reduce_add_f32(gdq, sdq, bytes);
   }
-  __device__ static void count(int* counter) {
+  // The count, by a counter thread of the producer warpgroup, so that the
+  // release's MEMBAR.GPU (600-1100 clocks right after bulk reductions,
+  // session 60's probes) is off the writer's path (session 61: deterministic
+  // hdim 256 +0.3 to +6.1%, hdim 128 up to +4.1%). Two mbarriers of count 1:
+  // `completed` (the writer's step done) and `counted` (the counter took it).
+  // hand_over, the writer, step i, once its reductions to the tile
+  // completed (bulk_wait_all): their writes (async proxy) ordered before the
+  // arrival; waits first until the counter took step i - 1 (one phase of
+  // `completed` in flight at a time).
+  __device__ static void hand_over(std::uint64_t* completed, std::uint64_t* counted, int i) {
     fence_proxy_async_global();
-    red_release_gpu_add(counter, 1);
+    if (i > 0) mbar_wait(counted, (i - 1) & 1);
+    mbar_arrive(completed);
   }
+  // count_steps, the counter thread: the writer's steps in its order (Step:
+  // the ring's step walk), each counted once it completed. The writer's
+  // arrival and this thread's wait order its writes before the release,
+  // which covers them (cumulativity).
+  template <class Step, bool kVarlen>
+  __device__ static void count_steps(const BwdParams& p, std::uint64_t* completed, std::uint64_t* counted, int h_kv,
+                                     int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
+    Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + step.m_block * Cfg::kBlockM;
+      mbar_wait(completed, i & 1);
+      red_release_gpu_add(p.dq_semaphore + row0 / kBwdDqTileRows, 1);
+      mbar_arrive(counted);
+      step.advance(tiles);
+    }
+  }
+  // The counter thread's index: a third warp of the producer warpgroup (its
+  // loads: thread 0; the dQ writer: warp 1).
+  static constexpr int kCounterThread = 64;
 };
 
 // dK and dV leave a dkv CTA through shared memory: each warpgroup writes its
