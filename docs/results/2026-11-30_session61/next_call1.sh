@@ -12,7 +12,7 @@
 # Config): +1.3% full 16k, +1.1% causal 8k, deterministic +1.3% / +0.3%, and beside FA4 0.997 / 1.008 / 0.991 /
 # 1.001 (full 8k / 16k, causal 8k / 16k); hdim 64 -2.9 to -3.5% in N, which F avoids (its hdim 64 kernels are
 # HEAD's). Not run as F: the device budget ran out. Predicted F against H: hdim 128 +0.7 to +1.7%, hdim 64 0.
-# The call proves F (runner, every backward suite with threads and fuzz, memcheck and racecheck on 80-row
+# (Then R2's rule, below.) The call proves F (runner, every backward suite with threads and fuzz, memcheck and racecheck on 80-row
 # full and causal cases) and times it against H. If it passes and gains: git apply the patch, commit, add the
 # session-61 paragraph to bwd_03's header (NOTES "Session 61"), README issue-18 row.
 set -u
@@ -31,4 +31,13 @@ dc_abn "H F" 'bwd/wgmma/|det/' "--seq 8192 --dhead 128 --kernel wgmma" "--seq 16
   "--seq 8192 --dhead 128 --causal --kernel wgmma" "--seq 16384 --dhead 128 --causal --kernel wgmma" \
   "--seq 8192 --dhead 64 --kernel wgmma" > "$O/ab.txt" 2>&1
 dc_summary H F "$O/ab.txt" | tee "$O/ab_summary.txt"
+# R2 (next_R2_ordered_narrow_windows.patch, not applied in either build): non-deterministic dense calls with a
+# narrow window take the ordered (deterministic) kernels. Its rule from H's own rows: deterministic against
+# non-deterministic at windows of 128, 256 and 512 keys, each head dim (one binary, both modes in one run).
+for w in 128,0 256,0 512,0; do
+  dc_abn "H" 'bwd/wgmma|det/' "--batch 1 --heads 16 --seq 16384 --dhead 128 --causal --window $w --kernel wgmma" \
+    "--batch 2 --heads 32 --seq 8192 --dhead 64 --causal --window $w --kernel wgmma" \
+    "--batch 2 --heads 8 --seq 8192 --dhead 256 --causal --window $w --kernel wgmma_wide"
+done > "$O/windows.txt" 2>&1
+grep -E "wgmma" "$O/windows.txt" | sed -E 's/ +/ /g' | cut -c1-150
 echo "total: $((SECONDS - DC_T0)) s"
