@@ -162,6 +162,22 @@ TEST_F(BackwardApiErrors, SeqlenBeyondTheWorkspaceIndex) {
   expect_error({"seqlen_q", "limit"});
 }
 
+// k and v expanded over the batch (batch stride 0, as torch's expand gives):
+// valid for auto, which takes a variant that addresses by strides; the
+// Hopper rung refuses them by name (tests/test_backward_gpu.cpp,
+// BackwardLayouts.KvExpandedOverTheBatch, runs them).
+TEST_F(BackwardApiErrors, ZeroStrideInputsFallToAVariantWithoutMaps) {
+  args_.k.stride[0] = 0;
+  args_.v.stride[0] = 0;
+  args_.kernel = "auto";
+  flash::cpu_test::expect_valid([&] { flash::plan_backward(args_); });
+  bool built = false;
+  for (const auto& v : flash::backward_variants()) built = built || (v.name == "wgmma" && v.built);
+  if (!built) GTEST_SKIP() << "wgmma is not built here (FLASH_VARIANTS or CMAKE_CUDA_ARCHITECTURES)";
+  args_.kernel = "wgmma";
+  expect_error({"wgmma", "k.stride[0] = 0", "head_dim"});
+}
+
 TEST_F(BackwardApiErrors, OverlappingGradient) {
   args_.dk.stride[1] = 0;  // every key row aliases the first
   expect_error({"dk", "overlap"});

@@ -306,6 +306,34 @@ TEST(BackwardLayouts, StridedBhsdViews) {
     }
 }
 
+// k and v expanded over the batch (batch stride 0; dk and dv BSHD, one per
+// sequence): every variant that takes the call, in each of its modes, and
+// auto (the Hopper rungs refuse such views by name).
+TEST(BackwardLayouts, KvExpandedOverTheBatch) {
+  SKIP_WITHOUT_GPU();
+  for (bool causal : {false, true})
+    for (int d : {64, 128}) {
+      const Shape s{.batch = 3, .seqlen_q = 130, .seqlen_k = 200, .heads_q = 4, .heads_kv = 2, .head_dim = d};
+      SCOPED_TRACE(fmt::format("kv expanded d{} causal {}", d, causal));
+      auto prob = flash::testing::make_bwd_problem(s, DType::bf16, causal, Layout::kv_expanded, base_seed() + d + causal);
+      ASSERT_EQ(prob.args.k.stride[0], 0);
+      ASSERT_NE(prob.args.dk.stride[0], 0);
+      int checked = 0;
+      for (const auto& v : flash::backward_variants()) {
+        if (!runnable(v, DType::bf16, d)) continue;
+        for (bool deterministic : modes(v)) {
+          const auto r = flash::testing::run_and_check_backward(prob, v.name, deterministic);
+          if (!r.error.empty() && r.error.find("stride") != std::string::npos) continue;  // refused by name
+          ++checked;
+          EXPECT_TRUE(r.ok) << v.name << (deterministic ? " deterministic" : "") << ": " << describe(r);
+        }
+      }
+      EXPECT_GT(checked, 0) << "no built variant takes expanded k and v";
+      const auto r = flash::testing::run_and_check_backward(prob, "auto");
+      EXPECT_TRUE(r.ok) << "auto: " << describe(r);
+    }
+}
+
 // The Hopper rung's tiles (bwd_03_wgmma: 128-key blocks, query tiles of 64
 // rows at hdim 128 and 128 at hdim 64, two 64-key warpgroups): lengths off
 // both tile sizes, a key block with a single key, query tiles with one row

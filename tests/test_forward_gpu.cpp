@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <initializer_list>
 #include <random>
+#include <string>
 #include <tuple>
 
 #include "flash/flash.h"
@@ -293,6 +294,36 @@ TEST(ForwardLayouts, StridedBhsdViews) {
       Shape s{.batch = 2, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 8, .heads_kv = 2, .head_dim = d};
       SCOPED_TRACE(fmt::format("bhsd d{} causal {}", d, causal));
       check_all_variants(s, DType::bf16, causal, Layout::bhsd, base_seed() + d + causal);
+    }
+}
+
+// k and v expanded over the batch (batch stride 0: torch's expand of one
+// sequence's keys, a prefix shared by every sequence of the batch). The
+// Hopper rungs refuse such views by name (TMA maps step whole rows) and
+// auto falls back to a variant that addresses by strides: every variant
+// that takes the call must match the reference, and auto must take it.
+TEST(ForwardLayouts, KvExpandedOverTheBatch) {
+  SKIP_WITHOUT_GPU();
+  for (bool causal : {false, true})
+    for (int d : {64, 128}) {
+      const Shape s{.batch = 3, .seqlen_q = 113, .seqlen_k = 203, .heads_q = 8, .heads_kv = 2, .head_dim = d};
+      SCOPED_TRACE(fmt::format("kv expanded d{} causal {}", d, causal));
+      auto prob = flash::testing::make_problem(s, DType::bf16, causal, Layout::kv_expanded, base_seed() + d + causal);
+      ASSERT_EQ(prob.vk.stride[0], 0);
+      int checked = 0;
+      for (const auto& v : flash::forward_variants()) {
+        if (!runnable(v, DType::bf16, d)) continue;
+        const auto r = flash::testing::run_and_check(prob, v.name);
+        if (!r.error.empty() && r.error.find("stride") != std::string::npos) continue;  // refused by name
+        ++checked;
+        EXPECT_TRUE(r.error.empty()) << v.name << ": " << r.error;
+        EXPECT_EQ(r.unwritten, 0u) << v.name << ": output elements left unwritten";
+        EXPECT_LE(r.max_err, r.bound) << v.name << ": O error over the bound";
+        EXPECT_LE(r.lse_err, r.lse_bound) << v.name << ": LSE error over the bound";
+      }
+      EXPECT_GT(checked, 0) << "no built variant takes expanded k and v";
+      const auto r = flash::testing::run_and_check(prob, "auto");
+      EXPECT_TRUE(r.ok) << "auto: " << r.error << " err " << r.max_err << " bound " << r.bound;
     }
 }
 

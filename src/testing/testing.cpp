@@ -47,6 +47,8 @@ DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
 
 TensorView ViewSpec::view(void* data, DType dtype) const {
   if (layout == Layout::bshd) return make_contiguous(data, dtype, {batch, seqlen, heads, head_dim});
+  if (layout == Layout::kv_expanded)  // every batch on batch 0's elements
+    return make_view(data, dtype, {batch, seqlen, heads, head_dim}, {0, heads * head_dim, head_dim, 1});
   // Memory is [batch, heads, seqlen, head_dim]; the view stays [b, s, h, d].
   return make_view(data, dtype, {batch, seqlen, heads, head_dim},
                    {heads * seqlen * head_dim, head_dim, seqlen * head_dim, 1});
@@ -259,6 +261,21 @@ reference::Problem reference_problem(const Shape& s, bool causal, const ScoreInp
 
 }  // namespace
 
+namespace {
+
+// Layout::kv_expanded: the host values of every batch made batch 0's (BSHD
+// order: batch-major), so that the reference sees what the expanded view
+// addresses.
+void expand_over_batch(std::vector<double>& x, int batch) {
+  const std::size_t per = x.size() / static_cast<std::size_t>(std::max(1, batch));
+  for (int b = 1; b < batch; ++b) std::copy_n(x.begin(), per, x.begin() + static_cast<std::ptrdiff_t>(b * per));
+}
+
+// The views of q, o and the gradients: BSHD under kv_expanded.
+Layout q_layout(Layout layout) { return layout == Layout::kv_expanded ? Layout::bshd : layout; }
+
+}  // namespace
+
 Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, std::uint64_t seed, std::vector<int> rows) {
   Problem p;
   p.shape = s;
@@ -267,11 +284,12 @@ Problem make_problem(const Shape& s, DType dtype, bool causal, Layout layout, st
   p.layout = layout;
   p.rows = std::move(rows);
   std::mt19937_64 rng(seed);
-  const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
+  const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, q_layout(layout)};
   const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
   p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain, s.qk_mean);
   p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain, -s.qk_mean);
   p.v = random_values(kv_spec.elements(), dtype, rng);
+  if (layout == Layout::kv_expanded) expand_over_batch(p.k, s.batch), expand_over_batch(p.v, s.batch);
   p.scores = score_inputs(s, rng);
 
   const std::size_t esize = dtype_size(dtype);
@@ -372,11 +390,13 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
   p.causal = causal;
   p.layout = layout;
   std::mt19937_64 rng(seed);
-  const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, layout};
+  const ViewSpec q_spec{s.batch, s.seqlen_q, s.heads_q, s.head_dim, q_layout(layout)};
   const ViewSpec kv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, layout};
+  const ViewSpec dkv_spec{s.batch, s.seqlen_k, s.heads_kv, s.head_dim, q_layout(layout)};
   p.q = random_values(q_spec.elements(), dtype, rng, s.qk_gain, s.qk_mean);
   p.k = random_values(kv_spec.elements(), dtype, rng, s.qk_gain, -s.qk_mean);
   p.v = random_values(kv_spec.elements(), dtype, rng);
+  if (layout == Layout::kv_expanded) expand_over_batch(p.k, s.batch), expand_over_batch(p.v, s.batch);
   p.dout = random_values(q_spec.elements(), dtype, rng);
   p.scores = score_inputs(s, rng);
   const reference::Problem rp = reference_problem(s, causal, p.scores);
@@ -394,8 +414,8 @@ BwdProblem make_bwd_problem(const Shape& s, DType dtype, bool causal, Layout lay
   a.o = q_spec.view(p.bo.get(), dtype);
   a.dout = q_spec.view(p.bdo.get(), dtype);
   a.dq = q_spec.view(p.bdq.get(), dtype);
-  a.dk = kv_spec.view(p.bdk.get(), dtype);
-  a.dv = kv_spec.view(p.bdv.get(), dtype);
+  a.dk = dkv_spec.view(p.bdk.get(), dtype);
+  a.dv = dkv_spec.view(p.bdv.get(), dtype);
   a.lse = make_contiguous(p.blse.get(), DType::f32, {s.batch, s.heads_q, s.seqlen_q});
   a.causal = causal;
   a.window_left = s.window_left;

@@ -40,7 +40,10 @@ class DeviceBuffer {
 // Throws flash::Error when err is not cudaSuccess (err is a cudaError_t).
 void check(int err, const char* what);
 
-enum class Layout { bshd, bhsd };
+// kv_expanded: k and v expanded over the batch (batch stride 0, as torch's
+// expand of one sequence's keys gives; every batch sees batch 0's values),
+// q, o and every gradient BSHD.
+enum class Layout { bshd, bhsd, kv_expanded };
 
 // Shape [batch, seqlen, heads, head_dim] in the given memory layout.
 struct ViewSpec {

@@ -13,7 +13,7 @@
 # 1.001 (full 8k / 16k, causal 8k / 16k); hdim 64 -2.9 to -3.5% in N, which F avoids (its hdim 64 kernels are
 # HEAD's). Not run as F: the device budget ran out. Predicted F against H: hdim 128 +0.7 to +1.7%, hdim 64 0.
 # (Then R2's rule, below.) The call proves F (runner, every backward suite with threads and fuzz, memcheck and racecheck on 80-row
-# full and causal cases) and times it against H. If it passes and gains: git apply the patch, commit, add the
+# full and causal cases; the tests include session 61's KvExpandedOverTheBatch, first run here) and times it against H. If it passes and gains: git apply the patch, commit, add the
 # session-61 paragraph to bwd_03's header (NOTES "Session 61"), README issue-18 row.
 set -u
 source benchmarks/device_call.sh
@@ -24,7 +24,7 @@ for a in "--seq 333 --seq-k 517 --heads 4 --heads-kv 2 --dhead 128" "--seq 300 -
   timeout 60 "$B/runner" --bwd --kernel wgmma $a 2>&1 | grep -E "OK|FAIL|rror" | head -4
 done > "$O/runner.txt" 2>&1
 echo "runner OK $(grep -c OK "$O/runner.txt") FAIL $(grep -c -E 'FAIL|rror' "$O/runner.txt")"
-dc_tests '*Backward*:*Bwd*:Concurrency*:Fuzz*' 240 8 | grep -E "^shard|PASSED|FAILED" | tr '\n' ' '; echo
+dc_tests '*Backward*:*Bwd*:Concurrency*:Fuzz*:ForwardLayouts.*' 240 8 | grep -E "^shard|PASSED|FAILED" | tr '\n' ' '; echo
 dc_sanitize "$B/runner --bwd --kernel wgmma --batch 1 --seq 300 --seq-k 517 --heads 4 --heads-kv 2 --dhead 128" \
   "$B/runner --bwd --kernel wgmma --batch 1 --seq 333 --seq-k 333 --heads 2 --heads-kv 1 --dhead 128 --causal" | grep -E "rc=|SUMMARY" | cut -c1-100
 dc_abn "H F" 'bwd/wgmma/|det/' "--seq 8192 --dhead 128 --kernel wgmma" "--seq 16384 --dhead 128 --kernel wgmma" \
