@@ -52,8 +52,10 @@ void check_varlen(const BackwardArgs& a, BwdParams& p) {
          std::to_string(kMaxSeqlenQ));
   const TensorView q = with_unit_batch(a.q), k = with_unit_batch(a.k), v = with_unit_batch(a.v), o = with_unit_batch(a.o);
   const TensorView lse = with_unit_batch(a.lse);
-  detail::check_attention({q, k, v, o, &lse}, a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right),
-                          p);
+  detail::packed_checks({"q", "k", "v", "o", "lse"}, true, [&] {
+    detail::check_attention({q, k, v, o, &lse}, a.softmax_scale,
+                            detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  });
   detail::check_varlen_args({*a.cu_seqlens_q, &*a.cu_seqlens_k, detail::view_or_null(a.seqused_k), a.max_seqlen_q,
                              a.max_seqlen_k, detail::view_or_null(a.status)},
                             p);
@@ -160,15 +162,16 @@ std::string unsupported_reason(const RegisteredBwd& r, const BwdParams& p, const
   const auto view = [&](const TensorView& t) { return varlen ? with_unit_batch(t) : t; };
   const TensorView q = view(a.q), k = view(a.k), vv = view(a.v), o = view(a.o), dout = view(a.dout), dq = view(a.dq),
                    dk = view(a.dk), dv = view(a.dv);
-  return detail::variant_reason(*v, p.dtype, p.head_dim,
-                                {{"q", &q},
-                                 {"k", &k},
-                                 {"v", &vv},
-                                 {"o", &o},
-                                 {"dout", &dout},
-                                 {"dq", &dq},
-                                 {"dk", &dk},
-                                 {"dv", &dv}});
+  const std::string why = detail::variant_reason(*v, p.dtype, p.head_dim,
+                                                 {{"q", &q},
+                                                  {"k", &k},
+                                                  {"v", &vv},
+                                                  {"o", &o},
+                                                  {"dout", &dout},
+                                                  {"dq", &dq},
+                                                  {"dk", &dk},
+                                                  {"dv", &dv}});
+  return varlen ? detail::packed_message(why, {"q", "k", "v", "o", "dout", "dq", "dk", "dv"}, true) : why;
 }
 
 struct Resolved {

@@ -57,8 +57,10 @@ void check_varlen_queries(const DecodeArgs& a, DecodeParams& p) {
          std::to_string(a.lse->rank));
   const TensorView q = with_unit_batch(a.q), o = with_unit_batch(a.o);
   const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
-  detail::check_attention({q, a.k_cache, a.v_cache, o, a.lse ? &lse : nullptr, "k_cache", "v_cache", false},
-                          a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  detail::packed_checks({"q", "o", "lse"}, false, [&] {
+    detail::check_attention({q, a.k_cache, a.v_cache, o, a.lse ? &lse : nullptr, "k_cache", "v_cache", false},
+                            a.softmax_scale, detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  });
   // No key arrays: max_seqlen_k 0 (the capacity is set by check_args).
   detail::check_varlen_args({*a.cu_seqlens_q, nullptr, nullptr, a.max_seqlen_q, 0, nullptr}, p);
 }
@@ -180,13 +182,14 @@ std::string unsupported_reason(const RegisteredDecode& r, const DecodeParams& p,
   if (varlen && !(v->features & kFeatureVarlen)) return "variable-length batches (cu_seqlens_q) are not supported";
   // Packed q and o: their row and head strides sit one dimension up.
   const TensorView q = varlen ? with_unit_batch(a.q) : a.q, o = varlen ? with_unit_batch(a.o) : a.o;
-  return detail::variant_reason(*v, p.dtype, p.head_dim,
-                                {{"q", &q},
-                                 {"k_cache", &a.k_cache},
-                                 {"v_cache", &a.v_cache},
-                                 {"o", &o},
-                                 {"k_new", detail::view_or_null(a.k_new)},
-                                 {"v_new", detail::view_or_null(a.v_new)}});
+  const std::string why = detail::variant_reason(*v, p.dtype, p.head_dim,
+                                                 {{"q", &q},
+                                                  {"k_cache", &a.k_cache},
+                                                  {"v_cache", &a.v_cache},
+                                                  {"o", &o},
+                                                  {"k_new", detail::view_or_null(a.k_new)},
+                                                  {"v_new", detail::view_or_null(a.v_new)}});
+  return varlen ? detail::packed_message(why, {"q", "o"}, false) : why;
 }
 
 struct Resolved {

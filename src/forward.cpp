@@ -65,8 +65,12 @@ void check_varlen(const ForwardArgs& a, FwdParams& p) {
   const TensorView q = with_unit_batch(a.q), o = with_unit_batch(a.o);
   const TensorView k = paged ? a.k : with_unit_batch(a.k), v = paged ? a.v : with_unit_batch(a.v);
   const TensorView lse = a.lse ? with_unit_batch(*a.lse) : TensorView{};
-  detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr, "k", "v", !paged}, a.softmax_scale,
-                          detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  const auto check = [&] {
+    detail::check_attention({q, k, v, o, a.lse ? &lse : nullptr, "k", "v", !paged}, a.softmax_scale,
+                            detail::mask_spec(a.causal, a.window_left, a.window_right), p);
+  };
+  if (paged) detail::packed_checks({"q", "o", "lse"}, false, check);  // (k and v: rank-4 pages)
+  else detail::packed_checks({"q", "k", "v", "o", "lse"}, true, check);
   // Paged, the keys of a sequence are bounded by the table: max_pages * page_size.
   check_i32("cu_seqlens_q", *a.cu_seqlens_q, 1);
   const std::int64_t batch = a.cu_seqlens_q->shape[0] - 1;
@@ -151,7 +155,8 @@ std::string unsupported_reason(const RegisteredFwd& r, const FwdParams& p, const
   const bool paged = p.page_table != nullptr;
   const TensorView q = with_unit_batch(a.q), o = with_unit_batch(a.o);
   const TensorView k = paged ? a.k : with_unit_batch(a.k), vv = paged ? a.v : with_unit_batch(a.v);
-  return detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &q}, {"k", &k}, {"v", &vv}, {"o", &o}});
+  const std::string why = detail::variant_reason(*v, p.dtype, p.head_dim, {{"q", &q}, {"k", &k}, {"v", &vv}, {"o", &o}});
+  return paged ? detail::packed_message(why, {"q", "o"}, false) : detail::packed_message(why, {"q", "k", "v", "o"}, true);
 }
 
 struct Resolved {

@@ -4,6 +4,7 @@
 #include "flash/variants.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -21,6 +22,35 @@ std::string num(float v) {
 }
 }  // namespace
 [[noreturn]] void fail(const std::string& msg) { throw Error(msg); }
+
+std::string packed_message(const std::string& msg, std::initializer_list<const char*> names, bool keys_packed) {
+  const auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; };
+  std::string out;
+  std::size_t i = 0;
+  while (i < msg.size()) {
+    bool renamed = false;
+    if (i == 0 || !ident(msg[i - 1]))
+      for (const char* name : names)
+        for (const char* what : {".shape[", ".stride["}) {
+          const std::string key = std::string(name) + what;
+          if (renamed || msg.compare(i, key.size(), key) != 0) continue;
+          std::size_t j = i + key.size(), d = 0, digits = 0;
+          while (j < msg.size() && std::isdigit(static_cast<unsigned char>(msg[j]))) d = d * 10 + (msg[j++] - '0'), ++digits;
+          if (digits == 0 || j >= msg.size() || msg[j] != ']' || d == 0) continue;
+          out += key + std::to_string(d - 1) + "]";
+          i = j + 1;
+          renamed = true;
+        }
+    if (!renamed) out += msg[i++];
+  }
+  const auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (std::size_t at = out.find(from); at != std::string::npos; at = out.find(from, at + to.size()))
+      out.replace(at, from.size(), to);
+  };
+  replace_all("(seqlen_q)", "(total_q)");
+  if (keys_packed) replace_all("(seqlen_k)", "(total_k)");
+  return out;
+}
 
 std::string shape_str(const TensorView& t) {
   std::ostringstream s;

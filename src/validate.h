@@ -20,6 +20,22 @@ namespace flash::detail {
 
 [[noreturn]] void fail(const std::string& msg);
 
+// Packed (variable-length) views are checked as rank-4 views with a unit
+// batch in front (with_unit_batch), so a message from those checks names
+// their dimensions one higher than the caller's: packed_message renames
+// "NAME.shape[d]" and "NAME.stride[d]" to d - 1 for each packed NAME (whole
+// names: "dq" is not "q") and "(seqlen_q)" to "(total_q)" (with packed keys,
+// "(seqlen_k)" to "(total_k)"). packed_checks runs `check` and throws its
+// flash::Error so renamed.
+std::string packed_message(const std::string& msg, std::initializer_list<const char*> names, bool keys_packed);
+template <class Check> void packed_checks(std::initializer_list<const char*> names, bool keys_packed, Check&& check) {
+  try {
+    check();
+  } catch (const Error& e) {
+    throw Error(packed_message(e.what(), names, keys_packed));
+  }
+}
+
 // "[2, 3, 4]"
 std::string shape_str(const TensorView& t);
 

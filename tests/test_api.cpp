@@ -376,6 +376,21 @@ TEST_F(ApiErrors, SizesWhoseProductOverflows) {
   expect_error({"q: shape [2, 1, 1, 1]", "overflow 64 bits"});
 }
 
+// Packed views' messages in the caller's dimensions (validate.h).
+TEST(ApiMessages, PackedMessageRenamesPackedDimensions) {
+  using flash::detail::packed_message;
+  EXPECT_EQ(packed_message("o.shape[1] (seqlen_q) = 9; expected 10 (q's shape)", {"q", "o"}, false),
+            "o.shape[0] (total_q) = 9; expected 10 (q's shape)");
+  EXPECT_EQ(packed_message("k.shape[3] (head_dim) = 8; expected 16 (q.shape[3])", {"q", "k"}, true),
+            "k.shape[2] (head_dim) = 8; expected 16 (q.shape[2])");
+  EXPECT_EQ(packed_message("v.shape[1] (seqlen_k) = 3", {"v"}, true), "v.shape[0] (total_k) = 3");
+  // Whole names only, packed names only, and the unit batch's dimension 0 kept.
+  EXPECT_EQ(packed_message("dq.stride[2] and cu_seqlens_q.shape[0] and k.stride[1]", {"q"}, false),
+            "dq.stride[2] and cu_seqlens_q.shape[0] and k.stride[1]");
+  EXPECT_EQ(packed_message("q.stride[1] = 5; q.shape[0] = 1", {"q"}, false), "q.stride[0] = 5; q.shape[0] = 1");
+  EXPECT_EQ(packed_message("k_cache.shape[1] (seqlen_k) = 4", {"q", "o"}, false), "k_cache.shape[1] (seqlen_k) = 4");
+}
+
 TEST(ApiHeaders, ViewsCarryShapeAndStrides) {
   int dummy = 0;
   const auto t = flash::make_contiguous(&dummy, DType::f16, {2, 3, 4, 5});

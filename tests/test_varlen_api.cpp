@@ -188,6 +188,29 @@ TEST_F(VarlenApiErrors, EmptyCallsAreValid) {
   for (auto x : buf_.o) ASSERT_EQ(x, kPattern) << "o was written";
 }
 
+// Packed views are named in their own dimensions ([total, heads, head_dim];
+// the checks see them with a unit batch in front).
+TEST_F(VarlenApiErrors, PackedDimensionsAreNamedAsPassed) {
+  const auto message = [&] {
+    try {
+      flash::plan_forward(args_);
+    } catch (const flash::Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no flash::Error");
+  };
+  args_.o = flash::make_contiguous(buf_.o, DType::bf16, {kTotalQ, kH / 2, kD});
+  std::string msg = message();
+  EXPECT_NE(msg.find("o.shape[1] (heads_q)"), std::string::npos) << msg;
+  args_.o = flash::make_contiguous(buf_.o, DType::bf16, {kTotalQ - 1, kH, kD});
+  msg = message();
+  EXPECT_NE(msg.find("o.shape[0] (total_q)"), std::string::npos) << msg;
+  args_.o = flash::make_contiguous(buf_.o, DType::bf16, {kTotalQ, kH, kD});
+  args_.v = flash::make_contiguous(buf_.v, DType::bf16, {kTotalK - 1, kHkv, kD});
+  msg = message();
+  EXPECT_NE(msg.find("v.shape[0] (total_k)"), std::string::npos) << msg;
+}
+
 TEST_F(VarlenApiErrors, CuSeqlensQWithoutCuSeqlensK) {
   args_.cu_seqlens_k.reset();
   expect_error("cu_seqlens_k");
