@@ -504,7 +504,7 @@ def test_valid_backward_arguments_reach_the_device_check():
     "changes, message",
     [
         ({"lse": lambda lse: lse[None]}, "lse: expected a rank-2 packed view [heads_q, total_q]"),
-        ({"lse": lambda lse: lse.t().contiguous()}, "lse.shape[1] (heads_q)"),
+        ({"lse": lambda lse: lse.t().contiguous()}, "lse.shape[0] (heads_q)"),
         ({"lse": lambda lse: lse.bfloat16()}, "lse.dtype is bf16; expected f32"),
         ({"dout": lambda d: d[:-1]}, "dout.shape[0] (total_q)"),
         ({"dout": lambda d: d[None]}, "dout: expected a rank-3 packed view"),
