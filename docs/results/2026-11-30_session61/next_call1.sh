@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in session 61 for the next session's first call (carry [".gpu"]; ~450 s: timeout_s 600).
-# READY at session 61's stop: .gpu/bundle.txz holds bin/ = HEAD + next_F_mask_free_step.patch (bench, runner,
+# READY at session 61's stop (built from 5fd85b5): .gpu/bundle.txz holds bin/ = HEAD + next_F_mask_free_step.patch (bench, runner,
 # test_gpu, ...; tag F) and H/bench = HEAD's kernels (6b2c9fd). If the kernels moved on, rebuild: apply the
 # patch, ninja -C build-gpu, benchmarks/pack_gpu.sh, then add H/bench (tar | xz, 192 MiB dictionary).
 # F: bwd_03's 80-row step body in two copies; the mask-free one (every step of a full call, all but the
