@@ -74,9 +74,9 @@
 // descending, and why the CTAs' launch order, descending key blocks of
 // interleaved head groups, cannot deadlock). The waiting is done by the dQ writer (the
 // same hand-off as the non-deterministic mode; the writer adds the counter
-// wait and increment, and frees the blocks only once the additions
-// completed), so the consumers stall only when the writer is a whole step
-// behind. Measured
+// wait, frees the blocks only once the additions completed, and hands the
+// increment to a counter thread, session 61), so the consumers stall only
+// when the writer is a whole step behind. Measured
 // (2026-11-24): 0.94-1.00x of the non-deterministic speed at seq 8k and
 // 16k, hdim 64 and 128 (issue 18's target: >= 0.9x).
 // Score modifiers (2026-11-24): softcap and ALiBi in their own kernels

@@ -39,8 +39,8 @@
 // staging buffer for a warpgroup's 64 x 128 fp32 half of the step's dQ.
 // Warpgroup 0 stages its half, the writer (once the tile's turn comes) adds
 // it by one bulk reduction and frees the buffer as soon as it is read,
-// warpgroup 1 stages its own, the writer adds it and counts once both
-// additions completed. Warpgroup 1 computes dQ last (dV, dK, dQ), so that
+// warpgroup 1 stages its own, the writer adds it and, once both additions
+// completed, hands the count to a counter thread (session 61). Warpgroup 1 computes dQ last (dV, dK, dQ), so that
 // the buffer is free by the time its dQ is done.
 // Predicted (before the first run, docs/NOTES.md): ~350 TFLOPS at hdim 256
 // full 8k (bwd_02 267, FlashAttention-4 379): per step both warpgroups

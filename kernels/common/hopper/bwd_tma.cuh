@@ -207,9 +207,10 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
 // then increments it. bwd_03: the dQ writer adds warpgroup 0's block, then
 // warpgroup 1's (split keys: both to the same floats, the second issued once
 // the first completed; split dims or query rows: two blocks, both in
-// flight), and counts once, so the counter is turn(m, n). bwd_04: the same
-// writer, the two warpgroups' halves of the head dim through one staging
-// buffer in turn (both added before it counts once).
+// flight), and counts once (by the counter thread it hands each completed
+// step to: hand_over / count_steps below), so the counter is turn(m, n).
+// bwd_04: the same writer, the two warpgroups' halves of the head dim
+// through one staging buffer in turn (both added before the one count).
 //   The first adder (turn 0) stores its blocks instead of adding them
 // (bulk_store_f32; bwd_03's split keys: its first block, the second then
 // adds), so the accumulator needs no zeros: every row of a tile that some
