@@ -40,8 +40,9 @@
 // Warpgroup 0 stages its half, the writer (once the tile's turn comes) adds
 // it by one bulk reduction and frees the buffer as soon as it is read,
 // warpgroup 1 stages its own, the writer adds it and, once both additions
-// completed, hands the count to a counter thread (session 61). Warpgroup 1 computes dQ last (dV, dK, dQ), so that
-// the buffer is free by the time its dQ is done.
+// completed, hands the count to a counter thread (session 61). Warpgroup 1
+// computes dQ last (dV, dK, dQ), so that the buffer is free by the time its
+// dQ is done.
 // Predicted (before the first run, docs/NOTES.md): ~350 TFLOPS at hdim 256
 // full 8k (bwd_02 267, FlashAttention-4 379): per step both warpgroups
 // read ~384 KB of shared memory for 5.2 M multiply-adds, ~150 bytes per

@@ -203,11 +203,12 @@ std::string compute_capability_reason(int cc, int min_cc, int max_cc);
 // are multiples of `alignment` bytes, else why not.
 std::string alignment_reason(const char* name, const TensorView& t, int alignment);
 
-// Empty when t's largest element offset is at most max_offset (a variant's
-// index limit), else why not.
 // Empty when each stepped stride of t's first three dimensions spans at
 // least head_dim elements (Variant::strides_nest), else why not.
 std::string nesting_reason(const char* name, const TensorView& t, int head_dim);
+
+// Empty when t's largest element offset is at most max_offset (a variant's
+// index limit), else why not.
 std::string offset_reason(const char* name, const TensorView& t, std::int64_t max_offset);
 
 // Why variant v (built) cannot take a call of this dtype and head dim over
