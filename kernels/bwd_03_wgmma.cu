@@ -283,6 +283,17 @@
 // -> 603.4 (+4.1%), causal 16k 577.1 -> 573.8 (-0.6%, within the rounds'
 // spread 574.6-579.5), hdim 64 full 8k +0.1%. Non-deterministic code
 // unchanged.
+// Session 61 (H200; a helper's reading of FA4's sm90 backward beside
+// session 53's ncu pages): the 80-row step body in two copies, the
+// mask-free one (every step of a full call, all but the diagonal's of a
+// causal one) in FlashAttention-4's order: the LSE pairs read between the
+// S^T and dP^T issues, the dpsum pairs before dP^T's wait, and that wait
+// after the exponentials of st[0..3] (ptxas then issues ~11 of the 40
+// before it, FA4's split; it issued 3). Each alone did nothing or lost
+// (LSE early -0.6..0%, with dpsum -0.9..-1.4%); the three together, call 9:
+// full 8k / 16k +1.4 / +1.7%, causal 8k / 16k +1.1 / +0.7%; call 12 (with
+// the 64- and 128-row Configs in the same two-copy loop, which cost hdim 64
+// 3%: they keep their own loop here) 0.991-1.008 of FA4 at hdim 128.
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
@@ -713,117 +724,267 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const int t = lane % 4;
     mbar_wait(ring.kv_full(), 0);
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
-    for (int i = 0; i < steps; ++i) {
-      const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
-      const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
-      ring.consumer_wait(i);
+    if constexpr (Cfg::kDqTransposed) {  // 80-row steps
+      for (int i = 0; i < steps; ++i) {
+        // The step's body, in two copies: kMF (mask-free: no tile of the
+        // 128-key block needs the Mask; 80-row steps only, below) reads the LSE
+        // pairs between the S^T and dP^T issues and the dpsum pairs before dP^T's
+        // wait, and waits for dP^T once the first exponentials are issued
+        // (session 61, FlashAttention-4's order: the exponentials start as S^T
+        // lands and more of them overlap dP^T). The other copy is the step as
+        // before, for every Config.
+        const auto body = [&](auto mask_free) {
+          constexpr bool kMF = decltype(mask_free)::value;
+          const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
+          const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
+          ring.consumer_wait(i);
 
-      // S^T and dP^T in flight together.
-      float st[kBlockM / 2], dpt[kBlockM / 2];
-      wgmma_fence();
-      gemm_sdp(base + Smem::kK, q_tile, st);
-      wgmma_commit();
-      gemm_sdp(base + Smem::kV, do_tile, dpt);
-      wgmma_commit();
-      wgmma_wait<1>();
-      fence_registers(st);
-
-      // P^T: the softcap and ALiBi (kMods: common/scores.h, in the order
-      // bwd_02 and the forward take), the Mask (-inf) on tiles that need
-      // it, then exp2 against each query's LSE. Query rows past seqlen_q
-      // (the sequence's, variable-length) have LSE +inf (P = 0) and zero Q
-      // and dO rows; keys past seqlen_k zero K and V rows (masked).
-      auto& st_frag = *reinterpret_cast<float(*)[1][kNTilesS][4]>(&st);
-      const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
-      if constexpr (kMods) scores.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
-      if (mask.row_block(m0, kBlockM).needs_mask(key0, 64)) mask.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
-      const float* lse = s_lse + s * kBlockM;
+          // S^T and dP^T in flight together.
+          float st[kBlockM / 2], dpt[kBlockM / 2];
+          wgmma_fence();
+          gemm_sdp(base + Smem::kK, q_tile, st);
+          wgmma_commit();
+          const float* lse = s_lse + s * kBlockM;
+          float2 lsev[kNTilesS];  // kMF: the LSE pairs, read while S^T runs (20 registers at 80 rows)
+          if constexpr (kMF)
 #pragma unroll
-      for (int j = 0; j < kNTilesS; ++j) {
-        const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
-        const float scale2 = ScoreMod(p).exp2_scale();
-        st[4 * j + 0] = fast_exp2(st[4 * j + 0] * scale2 - l.x);
-        st[4 * j + 1] = fast_exp2(st[4 * j + 1] * scale2 - l.y);
-        st[4 * j + 2] = fast_exp2(st[4 * j + 2] * scale2 - l.x);
-        st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
+            for (int j = 0; j < kNTilesS; ++j) lsev[j] = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+          gemm_sdp(base + Smem::kV, do_tile, dpt);
+          wgmma_commit();
+          wgmma_wait<1>();
+          fence_registers(st);
+
+          // P^T: the softcap and ALiBi (kMods: common/scores.h, in the order
+          // bwd_02 and the forward take), the Mask (-inf) on tiles that need
+          // it, then exp2 against each query's LSE. Query rows past seqlen_q
+          // (the sequence's, variable-length) have LSE +inf (P = 0) and zero Q
+          // and dO rows; keys past seqlen_k zero K and V rows (masked).
+          auto& st_frag = *reinterpret_cast<float(*)[1][kNTilesS][4]>(&st);
+          const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
+          if constexpr (kMods) scores.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
+          if constexpr (!kMF)
+            if (mask.row_block(m0, kBlockM).needs_mask(key0, 64)) mask.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
+#pragma unroll
+          for (int j = 0; j < kNTilesS; ++j) {
+            const float2 l = kMF ? lsev[j] : *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+            const float scale2 = ScoreMod(p).exp2_scale();
+            st[4 * j + 0] = fast_exp2(st[4 * j + 0] * scale2 - l.x);
+            st[4 * j + 1] = fast_exp2(st[4 * j + 1] * scale2 - l.y);
+            st[4 * j + 2] = fast_exp2(st[4 * j + 2] * scale2 - l.x);
+            st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
+          }
+          // dV's product is issued here (it runs while dS^T is computed), or,
+          // with 128-row steps, once dS^T is in shared memory (Cfg::kDvAfterDs).
+          std::uint32_t pa[kBlockM / 16][4];
+          const auto issue_dv = [&] {
+            to_a_operand<T, kBlockM>(st, pa);
+            wgmma_fence();  // P^T's registers, before the product reads them
+            gemm_kv(pa, do_tile, dv);
+            wgmma_commit();
+          };
+          if constexpr (!Cfg::kDvAfterDs) issue_dv();
+          const float* dpsum = s_dpsum + s * kBlockM;
+          float2 dpsv[kNTilesS];  // kMF: the dpsum pairs, read before dP^T's wait
+          if constexpr (kMF)
+#pragma unroll
+            for (int j = 0; j < kNTilesS; ++j) dpsv[j] = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
+          // dP^T (dV, if issued, may still run); kMF: after the exponentials of
+          // st[0..3] (so ptxas issues ~11 of 40 before it, FlashAttention-4's
+          // split; none pinned: 3, all 40: -2%, session 46).
+          if constexpr (kMF) wgmma_wait_after_all<Cfg::kDvAfterDs ? 0 : 1>(*reinterpret_cast<const float(*)[4]>(&st[0]));
+          else wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();
+          fence_registers(dpt);
+
+          // dS^T = P^T (dP^T - dpsum).
+#pragma unroll
+          for (int j = 0; j < kNTilesS; ++j) {
+            const float2 d = kMF ? dpsv[j] : *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
+            dpt[4 * j + 0] = st[4 * j + 0] * (dpt[4 * j + 0] - d.x);
+            dpt[4 * j + 1] = st[4 * j + 1] * (dpt[4 * j + 1] - d.y);
+            dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
+            dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
+          }
+          // kMods: times the softcap's derivative, recovered from P^T and each
+          // query's (column's) LSE, reread from the stage (not kept live).
+          if constexpr (kMods)
+            scores.apply_grad_transposed(*reinterpret_cast<float(*)[1][kNTilesS][4]>(&dpt), st_frag, key0 + 16 * warp, m0,
+                                         lane, [&](int j, int e) {
+                                           const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+                                           return e == 0 ? l.x : l.y;
+                                         });
+          std::uint32_t dsa[kBlockM / 16][4];
+          to_a_operand<T, kBlockM>(dpt, dsa);
+          // dS^T double-buffered: the other warpgroup may still be reading the
+          // previous step's buffer in its dQ product (it passed this step's
+          // barrier only after finishing the step before, so buffer i % 2 is free).
+          const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
+          if constexpr (Cfg::kDqTransposed) store_ds_rows(base + ds_off, dsa);
+          else store_ds(smem + ds_off, dsa);
+          if constexpr (Cfg::kDvAfterDs) issue_dv();
+          fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
+          if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
+          else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+
+          // dQ first, then dK (dS^T Q, from registers): dQ is waited for alone
+          // and staged while dK runs. (dK issued before the barrier instead, so
+          // that it overlapped the wait for the other warpgroup, left dQ queued
+          // behind it: 1-2% slower, docs/NOTES.md.)
+          float dq[kDqN / 2];
+          wgmma_fence();
+          if constexpr (Cfg::kDqTransposed) gemm_dqt(base + ds_off, dq);
+          else gemm_dq(base + ds_off, dq);
+          wgmma_commit();
+          gemm_kv(dsa, q_tile, dk);
+          wgmma_commit();
+          handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
+          wgmma_wait<1>();  // dQ (dK may still run)
+          fence_registers(dq);
+
+          // The dQ block staged in the accumulator's fragment order (lane l's
+          // float4 of n-tile j of warp w at ((w * kDqN / 8 + j) * 32 + l) * 4,
+          // 512 contiguous bytes per warp and n-tile) and handed to the writer,
+          // which adds it with one bulk reduction. (Float4 reductions from
+          // registers instead, no staging or hand-off: 8-9% slower at hdim 128,
+          // session 24.)
+          float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+#pragma unroll
+          for (int j = 0; j < kDqN / 8; ++j)
+            *reinterpret_cast<float4*>(sdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4) =
+                make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+          fence_async_shared();  // the staging stores, before the copy engine reads them
+          handoff.consumer_commit(c);  // an arrival: no wait
+          wgmma_wait<0>();  // dK (and dV)
+          fence_registers(dk);
+          fence_registers(dv);
+          ring.consumer_release(i);
+        };
+        // The mask-free body only on 80-row steps (its LSE pairs, 20 registers,
+        // live across the dP^T issue); CTA-uniform (the whole 128-key block).
+        // The mask-free copy on 80-row steps where the whole key block (both
+        // warpgroups' 64 keys: the same choice in both, which meet at barriers)
+        // needs no Mask: every step of a full call, all but the diagonal's of a
+        // causal one. (Its LSE pairs stay live across dP^T's issue: 20 registers
+        // at 80 rows, which the 64- and 128-row Configs do not have to spare.)
+        if (!mask.row_block(step.m_block * kBlockM, kBlockM).needs_mask(key0 - 64 * c, 128)) body(std::true_type{});
+        else body(std::false_type{});
+        step.advance(tiles);
       }
-      // dV's product is issued here (it runs while dS^T is computed), or,
-      // with 128-row steps, once dS^T is in shared memory (Cfg::kDvAfterDs).
-      std::uint32_t pa[kBlockM / 16][4];
-      const auto issue_dv = [&] {
-        to_a_operand<T, kBlockM>(st, pa);
-        wgmma_fence();  // P^T's registers, before the product reads them
-        gemm_kv(pa, do_tile, dv);
+    } else {
+      // The other Configs' step (as the masked copy above; a loop of its own:
+      // the two-copy form of it changed these kernels' SASS, and hdim 64 lost
+      // 2.9-3.5% in session 61's call 12).
+      for (int i = 0; i < steps; ++i) {
+        const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
+        const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
+        ring.consumer_wait(i);
+
+        // S^T and dP^T in flight together.
+        float st[kBlockM / 2], dpt[kBlockM / 2];
+        wgmma_fence();
+        gemm_sdp(base + Smem::kK, q_tile, st);
         wgmma_commit();
-      };
-      if constexpr (!Cfg::kDvAfterDs) issue_dv();
-      wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();  // dP^T (dV, if issued, may still run)
-      fence_registers(dpt);
+        gemm_sdp(base + Smem::kV, do_tile, dpt);
+        wgmma_commit();
+        wgmma_wait<1>();
+        fence_registers(st);
 
-      // dS^T = P^T (dP^T - dpsum).
-      const float* dpsum = s_dpsum + s * kBlockM;
+        // P^T: the softcap and ALiBi (kMods: common/scores.h, in the order
+        // bwd_02 and the forward take), the Mask (-inf) on tiles that need
+        // it, then exp2 against each query's LSE. Query rows past seqlen_q
+        // (the sequence's, variable-length) have LSE +inf (P = 0) and zero Q
+        // and dO rows; keys past seqlen_k zero K and V rows (masked).
+        auto& st_frag = *reinterpret_cast<float(*)[1][kNTilesS][4]>(&st);
+        const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
+        if constexpr (kMods) scores.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
+        if (mask.row_block(m0, kBlockM).needs_mask(key0, 64)) mask.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
+        const float* lse = s_lse + s * kBlockM;
 #pragma unroll
-      for (int j = 0; j < kNTilesS; ++j) {
-        const float2 d = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
-        dpt[4 * j + 0] = st[4 * j + 0] * (dpt[4 * j + 0] - d.x);
-        dpt[4 * j + 1] = st[4 * j + 1] * (dpt[4 * j + 1] - d.y);
-        dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
-        dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
+        for (int j = 0; j < kNTilesS; ++j) {
+          const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+          const float scale2 = ScoreMod(p).exp2_scale();
+          st[4 * j + 0] = fast_exp2(st[4 * j + 0] * scale2 - l.x);
+          st[4 * j + 1] = fast_exp2(st[4 * j + 1] * scale2 - l.y);
+          st[4 * j + 2] = fast_exp2(st[4 * j + 2] * scale2 - l.x);
+          st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
+        }
+        // dV's product is issued here (it runs while dS^T is computed), or,
+        // with 128-row steps, once dS^T is in shared memory (Cfg::kDvAfterDs).
+        std::uint32_t pa[kBlockM / 16][4];
+        const auto issue_dv = [&] {
+          to_a_operand<T, kBlockM>(st, pa);
+          wgmma_fence();  // P^T's registers, before the product reads them
+          gemm_kv(pa, do_tile, dv);
+          wgmma_commit();
+        };
+        if constexpr (!Cfg::kDvAfterDs) issue_dv();
+        wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();  // dP^T (dV, if issued, may still run)
+        fence_registers(dpt);
+
+        // dS^T = P^T (dP^T - dpsum).
+        const float* dpsum = s_dpsum + s * kBlockM;
+#pragma unroll
+        for (int j = 0; j < kNTilesS; ++j) {
+          const float2 d = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
+          dpt[4 * j + 0] = st[4 * j + 0] * (dpt[4 * j + 0] - d.x);
+          dpt[4 * j + 1] = st[4 * j + 1] * (dpt[4 * j + 1] - d.y);
+          dpt[4 * j + 2] = st[4 * j + 2] * (dpt[4 * j + 2] - d.x);
+          dpt[4 * j + 3] = st[4 * j + 3] * (dpt[4 * j + 3] - d.y);
+        }
+        // kMods: times the softcap's derivative, recovered from P^T and each
+        // query's (column's) LSE, reread from the stage (not kept live).
+        if constexpr (kMods)
+          scores.apply_grad_transposed(*reinterpret_cast<float(*)[1][kNTilesS][4]>(&dpt), st_frag, key0 + 16 * warp, m0,
+                                       lane, [&](int j, int e) {
+                                         const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
+                                         return e == 0 ? l.x : l.y;
+                                       });
+        std::uint32_t dsa[kBlockM / 16][4];
+        to_a_operand<T, kBlockM>(dpt, dsa);
+        // dS^T double-buffered: the other warpgroup may still be reading the
+        // previous step's buffer in its dQ product (it passed this step's
+        // barrier only after finishing the step before, so buffer i % 2 is free).
+        const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
+        if constexpr (Cfg::kDqTransposed) store_ds_rows(base + ds_off, dsa);
+        else store_ds(smem + ds_off, dsa);
+        if constexpr (Cfg::kDvAfterDs) issue_dv();
+        fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
+        if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
+        else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+
+        // dQ first, then dK (dS^T Q, from registers): dQ is waited for alone
+        // and staged while dK runs. (dK issued before the barrier instead, so
+        // that it overlapped the wait for the other warpgroup, left dQ queued
+        // behind it: 1-2% slower, docs/NOTES.md.)
+        float dq[kDqN / 2];
+        wgmma_fence();
+        if constexpr (Cfg::kDqTransposed) gemm_dqt(base + ds_off, dq);
+        else gemm_dq(base + ds_off, dq);
+        wgmma_commit();
+        gemm_kv(dsa, q_tile, dk);
+        wgmma_commit();
+        handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
+        wgmma_wait<1>();  // dQ (dK may still run)
+        fence_registers(dq);
+
+        // The dQ block staged in the accumulator's fragment order (lane l's
+        // float4 of n-tile j of warp w at ((w * kDqN / 8 + j) * 32 + l) * 4,
+        // 512 contiguous bytes per warp and n-tile) and handed to the writer,
+        // which adds it with one bulk reduction. (Float4 reductions from
+        // registers instead, no staging or hand-off: 8-9% slower at hdim 128,
+        // session 24.)
+        float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
+#pragma unroll
+        for (int j = 0; j < kDqN / 8; ++j)
+          *reinterpret_cast<float4*>(sdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4) =
+              make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
+        fence_async_shared();  // the staging stores, before the copy engine reads them
+        handoff.consumer_commit(c);  // an arrival: no wait
+        wgmma_wait<0>();  // dK (and dV)
+        fence_registers(dk);
+        fence_registers(dv);
+        ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
+        step.advance(tiles);
       }
-      // kMods: times the softcap's derivative, recovered from P^T and each
-      // query's (column's) LSE, reread from the stage (not kept live).
-      if constexpr (kMods)
-        scores.apply_grad_transposed(*reinterpret_cast<float(*)[1][kNTilesS][4]>(&dpt), st_frag, key0 + 16 * warp, m0,
-                                     lane, [&](int j, int e) {
-                                       const float2 l = *reinterpret_cast<const float2*>(lse + 8 * j + 2 * t);
-                                       return e == 0 ? l.x : l.y;
-                                     });
-      std::uint32_t dsa[kBlockM / 16][4];
-      to_a_operand<T, kBlockM>(dpt, dsa);
-      // dS^T double-buffered: the other warpgroup may still be reading the
-      // previous step's buffer in its dQ product (it passed this step's
-      // barrier only after finishing the step before, so buffer i % 2 is free).
-      const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
-      if constexpr (Cfg::kDqTransposed) store_ds_rows(base + ds_off, dsa);
-      else store_ds(smem + ds_off, dsa);
-      if constexpr (Cfg::kDvAfterDs) issue_dv();
-      fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
-      if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
-      else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
-
-      // dQ first, then dK (dS^T Q, from registers): dQ is waited for alone
-      // and staged while dK runs. (dK issued before the barrier instead, so
-      // that it overlapped the wait for the other warpgroup, left dQ queued
-      // behind it: 1-2% slower, docs/NOTES.md.)
-      float dq[kDqN / 2];
-      wgmma_fence();
-      if constexpr (Cfg::kDqTransposed) gemm_dqt(base + ds_off, dq);
-      else gemm_dq(base + ds_off, dq);
-      wgmma_commit();
-      gemm_kv(dsa, q_tile, dk);
-      wgmma_commit();
-      handoff.consumer_acquire(c, i);  // the staging block is free (while dQ runs)
-      wgmma_wait<1>();  // dQ (dK may still run)
-      fence_registers(dq);
-
-      // The dQ block staged in the accumulator's fragment order (lane l's
-      // float4 of n-tile j of warp w at ((w * kDqN / 8 + j) * 32 + l) * 4,
-      // 512 contiguous bytes per warp and n-tile) and handed to the writer,
-      // which adds it with one bulk reduction. (Float4 reductions from
-      // registers instead, no staging or hand-off: 8-9% slower at hdim 128,
-      // session 24.)
-      float* sdq = reinterpret_cast<float*>(smem + Smem::kDq + c * Smem::kDqBytes);
-#pragma unroll
-      for (int j = 0; j < kDqN / 8; ++j)
-        *reinterpret_cast<float4*>(sdq + ((warp * (kDqN / 8) + j) * 32 + lane) * 4) =
-            make_float4(dq[4 * j], dq[4 * j + 1], dq[4 * j + 2], dq[4 * j + 3]);
-      fence_async_shared();  // the staging stores, before the copy engine reads them
-      handoff.consumer_commit(c);  // an arrival: no wait
-      wgmma_wait<0>();  // dK (and dV)
-      fence_registers(dk);
-      fence_registers(dv);
-      ring.consumer_release(i);  // every product of this stage's Q, dO, LSE and dpsum is done
-      step.advance(tiles);
     }
   }
 
