@@ -530,10 +530,28 @@ std::string bwd_tma_check(const BwdParams& p, const DeviceInfo& dev, DispatchHea
   return err;
 }
 
-// The rungs' workspace: the dQ accumulator, and in deterministic mode its
-// tiles' counters.
+// Which calls add dQ in BwdDqOrder's order: deterministic ones, and, for
+// speed, non-deterministic dense calls with a narrow window on both sides
+// (left + right <= bwd_ordered_window_keys): their first adders store, so the
+// preprocess zeroes none of the accumulator, and a narrow window's dQ tiles
+// have chains of two or three key blocks. The limit per head dim is where the
+// deterministic kernels stopped winning in session 62's call 1 (H200, same
+// binary, (w, 0) windows, causal; deterministic / non-deterministic TFLOPS):
+//   hdim 128 16k: w 128 128.7 / 118.2, w 256 209.2 / 204.3, w 512 310.9 / 309.1;
+//   hdim 256 8k:  w 128 114.7 / 109.5, w 256 179.4 / 179.5, w 512 243.8 / 257.9;
+//   hdim 64 8k:   w 128 103.0 / 104.9, w 256 177.3 / 182.1 (never).
+inline int bwd_ordered_window_keys(int head_dim) { return head_dim == 128 ? 256 : head_dim == 256 ? 128 : -1; }
+inline bool bwd_orders_dq(const BwdParams& p) {
+  if (p.deterministic) return true;
+  const Mask& m = p.call_mask;
+  return p.cu_seqlens_q == nullptr && m.has_left && m.has_right &&
+         m.left + m.right <= bwd_ordered_window_keys(p.head_dim);
+}
+
+// The rungs' workspace: the dQ accumulator, and where the additions are
+// ordered (bwd_orders_dq) its tiles' counters.
 inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p, int row_pad = kBwdRowPad) {
-  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic, row_pad);
+  return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/bwd_orders_dq(p), row_pad);
 }
 
 // The host side of a Hopper rung's run(): binds the workspace (with the dQ
@@ -552,6 +570,7 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
   BwdTmaParams prm;
   prm.p = params;
   BwdParams& p = prm.p;
+  p.deterministic = bwd_orders_dq(params);  // narrow windows take the ordered kernels too
   bind_bwd_workspace(p, workspace, /*with_dq_accum=*/true, /*with_dq_semaphore=*/p.deterministic, row_pad);
   if (p.deterministic)  // the first adders store: zeros only in the tiles no key block sees (BwdDqOrder)
     dispatch_head_dim(p.head_dim, [&](auto hd) {
