@@ -14,6 +14,8 @@ from fa4_matched_common import bench_tflops, fa4_backward, time_fa4
 bench, out = sys.argv[1], sys.argv[2]
 # FA4_MODES=fwd (or bwd) times one direction only; both by default.
 MODES = tuple(os.environ.get("FA4_MODES", "fwd,bwd").split(","))
+# FA4_CASES=causal,window128_causal (names below) times those cases only; all by default.
+ONLY = os.environ.get("FA4_CASES")
 CASES = [("causal", ["--causal"], dict(causal=True), (None, 0)),
          ("window4096_causal", ["--causal", "--window", "4096,0"], dict(window_size=(4096, 0)), (4096, 0)),
          ("window128_causal", ["--causal", "--window", "128,0"], dict(window_size=(128, 0)), (128, 0)),
@@ -38,6 +40,8 @@ for D, N, B, H in ((64, 8192, 2, 32), (128, 16384, 1, 16)):
     k, v = torch.randn_like(q, requires_grad=True), torch.randn_like(q, requires_grad=True)
     sink = torch.randn(H, device="cuda", dtype=torch.float32)
     for name, flags, kw, (left, right) in CASES:
+        if ONLY and name not in ONLY.split(","):
+            continue
         kw = kw if kw is not None else dict(causal=True, learnable_sink=sink)
         pairs = B * visible(N, left, right)
         for mode in MODES:
