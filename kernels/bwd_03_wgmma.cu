@@ -294,6 +294,12 @@
 // full 8k / 16k +1.4 / +1.7%, causal 8k / 16k +1.1 / +0.7%; call 12 (with
 // the 64- and 128-row Configs in the same two-copy loop, which cost hdim 64
 // 3%: they keep their own loop here) 0.991-1.008 of FA4 at hdim 128.
+// Session 62, this code against the one before it (call 1, two rotated
+// rounds): hdim 128 full 8k / 16k +1.3 / +1.1%, causal 8k / 16k +1.5 /
+// +0.4%, deterministic +1.3 to +2.7%, hdim 64 +0.3 / -0.1%; beside FA4 in
+// call 5 0.983 / 0.993 / 0.981 / 0.997. Dropped in session 62: dK and dV
+// by stmatrix and TMA tensor stores (the epilogue FA4 uses), +0.29% mean
+// over hdim 64 / 128 cells (-0.2 to +1.2%), not worth its 200 lines.
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
