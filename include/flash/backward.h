@@ -101,7 +101,9 @@ struct BackwardArgs {
   std::string kernel = "auto";
   // Optional caller-owned device workspace (rowsum(dO * O), the LSE in log2
   // units, the fp32 dQ accumulator (mma only when not deterministic; wgmma
-  // always, plus a counter per 64-row dQ tile when deterministic); a
+  // always, plus a counter per 64-row dQ tile when deterministic, and in
+  // dense calls whose window spans few keys, which wgmma sums in the
+  // deterministic order for speed at hdims 128 and 256); a
   // variable-length call's order of its sequences, 32 KB whatever the batch,
   // and its status words unless `status` is given), sized by
   // plan_backward(); when null the library's own (see "Workspace and
