@@ -41,7 +41,7 @@ for step in $STEPS; do
           >> "$OUT/smoke.txt" 2>&1
         echo "smoke d$d ${c:-full} rc=$?"; tail -2 "$OUT/smoke.txt"
       done; done
-      timeout 180 $BIN/test_gpu --gtest_filter="BackwardDeterminism.OrderedDqUnderGqaAndMasks" > "$OUT/smoke_det.log" 2>&1
+      timeout 180 $BIN/test_gpu --gtest_filter="BackwardDeterminism/OrderedDq.*" > "$OUT/smoke_det.log" 2>&1
       echo "smoke deterministic ordering rc=$?"; grep -E "OK|FAILED|rror" "$OUT/smoke_det.log" | tail -5 ;;
     tests)
       t0=$SECONDS

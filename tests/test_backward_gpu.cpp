@@ -451,28 +451,34 @@ TEST(BackwardDeterminism, FiftyRunsAreBitIdentical) {
 // CTAs than an H200 holds at once: 18 x 4 x 2 = 144, one per SM) and a
 // window with seqlen_q > seqlen_k (query tiles that no key block visits),
 // every head dim (hdim 256: bwd_04's ordered dQ writer): 30 bit-identical
-// runs, then the reference.
-TEST(BackwardDeterminism, OrderedDqUnderGqaAndMasks) {
+// runs, then the reference. One test per head dim, so that sharded runs
+// spread them (together they took 143 s, the backward suites' longest).
+class OrderedDq : public ::testing::TestWithParam<int> {};
+
+TEST_P(OrderedDq, UnderGqaAndMasks) {
   SKIP_WITHOUT_GPU();
   constexpr int kRuns = 30;
-  for (int d : {64, 128, 256})
-    for (const Shape s : {Shape{.batch = 2, .seqlen_q = 600, .seqlen_k = 2200, .heads_q = 32, .heads_kv = 4, .head_dim = d},
-                          Shape{.batch = 2, .seqlen_q = 1600, .seqlen_k = 1200, .heads_q = 16, .heads_kv = 2,
-                                .head_dim = d, .window_left = 300, .window_right = 100}}) {
-      const bool causal = s.window_left < 0;
-      SCOPED_TRACE(fmt::format("d{} sq {} sk {} {}", d, s.seqlen_q, s.seqlen_k, causal ? "causal" : "window (300, 100)"));
-      auto prob = flash::testing::make_bwd_problem(s, DType::bf16, causal, Layout::bshd, base_seed() + d + s.seqlen_q);
-      for (const auto& v : flash::backward_variants()) {
-        if (!runnable(v, DType::bf16, d) || !(v.features & flash::kFeatureDeterministic)) continue;
-        flash::BackwardArgs a = prob.args;
-        a.kernel = v.name;
-        a.deterministic = true;
-        EXPECT_EQ(runs_differing_from_the_first(a, kRuns), 0) << v.name << ": deterministic runs differ from the first";
-        const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
-        EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
-      }
+  const int d = GetParam();
+  for (const Shape s : {Shape{.batch = 2, .seqlen_q = 600, .seqlen_k = 2200, .heads_q = 32, .heads_kv = 4, .head_dim = d},
+                        Shape{.batch = 2, .seqlen_q = 1600, .seqlen_k = 1200, .heads_q = 16, .heads_kv = 2,
+                              .head_dim = d, .window_left = 300, .window_right = 100}}) {
+    const bool causal = s.window_left < 0;
+    SCOPED_TRACE(fmt::format("d{} sq {} sk {} {}", d, s.seqlen_q, s.seqlen_k, causal ? "causal" : "window (300, 100)"));
+    auto prob = flash::testing::make_bwd_problem(s, DType::bf16, causal, Layout::bshd, base_seed() + d + s.seqlen_q);
+    for (const auto& v : flash::backward_variants()) {
+      if (!runnable(v, DType::bf16, d) || !(v.features & flash::kFeatureDeterministic)) continue;
+      flash::BackwardArgs a = prob.args;
+      a.kernel = v.name;
+      a.deterministic = true;
+      EXPECT_EQ(runs_differing_from_the_first(a, kRuns), 0) << v.name << ": deterministic runs differ from the first";
+      const auto r = flash::testing::run_and_check_backward(prob, v.name, true);
+      EXPECT_TRUE(r.ok) << v.name << ": " << describe(r);
     }
+  }
 }
+
+INSTANTIATE_TEST_SUITE_P(BackwardDeterminism, OrderedDq, ::testing::Values(64, 128, 256),
+                         [](const ::testing::TestParamInfo<int>& info) { return fmt::format("d{}", info.param); });
 
 TEST(BackwardEdges, CallerWorkspace) {
   SKIP_WITHOUT_GPU();
