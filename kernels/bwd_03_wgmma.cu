@@ -864,8 +864,6 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
           fence_registers(dv);
           ring.consumer_release(i);
         };
-        // The mask-free body only on 80-row steps (its LSE pairs, 20 registers,
-        // live across the dP^T issue); CTA-uniform (the whole 128-key block).
         // The mask-free copy on 80-row steps where the whole key block (both
         // warpgroups' 64 keys: the same choice in both, which meet at barriers)
         // needs no Mask: every step of a full call, all but the diagonal's of a
@@ -878,7 +876,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     } else {
       // The other Configs' step (as the masked copy above; a loop of its own:
       // the two-copy form of it changed these kernels' SASS, and hdim 64 lost
-      // 2.9-3.5% in session 61's call 12).
+      // 2.9-3.5% in session 61's call 12; the two loops' common second half
+      // as shared helpers rescheduled the 64-row hdim 128 kernels, every
+      // softcap / ALiBi call there: -1.3% at causal 16k with softcap 30,
+      // session 62, exp_bwd03_step_helpers.patch).
       for (int i = 0; i < steps; ++i) {
         const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
         const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
