@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common/bwd_params.h"  // bwd_deterministic_cta
+#include "common/bwd_params.h"  // bwd_grouped_cta
 #include "cpu_test.h"
 #include "flash/flash.h"
 #include "flash/variants.h"
@@ -309,26 +309,30 @@ TEST_F(BackwardApiErrors, EmptyCallsAreValid) {
   for (auto x : buf_.dq) ASSERT_EQ(x, kPattern) << "dq was written";
 }
 
-// Deterministic mode's launch order (bwd_deterministic_cta): over ragged
+// The backward's launch order in head groups (bwd_grouped_cta): over ragged
 // grids, every (key block, KV head, batch) exactly once; each pair's key
-// blocks in descending order of linear block index (the deadlock argument of
-// BwdDqOrder needs it); and any window of group-size x blocks
-// consecutive CTAs inside a group touches at most group-size pairs;
-// group size 1 is the plain order (pair by pair, key blocks descending).
-TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
-  using flash::detail::bwd_deterministic_cta;
+// blocks in descending order of linear block index in deterministic mode
+// (the deadlock argument of BwdDqOrder needs it), ascending otherwise; and
+// any window of group-size x blocks consecutive CTAs inside a group touches
+// at most group-size pairs; group size 1 is the plain order (pair by pair,
+// key blocks descending, or the grid's own order).
+TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksInOrderHeadsGrouped) {
+  using flash::detail::bwd_grouped_cta;
+  for (bool descending : {true, false})
   for (unsigned kGroup : {1u, 2u, 3u})
   for (unsigned blocks : {1u, 2u, 7u, 64u})
     for (unsigned heads : {1u, 3u, 4u, 8u})
       for (unsigned batch : {1u, 2u, 5u}) {
-        SCOPED_TRACE(::testing::Message() << "groups of " << kGroup << ", " << blocks << " blocks, " << heads << " heads, batch " << batch);
+        SCOPED_TRACE(::testing::Message() << (descending ? "descending" : "ascending") << ", groups of " << kGroup
+                                          << ", " << blocks << " blocks, " << heads << " heads, batch " << batch);
         const unsigned pairs = heads * batch;
+        const int none = descending ? static_cast<int>(blocks) : -1, step = descending ? -1 : 1;
         std::vector<std::int64_t> launched(static_cast<std::size_t>(blocks) * pairs, -1);
-        std::vector<int> last_block(pairs, static_cast<int>(blocks));  // the key block each pair took last
+        std::vector<int> last_block(pairs, none);  // the key block each pair took last
         for (unsigned z = 0; z < batch; ++z)
           for (unsigned y = 0; y < heads; ++y)
             for (unsigned x = 0; x < blocks; ++x) {
-              const auto c = bwd_deterministic_cta(x, y, z, blocks, heads, batch, kGroup);
+              const auto c = bwd_grouped_cta(x, y, z, blocks, heads, batch, kGroup, descending);
               ASSERT_TRUE(c.n_block >= 0 && c.n_block < static_cast<int>(blocks) && c.h_kv >= 0 &&
                           c.h_kv < static_cast<int>(heads) && c.b >= 0 && c.b < static_cast<int>(batch));
               const unsigned pair = c.h_kv + heads * c.b;
@@ -337,13 +341,43 @@ TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksDescendingHeadsGrouped) {
               slot = x + static_cast<std::int64_t>(blocks) * (y + heads * z);
               // Linear index order within a pair: x is fastest, so walking x, y, z
               // in this nest is walking the linear index upwards.
-              EXPECT_EQ(c.n_block, last_block[pair] - 1) << "pair " << pair << " skipped or repeated a key block";
+              EXPECT_EQ(c.n_block, last_block[pair] + step) << "pair " << pair << " skipped or repeated a key block";
               last_block[pair] = c.n_block;
               EXPECT_EQ(pair / kGroup, (y + heads * z) / kGroup) << "a CTA left its group";
-              if (kGroup == 1) EXPECT_EQ(c.n_block, static_cast<int>(blocks - 1 - x)) << "group size 1 is the plain order";
+              if (kGroup == 1)
+                EXPECT_EQ(c.n_block, static_cast<int>(descending ? blocks - 1 - x : x)) << "group size 1 is the plain order";
             }
-        for (int n : last_block) EXPECT_EQ(n, 0);
+        for (int n : last_block) EXPECT_EQ(n, descending ? 0 : static_cast<int>(blocks) - 1);
       }
+}
+
+// The replay behind the non-deterministic head groups (bwd_replay_span,
+// bwd_head_group): equal CTAs take ceil(CTAs / SMs) lifetimes; a long CTA
+// handed out last sets the span alone, and groups of 2 hand it out sooner;
+// and on issue 18's causal cells (hdim 128, 80-row steps, 128-key blocks,
+// 132 SMs) the replay prefers groups of 2 by >= 3% at 8k (16 heads, batch 2)
+// and not at 16k (batch 1), as bwd_head_group decides.
+TEST(BackwardDeterministicOrder, ReplayOfTheGridsOrders) {
+  using flash::detail::bwd_replay_span;
+  const std::vector<long long> equal(64, 5);
+  EXPECT_EQ(bwd_replay_span(equal.data(), 64, 32, 1, 132), 16 * 5);  // 2048 CTAs: 15.5 waves
+  EXPECT_EQ(bwd_replay_span(equal.data(), 64, 32, 2, 132), 16 * 5);
+  EXPECT_EQ(bwd_replay_span(equal.data(), 64, 1, 1, 64), 5);
+  // Two pairs of [10, 1, 1, 1] on 4 SMs: the grid's order starts the second
+  // pair's 10 at time 1 (span 11); groups of 2 start both at 0 (span 10).
+  const long long uneven[] = {10, 1, 1, 1};
+  EXPECT_EQ(bwd_replay_span(uneven, 4, 2, 1, 4), 11);
+  EXPECT_EQ(bwd_replay_span(uneven, 4, 2, 2, 4), 10);
+  for (int seq : {8192, 16384}) {
+    const flash::detail::Mask m({true, -1, -1}, seq, seq);
+    const int blocks = seq / 128, pairs = 16 * (16384 / seq);
+    std::vector<long long> t(blocks);
+    for (int n = 0; n < blocks; ++n) t[n] = 2LL * m.query_tiles<80>(n * 128, 128).count() + 3;
+    const long long grid = bwd_replay_span(t.data(), blocks, pairs, 1, 132);
+    const long long two = bwd_replay_span(t.data(), blocks, pairs, 2, 132);
+    SCOPED_TRACE(::testing::Message() << "seq " << seq << ": grid order " << grid << ", groups of 2 " << two);
+    EXPECT_EQ(two * 103 <= grid * 100, seq == 8192);
+  }
 }
 
 // Deterministic calls' accumulator (bwd_dq_row_needs_zero): every tile of

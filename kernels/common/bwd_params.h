@@ -5,9 +5,11 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "common/params.h"
 #include "common/variant.h"
@@ -28,23 +30,51 @@ static_assert(kBwdRowPad % kBwdDqTileRows == 0, "a (sequence, head)'s padded row
 struct BwdCta {
   int n_block, h_kv, b;
 };
-// Deterministic mode's launch order (common/hopper/bwd_tma.cuh, BwdDqOrder,
-// says why): block (x, y, z) of a (blocks, heads, batch) grid, whose linear
-// index is x + blocks p with p = y + heads z, takes (KV head, batch) pair
+// The backward's launch order in groups of (KV head, batch) pairs: block
+// (x, y, z) of a (blocks, heads, batch) grid, whose linear index is
+// x + blocks p with p = y + heads z, takes (KV head, batch) pair
 // group_size g + (its place in group g = p / group_size) % (the group's
-// pairs) and key block blocks - 1 - place / (the group's pairs), the place
-// being x + blocks (p % group_size): each pair's key blocks in descending
-// order of linear index, the group's pairs interleaved (group_size 1: pair
-// p, key block blocks - 1 - x). All in 32 bits (the linear index itself may
-// pass 2^32).
-__host__ __device__ constexpr BwdCta bwd_deterministic_cta(unsigned x, unsigned y, unsigned z, unsigned blocks,
-                                                           unsigned heads, unsigned batch, unsigned group_size) {
+// pairs) and key block place / (the group's pairs), or blocks - 1 - that
+// when `descending`, the place being x + blocks (p % group_size): each
+// pair's key blocks in ascending (descending) order of linear index, the
+// group's pairs interleaved (group_size 1: pair p, key block x, or
+// blocks - 1 - x). All in 32 bits (the linear index itself may pass 2^32).
+// Deterministic mode takes them descending (common/hopper/bwd_tma.cuh,
+// BwdDqOrder, says why); masked non-deterministic calls ascending in groups
+// of 2 (BwdParams::head_group says why).
+__host__ __device__ constexpr BwdCta bwd_grouped_cta(unsigned x, unsigned y, unsigned z, unsigned blocks, unsigned heads,
+                                                     unsigned batch, unsigned group_size, bool descending) {
   const unsigned p = y + heads * z, pairs = heads * batch, group = p / group_size;
   const unsigned place = x + blocks * (p % group_size);
   const unsigned left = pairs - group * group_size;
   const unsigned size = left < group_size ? left : group_size;  // the last group may be smaller
   const unsigned pair = group * group_size + place % size;
-  return {static_cast<int>(blocks - 1 - place / size), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
+  const unsigned n = place / size;
+  return {static_cast<int>(descending ? blocks - 1 - n : n), static_cast<int>(pair % heads), static_cast<int>(pair / heads)};
+}
+
+// The span of a dense backward grid whose CTAs (one per key block and pair)
+// take cta_time[n] each (key block n's steps, in any unit, plus its edges),
+// handed out in launch order to `sms` SMs, each SM taking the next CTA when
+// its last one ends (one CTA an SM): the order of bwd_grouped_cta, key blocks
+// ascending, in groups of group_size pairs. A list-scheduling replay: fed
+// the durations that per-CTA stamps measured (session 63, H200), it
+// reproduces the measured spans of bwd_03's grids within 0.1%.
+inline long long bwd_replay_span(const long long* cta_time, int blocks, int pairs, int group_size, int sms) {
+  std::vector<long long> free_at(static_cast<std::size_t>(sms), 0);  // a min-heap of when each SM is free
+  const auto later = [](long long a, long long b) { return a > b; };
+  long long span = 0;
+  for (int g = 0; g < pairs; g += group_size) {
+    const int size = std::min(group_size, pairs - g);
+    for (int n = 0; n < blocks; ++n)
+      for (int k = 0; k < size; ++k) {
+        std::pop_heap(free_at.begin(), free_at.end(), later);
+        free_at.back() += cta_time[n];
+        span = std::max(span, free_at.back());
+        std::push_heap(free_at.begin(), free_at.end(), later);
+      }
+  }
+  return span;
 }
 
 // Whether row i (of a sequence with this Mask, padding rows included) of a
@@ -76,9 +106,13 @@ struct BwdParams : AttnParams {
   std::int64_t dv_batch_stride = 0, dv_row_stride = 0, dv_head_stride = 0;
 
   bool deterministic = false;
-  // Deterministic mode's head groups (bwd_deterministic_cta): 1, or 2 where
+  // Deterministic mode's head groups (bwd_grouped_cta): 1, or 2 where
   // the rung measured them faster (bwd_03, calls without a mask).
   int det_head_group = 1;
+  // Non-deterministic calls' head groups (bwd_grouped_cta, key blocks
+  // ascending): 1 is the grid's own order, pair after pair, or 2
+  // (bwd_head_group says when).
+  int head_group = 1;
   // Optional fp32 [heads_q] output: the gradient of the sinks (ScoreSpec::sinks).
   float* dsinks = nullptr;
   std::int64_t dsinks_stride = 0;

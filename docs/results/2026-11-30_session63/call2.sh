@@ -5,11 +5,11 @@
 source benchmarks/device_call.sh
 dc_setup H > /dev/null
 { dc_abn "H G" 'bwd/auto/' \
-    "--dhead 128 --seq 8192 --batch 2 --heads 16 --causal" "--dhead 128 --seq 16384 --batch 1 --heads 16 --causal" \
-    "--dhead 64 --seq 8192 --batch 2 --heads 32 --causal" "--dhead 64 --seq 16384 --batch 1 --heads 32 --causal" \
-    "--dhead 256 --seq 8192 --batch 2 --heads 8 --causal" "--dhead 256 --seq 16384 --batch 1 --heads 8 --causal" \
-    "--dhead 128 --seq 16384 --batch 1 --heads 16 --window 4096,0" "--dhead 128 --seq 8192 --batch 2 --heads 16" \
-    "--dhead 128 --seq 4096 --batch 4 --heads 16 --causal" "--dhead 64 --seq 8192 --batch 2 --heads 32 --causal --sinks"
+    "--kernel auto --dhead 128 --seq 8192 --batch 2 --heads 16 --causal" "--kernel auto --dhead 128 --seq 16384 --batch 1 --heads 16 --causal" \
+    "--kernel auto --dhead 64 --seq 8192 --batch 2 --heads 32 --causal" "--kernel auto --dhead 64 --seq 16384 --batch 1 --heads 32 --causal" \
+    "--kernel auto --dhead 256 --seq 8192 --batch 2 --heads 8 --causal" "--kernel auto --dhead 256 --seq 16384 --batch 1 --heads 8 --causal" \
+    "--kernel auto --dhead 128 --seq 16384 --batch 1 --heads 16 --window 4096,0" "--kernel auto --dhead 128 --seq 8192 --batch 2 --heads 16" \
+    "--kernel auto --dhead 128 --seq 4096 --batch 4 --heads 16 --causal" "--kernel auto --dhead 64 --seq 8192 --batch 2 --heads 32 --causal --sinks"
 } > "$O/ab.txt" 2>&1
 dc_summary H G "$O/ab.txt" | tee "$O/ab_summary.txt" | cut -c1-120
 echo "total: $((SECONDS - DC_T0)) s"
