@@ -306,7 +306,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -1001,15 +1000,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   // warpgroups' last products, which read all of K, are done), then copied
   // out in 16-byte row pieces; keys past seqlen_k (the sequence's attended
   // keys, variable-length) are not stored.
-  // piece >= 0 (a piece of a unit, bwd_tail_cta): dK and dV unscaled, in
-  // fp32, into the piece's slot of BwdParams::tail_partial for the fix-up
-  // (bwd_03_tail_fixup_kernel): the float pair (half, j) of tensor x of
-  // consumer thread i (of 256) at float2 ((x kHeadDim / 8 + j) 2 + half) 256
-  // + i, so that a warp's stores are contiguous. (The pieces' stores sit in
-  // store()'s own loop: a second epilogue beside it put dk and dv in local
-  // memory at hdim 64.)
   __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kHeadDim / 2],
-                        const float (&dv)[kHeadDim / 2], int piece = -1) const {
+                        const float (&dv)[kHeadDim / 2]) const {
     using Tile = BwdRowTile<64, kHeadDim>;
     static_assert(2 * Tile::kBytes == Smem::kKVBytes, "a warpgroup's half of K (V) holds its dK (dV)");
     named_barrier_sync(kBwd03StoreReady, Cfg::kConsumerWGs * kWarpgroupThreads);
@@ -1029,17 +1021,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 #pragma unroll
       for (int j = 0; j < kHeadDim / 8; ++j) {
         const int r = 16 * warp + g + 8 * half;
-        if (!kDeterministic && !kVarlen && Cfg::kDqTransposed && piece >= 0) {
-          float2* slot = reinterpret_cast<float2*>(p.tail_partial + static_cast<std::size_t>(piece) * bwd_tail_piece_floats(kHeadDim)) +
-                         wc * kWarpgroupThreads + tid;
-          __stcs(slot + (j * 2 + half) * 256, make_float2(dk[4 * j + 2 * half], dk[4 * j + 2 * half + 1]));
-          __stcs(slot + ((kHeadDim / 8 + j) * 2 + half) * 256, make_float2(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]));
-          continue;
-        }
         Tile::put(tk, r, 4 * j + t, pack2<T>(dk[4 * j + 2 * half] * p.scale, dk[4 * j + 2 * half + 1] * p.scale));
         Tile::put(tv, r, 4 * j + t, pack2<T>(dv[4 * j + 2 * half], dv[4 * j + 2 * half + 1]));
       }
-    if (!kDeterministic && !kVarlen && Cfg::kDqTransposed && piece >= 0) return;
     named_barrier_sync(kBwd03StoreReady + 1 + wc, kWarpgroupThreads);
     const int rows = seq.seqlen_k() - key0;
     T* gdk = static_cast<T*>(p.dk) + seq.dk() + h_kv * p.dk_head_stride + std::int64_t{key0} * p.dk_row_stride;
@@ -1048,41 +1032,6 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     Tile::template copy_out<kWarpgroupThreads>(tv, gdv, p.dv_row_stride, rows, tid);
   }
 };
-
-// The fix-up of a call's pieces (BwdParams::tail_*): one CTA per split unit,
-// a thread per consumer thread of the dkv kernel (256), which sums its
-// fragments' floats over the unit's pieces (Bwd03Consumer::store_partial's
-// layout) and stores them as Bwd03Consumer::store does, dK scaled, keys
-// below seqlen_k.
-template <class T, int kHeadDim> __global__ void __launch_bounds__(256) bwd_03_tail_fixup_kernel(const BwdParams p) {
-  const int unit = blockIdx.x, tid = threadIdx.x, parts = p.tail_parts;
-  const int u = p.tail_first + unit, blocks = (p.seqlen_k + 127) / 128, pair = u / blocks;
-  const int h_kv = pair % p.heads_kv, b = pair / p.heads_kv, c = tid / 128, warp = tid % 128 / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4;
-  const std::int64_t key0 = static_cast<std::int64_t>(u % blocks) * 128 + 64 * c;
-  const float2* part0 = reinterpret_cast<const float2*>(p.tail_partial +
-                                                        static_cast<std::size_t>(unit) * parts * bwd_tail_piece_floats(kHeadDim)) + tid;
-#pragma unroll 1
-  for (int x = 0; x < 2; ++x) {  // dK, dV
-    T* out = x == 0 ? static_cast<T*>(p.dk) + b * p.dk_batch_stride + h_kv * p.dk_head_stride
-                    : static_cast<T*>(p.dv) + b * p.dv_batch_stride + h_kv * p.dv_head_stride;
-    const std::int64_t stride = x == 0 ? p.dk_row_stride : p.dv_row_stride;
-    const float scale = x == 0 ? p.scale : 1.0f;
-#pragma unroll 4
-    for (int j = 0; j < kHeadDim / 8; ++j)
-#pragma unroll
-      for (int half = 0; half < 2; ++half) {  // the pair (key r = 16 warp + g + 8 half, dims 8 j + 2 t, + 1)
-        float2 sum = make_float2(0.0f, 0.0f);
-        for (int k = 0; k < parts; ++k) {
-          const float2 v = __ldcs(part0 + k * bwd_tail_piece_floats(kHeadDim) / 2 + ((x * kHeadDim / 8 + j) * 2 + half) * 256);
-          sum.x += v.x, sum.y += v.y;
-        }
-        const std::int64_t key = key0 + 16 * warp + g + 8 * half;
-        if (key < p.seqlen_k)
-          *reinterpret_cast<std::uint32_t*>(out + key * stride + 8 * j + 2 * t) = pack2<T>(sum.x * scale, sum.y * scale);
-      }
-  }
-}
 
 // One CTA per (key block, KV head, batch); deterministic mode takes the key
 // blocks in descending order, (KV head, batch) pairs interleaved in groups
@@ -1101,14 +1050,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   const Bwd03Ring<Cfg> ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
   const BwdParams& p = prm.p;
-  // A call with the last wave in pieces (bwd_tail_plan; dense, non-deterministic, no mask): the
-  // CTA may be one piece of a unit's query tiles.
-  // (80-row steps only: at hdim 64 the pieces' code cost the step loop a spill.)
-  constexpr bool kPieces = !kDeterministic && !kVarlen && Cfg::kDqTransposed;
-  BwdTailCta tail{{}, -1, 0};
-  if (kPieces && p.tail_parts > 1) tail = bwd_tail_cta(p, (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN);
-  else tail.cta = BwdDqOrder<Cfg>::cta(p, kDeterministic);
-  const BwdCta cta = tail.cta;
+  const BwdCta cta = BwdDqOrder<Cfg>::cta(p, kDeterministic);
   const int n_block = cta.n_block, h_kv = cta.h_kv, b = kVarlen ? bwd_sequence_of(p, cta.b) : cta.b;
   const int n0 = n_block * Cfg::kBlockN;
   if constexpr (kVarlen)
@@ -1118,11 +1060,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     if (n0 >= seq.seqlen_k()) return;  // past this sequence's keys (the whole CTA, before any barrier)
   // The query tiles that see some key of this block (common/mask.h); the
   // steps walk them for each query head of the group.
-  TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
-  if (kPieces && tail.piece >= 0) {  // the piece's share of the tiles, for every query head of the group
-    const int count = tiles.count();
-    tiles = {tiles.begin + tail.part * count / p.tail_parts, tiles.begin + (tail.part + 1) * count / p.tail_parts};
-  }
+  const TileRange tiles = seq.mask().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
   const int steps = tiles.count() * p.group_size;
   let_next_kernel_start();  // the dQ convert's CTAs may take the SMs this grid leaves (bwd_tma_run)
   using Done = BwdKvDone<Cfg::kConsumerWGs * kWarpgroupThreads>;
@@ -1152,7 +1090,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
         BwdDqOrder<Cfg>::template count_steps<typename Bwd03Ring<Cfg>::Step>(p, handoff.completed(), handoff.counted(),
                                                                             h_kv, b, seq, tiles, steps);
     if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
-      if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b, !kPieces || tail.piece >= 0 ? 1 : p.tail_parts);
+      if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -1162,16 +1100,10 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 #pragma unroll
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
-  consumer.store(seq, h_kv, dk, dv, tail.piece);
+  consumer.store(seq, h_kv, dk, dv);
   if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done(p);  // only the early convert waits
 #endif
 }
-
-cudaError_t run_dkv(const BwdParams& params, void* workspace, cudaStream_t stream);
-// params with the plan's pieces (BwdParams::tail_*) and their partial sums'
-// place in the workspace.
-BwdParams with_tail(const BwdParams& params, const BwdTailPlan& plan, void* workspace);
-std::size_t tail_partial_offset(const BwdParams& p);
 
 // The shared host side (common/hopper/bwd_tma.cuh) with this rung's tiles
 // and kernel.
@@ -1200,50 +1132,14 @@ bool uses_rows80(const BwdParams& p) {
   return m.walked_rows<80, kN>() * 19 < m.walked_rows<64, kN>() * 20;
 }
 
-BwdParams with_tail(const BwdParams& params, const BwdTailPlan& plan, void* workspace) {
-  BwdParams q = params;
-  const long long units = static_cast<long long>((q.seqlen_k + 127) / 128) * q.heads_kv * q.batch;
-  q.tail_units = plan.units;
-  q.tail_parts = plan.parts;
-  q.tail_first = static_cast<int>(units - plan.units);
-  q.tail_partial = reinterpret_cast<float*>(static_cast<char*>(workspace) + tail_partial_offset(params));
-  return q;
-}
-
-// The last wave in pieces (bwd_tail_plan) for this call's Config.
-// 80-row steps only (the kernels' kPieces says why).
-BwdTailPlan tail_plan(const BwdParams& p) {
-  if (!uses_rows80(p) || std::getenv("FLASH_NO_TAIL") != nullptr) return {};  // EXPERIMENT switch (session 63)
-  return bwd_tail_plan<WgmmaBwdConfig80<128>::kBlockM, WgmmaBwdConfig80<128>::kBlockN>(p);
-}
-// The pieces' partial sums after the rung's workspace.
-std::size_t tail_partial_offset(const BwdParams& p) {
-  return uses_rows80(p) ? bwd_tma_workspace_bytes(p, WgmmaBwdConfig80<128>::kRowPad) : bwd_tma_workspace_bytes(p);
-}
 std::size_t workspace_bytes(const BwdParams& p) {
-  const BwdTailPlan plan = tail_plan(p);
-  return tail_partial_offset(p) +
-         static_cast<std::size_t>(plan.units) * plan.parts * bwd_tail_piece_floats(p.head_dim) * sizeof(float);
+  return uses_rows80(p) ? bwd_tma_workspace_bytes(p, WgmmaBwdConfig80<128>::kRowPad) : bwd_tma_workspace_bytes(p);
 }
 
 cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
   BwdParams params = call;
   // Deterministic head groups (BwdDqOrder) where they were measured faster.
   params.det_head_group = !params.call_mask.has_left && !params.call_mask.has_right ? 2 : 1;
-  if (const BwdTailPlan plan = tail_plan(params); plan.units > 0) {
-    const cudaError_t err = run_dkv(with_tail(params, plan, workspace), workspace, stream);
-    if (err != cudaSuccess) return err;
-    // After the dQ convert (stream order): the pieces' sums into dK and dV.
-    const BwdParams q = with_tail(params, plan, workspace);
-    if (params.dtype == DType::f16) bwd_03_tail_fixup_kernel<__half, 128><<<plan.units, 256, 0, stream>>>(q);
-    else bwd_03_tail_fixup_kernel<__nv_bfloat16, 128><<<plan.units, 256, 0, stream>>>(q);
-    return cudaGetLastError();
-  }
-  return run_dkv(params, workspace, stream);
-}
-
-// The dkv kernel's launch (bwd_tma_run) for this call's Config.
-cudaError_t run_dkv(const BwdParams& params, void* workspace, cudaStream_t stream) {
   if (uses_rows80(params)) {
     const auto kernel_of80 = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
       return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig80<decltype(hd)::value>,

@@ -196,9 +196,6 @@ Resolved resolve(const BackwardArgs& a) {
       detail::backward_registry(), a.kernel, "backward ",
       [&](const RegisteredBwd& r) { return unsupported_reason(r, p, a); },
       [&](const RegisteredBwd& r) { return detail::device_reason(r, p, detail::current_device()); });
-  // The device's SM count shapes some variants' grids and their workspace
-  // (bwd_03's last-wave pieces), so workspace_bytes sees it as run does.
-  out.params.sm_count = detail::current_device().sm_count;
   if (!is_empty(p)) out.workspace_bytes = out.variant->impl->workspace_bytes(p);
   // The sequences' order and the varlen metadata check's four status words
   // (unless the caller passes `status`), after the variant's workspace.

@@ -149,16 +149,6 @@ struct BwdParams : AttnParams {
   // common/hopper/bwd_tma.cuh, bwd_tma_run).
   int* kv_done = nullptr;
   int kv_done_target = 0;
-  // The last wave's pieces (bwd_03, dense non-deterministic calls without a
-  // mask; common/hopper/bwd_tma.cuh, bwd_tail_plan): the grid is 1-D, its
-  // first tail_first CTAs the grid's (key block, pair) units in order, then
-  // tail_units units more, each in tail_parts pieces of its query tiles,
-  // which leave dK and dV unscaled in fp32 (tail_partial: per piece, the
-  // consumers' fragments) for a fix-up kernel to sum and store. tail_parts
-  // 1: no pieces (the 3-D grid). Every whole CTA counts tail_parts in
-  // kv_done, each piece 1.
-  int tail_first = 0, tail_units = 0, tail_parts = 1;
-  float* tail_partial = nullptr;
 
   // Sequence b's offsets of dO, dQ, dK and dV (seq_span's, for the gradients).
   struct GradSpan {

@@ -454,13 +454,12 @@ template <int kConsumerThreads> struct BwdKvDone {
     if (p.kv_done_target > 0) named_barrier_arrive(kBwdDoneBarrier, kThreads);
   }
   // Every lane of the writer's warp, after the writer returned.
-  // weight: 1, or BwdParams::tail_parts for a whole CTA of a call with pieces.
-  __device__ static void count(const BwdParams& p, int h_kv, int b, int weight = 1) {
+  __device__ static void count(const BwdParams& p, int h_kv, int b) {
     if (p.kv_done_target == 0) return;  // the convert is launched after this grid (bwd_tma_run)
     named_barrier_sync(kBwdDoneBarrier, kThreads);
     if (threadIdx.x % 32 == 0) {
       fence_proxy_async_global();
-      red_release_gpu_add(p.kv_done + static_cast<std::int64_t>(b) * p.heads_kv + h_kv, weight);
+      red_release_gpu_add(p.kv_done + static_cast<std::int64_t>(b) * p.heads_kv + h_kv, 1);
     }
   }
 };
@@ -596,75 +595,6 @@ inline std::size_t bwd_tma_workspace_bytes(const BwdParams& p, int row_pad = kBw
   return bwd_workspace_bytes(p, /*with_dq_accum=*/true, /*with_dq_semaphore=*/bwd_orders_dq(p), row_pad);
 }
 
-// The last wave in pieces (BwdParams::tail_*). A dense call without a mask
-// has equal CTAs, grid.x x pairs of them; 2048 at issue 18's 8k and 16k
-// cells (hdim 128), 15.5 waves on 132 SMs, so for the last CTA lifetime
-// 64 SMs idle: per-CTA stamps (session 63, H200) put 3.0-3.1% of the SMs'
-// time idle in the tail at hdim 128 full 8k / 16k and 2.6% at hdim 64 full
-// 8k (4096 CTAs: 31.03 waves). The plan: the last `units` units of the
-// grid's order each in `parts` pieces of their query tiles, chosen by the
-// replay (bwd_replay_span; a unit 2 x steps + kBwdEdgeSteps2 half steps, a
-// piece its share of the steps, the edges and 2 more for its partial sums'
-// stores and the fix-up) among parts 2..4 and units = the last wave's
-// remainder, or that plus a wave, where it ends at least 1% sooner. units
-// 0: no pieces. The same for a shape whatever the call, so that
-// workspace_bytes and run agree; cached per host thread for the last shape.
-struct BwdTailPlan {
-  int units = 0, parts = 1;
-};
-template <int kBlockM, int kBlockN> BwdTailPlan bwd_tail_plan(const BwdParams& p) {
-  const Mask& m = p.call_mask;
-  if (bwd_orders_dq(p) || p.cu_seqlens_q != nullptr || m.has_left || m.has_right || p.sm_count <= 0) return {};
-  const long long blocks = (p.seqlen_k + kBlockN - 1) / kBlockN, units = blocks * p.heads_kv * p.batch;
-  const int tiles = m.template query_tiles<kBlockM>(0, kBlockN).count();
-  const int sms = p.sm_count;
-  if (units <= sms || units > 16384 || units % sms == 0 || tiles < 2) return {};
-  using Key = std::array<long long, 7>;
-  const Key key{blocks, p.heads_kv * p.batch, tiles, p.group_size, sms, kBlockM, kBlockN};
-  thread_local Key last{};
-  thread_local BwdTailPlan last_plan;
-  if (key == last) return last_plan;
-  const long long steps = static_cast<long long>(tiles) * p.group_size;
-  std::vector<long long> time;
-  const auto span = [&](long long tail, int parts) {  // the replay of units - tail whole CTAs, then the pieces
-    time.assign(static_cast<std::size_t>(units - tail), 2 * steps + kBwdEdgeSteps2);
-    for (int k = 0; k < parts; ++k)  // the k-th piece's tiles: [k tiles / parts, (k + 1) tiles / parts)
-      for (long long u = 0; u < tail; ++u)
-        time.push_back(2LL * ((k + 1) * tiles / parts - k * tiles / parts) * p.group_size + kBwdEdgeSteps2 + 2);
-    return bwd_replay_span(time.data(), static_cast<int>(time.size()), 1, 1, sms);
-  };
-  const long long whole = span(0, 1);
-  BwdTailPlan best;
-  long long best_span = whole;
-  for (long long tail : {units % sms, units % sms + sms})
-    for (int parts = 2; parts <= 4 && parts <= tiles; ++parts)
-      if (tail <= units)
-        if (const long long t = span(tail, parts); t < best_span) best_span = t, best = {static_cast<int>(tail), parts};
-  last = key;
-  last_plan = best_span * 100 <= whole * 99 ? best : BwdTailPlan{};
-  return last_plan;
-}
-// A CTA's unit and piece in a call with pieces (the 1-D grid): the first
-// tail_first CTAs are the units in the grid's order (key block fastest),
-// then each of the last tail_units units' tail_parts pieces in turn.
-struct BwdTailCta {
-  BwdCta cta;
-  int piece, part;  // piece: its index among the pieces (its partial sums' slot), -1 for a whole unit
-};
-__device__ inline BwdTailCta bwd_tail_cta(const BwdParams& p, int blocks) {
-  const int l = static_cast<int>(blockIdx.x);
-  int u = l, piece = -1, part = 0;
-  if (l >= p.tail_first) {
-    piece = l - p.tail_first;
-    u = p.tail_first + piece / p.tail_parts;
-    part = piece % p.tail_parts;
-  }
-  const int pair = u / blocks;
-  return {{u % blocks, pair % p.heads_kv, pair / p.heads_kv}, piece, part};
-}
-// The fp32 floats of a piece's partial dK and dV (both warpgroups' fragments).
-__host__ __device__ constexpr std::size_t bwd_tail_piece_floats(int head_dim) { return std::size_t{2} * 128 * head_dim; }
-
 // The host side of a Hopper rung's run(): binds the workspace (with the dQ
 // accumulator, and in deterministic mode its tiles' counters), runs the
 // preprocess, and for the call's dtype and head dim (dispatch_head_dim, the
@@ -702,15 +632,12 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     // Variable-length: the grids cover max_seqlen_k and max_seqlen_q, either
     // of which may be 0 (every sequence empty on that side): a grid without
     // CTAs is not launched.
-    const dim3 units((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
-    // With the last wave in pieces (bwd_03 sets BwdParams::tail_*): a 1-D grid.
-    const dim3 grid = p.tail_parts > 1 ? dim3(static_cast<unsigned>(p.tail_first + p.tail_units * p.tail_parts)) : units;
+    const dim3 grid((p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, p.heads_kv, p.batch);
     err = cudaSuccess;
     constexpr int kMinSteps = BwdEarlyConvertMinSteps<Cfg>::value;
     const bool early = kBwdEarlyConvert<decltype(det)::value, decltype(varlen)::value> &&
                        (kMinSteps == 0 || bwd_steps_per_cta<Cfg::kBlockM, Cfg::kBlockN>(p) >= kMinSteps);
-    // The dkv CTAs count themselves done (a whole one tail_parts, a piece 1).
-    p.kv_done_target = early ? static_cast<int>(units.x) * p.tail_parts : 0;
+    p.kv_done_target = early ? static_cast<int>(grid.x) : 0;  // the dkv CTAs count themselves done
     p.head_group = bwd_head_group<Cfg::kBlockM, Cfg::kBlockN>(p);
     // Programmatic dependent launch: the CTAs start (barriers, setup) while
     // the preprocess's last wave runs and wait for it (wait_for_previous_kernel).
