@@ -300,6 +300,17 @@
 // call 5 0.983 / 0.993 / 0.981 / 0.997. Dropped in session 62: dK and dV
 // by stmatrix and TMA tensor stores (the epilogue FA4 uses), +0.29% mean
 // over hdim 64 / 128 cells (-0.2 to +1.2%), not worth its 200 lines.
+// Session 63 (H200): per-CTA stamps of issue 18's grids (docs/NOTES.md)
+// put 5.1% of the SMs' time idle at the end of hdim 128 causal 8k: the
+// grid hands the (KV head, batch) pairs out one after another, each from
+// its longest key block, so the last pair's longest CTAs ran alone. Masked
+// non-deterministic dense calls now take the pairs two at a time where a
+// host replay of the grid says it ends >= 3% sooner (bwd_head_group,
+// common/hopper/bwd_tma.cuh): hdim 128 causal 8k +1.9 / +3.3% (two calls),
+// 1.018x FA4 in call 7 (0.981 before). Full calls' tail (15.5 waves, 3%
+// of the stamped time idle) stays: the last units in pieces with a fix-up
+// lost 1.6-3.9% at 2k-4k and gained 0.9% at 16k (the dQ convert's early
+// CTAs already fill those SMs; exp_P_last_wave_in_pieces.patch).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
