@@ -288,8 +288,9 @@
 // mask-free one (every step of a full call, all but the diagonal's of a
 // causal one) in FlashAttention-4's order: the LSE pairs read between the
 // S^T and dP^T issues, the dpsum pairs before dP^T's wait, and that wait
-// after the exponentials of st[0..3] (ptxas then issues ~11 of the 40
-// before it, FA4's split; it issued 3). Each alone did nothing or lost
+// after the exponentials of st[0..3] (ptxas then issues 29 of the 40
+// before it, 11 after; FA4's SASS has 11 / 29, the masked copy 3 / 37:
+// session 63's SASS and ncu pages). Each alone did nothing or lost
 // (LSE early -0.6..0%, with dpsum -0.9..-1.4%); the three together, call 9:
 // full 8k / 16k +1.4 / +1.7%, causal 8k / 16k +1.1 / +0.7%; call 12 (with
 // the 64- and 128-row Configs in the same two-copy loop, which cost hdim 64
@@ -806,8 +807,8 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
 #pragma unroll
             for (int j = 0; j < kNTilesS; ++j) dpsv[j] = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
           // dP^T (dV, if issued, may still run); kMF: after the exponentials of
-          // st[0..3] (so ptxas issues ~11 of 40 before it, FlashAttention-4's
-          // split; none pinned: 3, all 40: -2%, session 46).
+          // st[0..3] (ptxas then issues 29 of the 40 before it; FA4's SASS 11;
+          // none pinned: 3, all 40: -2%, session 46).
           if constexpr (kMF) wgmma_wait_after_all<Cfg::kDvAfterDs ? 0 : 1>(*reinterpret_cast<const float(*)[4]>(&st[0]));
           else wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();
           fence_registers(dpt);
