@@ -411,7 +411,7 @@ template <int kBlockM, int kBlockN> long long bwd_steps_per_cta(const BwdParams&
 // Non-deterministic dense calls whose CTAs differ in length (a mask bounded
 // on one side at least) take the (KV head, batch) pairs two at a time
 // (BwdParams::head_group = 2) where the replay of their grid
-// (bwd_replay_span: each CTA its steps plus kBwdEdgeSteps) says that this
+// (bwd_replay_span: each CTA its steps plus its edges) says that this
 // order ends at least 3% sooner than the grid's own. Why: under a causal
 // mask key block n of a pair walks T - n query tiles, and in the grid's
 // order (pair after pair, each from its longest key block) the last pair's
