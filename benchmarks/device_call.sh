@@ -33,6 +33,13 @@ dc_setup() {
     [ "$(basename "$a")" = bundle.txz ] && [ -d "$G/bin" ] && continue
     python3 -c 'import tarfile, sys; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$a" "$G"
   done
+  # The bundle's bench answers to TAG, unless another archive brought its own TAG/bench (session 63's
+  # calls 9 and 10 lost their A/B to this: the link replaced the tag's bench, and a wrapper tag that
+  # execs ../TAG/bench then timed the bundle's binary too). Such a tag is refused.
+  if [ -e "$G/$1/bench" ] && [ ! -L "$G/$1/bench" ]; then
+    echo "dc_setup: $1/bench came from an archive; give the bundle another tag" >&2
+    return 2
+  fi
   mkdir -p "$G/$1" && ln -sf "$G/bin/bench" "$G/$1/bench"
   export LD_LIBRARY_PATH=$G/lib
   B=$G/bin

@@ -307,8 +307,8 @@
 // its longest key block, so the last pair's longest CTAs ran alone. Masked
 // non-deterministic dense calls now take the pairs two at a time where a
 // host replay of the grid says it ends >= 3% sooner (bwd_head_group,
-// common/hopper/bwd_tma.cuh): hdim 128 causal 8k +1.9 / +3.3% (two calls),
-// 1.018x FA4 in call 7 (0.981 before). Full calls' tail (15.5 waves, 3%
+// common/hopper/bwd_tma.cuh): hdim 128 causal 8k +1.9 / +3.3 / +2.5% (three
+// calls), 1.018x FA4 in call 7 (0.981 before); GQA 4 causal 8k +10.3%. Full calls' tail (15.5 waves, 3%
 // of the stamped time idle) stays: the last units in pieces with a fix-up
 // lost 1.6-3.9% at 2k-4k and gained 0.9% at 16k (the dQ convert's early
 // CTAs already fill those SMs; exp_P_last_wave_in_pieces.patch).

@@ -424,7 +424,10 @@ template <int kBlockM, int kBlockN> long long bwd_steps_per_cta(const BwdParams&
 // -0.2% / -0.1% (replay +2.7%), and -0.1 to -0.6% at 16k, hdim 256 causal
 // 8k and hdim 128 causal 4k (replay 0 to +1.3%), so the replay's gain,
 // which overstates the measured one by about 2%, must reach 3% (hdim 128
-// causal 8k then 1.018x FlashAttention-4's, session 63's call 7). The
+// causal 8k then 1.018x FlashAttention-4's, session 63's call 7). Where the
+// rule groups (call 10, the grid's order -> groups of 2): hdim 128 causal
+// 8k +2.5%, with 4 KV heads (GQA 4: 8 pairs, replay +23%) +10.3%, hdim 256
+// causal 4k +1.6% (replay +5.4%). The
 // decision is cached per host thread for the last shape. Grids over 16384
 // CTAs keep the grid's order (the replay's cost; their tails weigh little).
 inline constexpr int kBwdEdgeSteps2 = 3;  // a CTA's edges (~4 us: session 28's stamps), in half steps
