@@ -743,6 +743,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     mbar_wait(ring.kv_full(), 0);
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     if constexpr (Cfg::kDqTransposed) {  // 80-row steps
+      static_assert(Cfg::kDvAfterDs && !Cfg::kDqSplitKeys, "the 80-row body issues dV after the dS stores, one dS barrier");
       for (int i = 0; i < steps; ++i) {
         // The step's body, in two copies: kMF (mask-free: no tile of the
         // 128-key block needs the Mask; 80-row steps only, below) reads the LSE
@@ -791,26 +792,16 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
             st[4 * j + 2] = fast_exp2(st[4 * j + 2] * scale2 - l.x);
             st[4 * j + 3] = fast_exp2(st[4 * j + 3] * scale2 - l.y);
           }
-          // dV's product is issued here (it runs while dS^T is computed), or,
-          // with 128-row steps, once dS^T is in shared memory (Cfg::kDvAfterDs).
-          std::uint32_t pa[kBlockM / 16][4];
-          const auto issue_dv = [&] {
-            to_a_operand<T, kBlockM>(st, pa);
-            wgmma_fence();  // P^T's registers, before the product reads them
-            gemm_kv(pa, do_tile, dv);
-            wgmma_commit();
-          };
-          if constexpr (!Cfg::kDvAfterDs) issue_dv();
           const float* dpsum = s_dpsum + s * kBlockM;
           float2 dpsv[kNTilesS];  // kMF: the dpsum pairs, read before dP^T's wait
           if constexpr (kMF)
 #pragma unroll
             for (int j = 0; j < kNTilesS; ++j) dpsv[j] = *reinterpret_cast<const float2*>(dpsum + 8 * j + 2 * t);
-          // dP^T (dV, if issued, may still run); kMF: after the exponentials of
+          // dP^T; kMF: after the exponentials of
           // st[0..3] (ptxas then issues 29 of the 40 before it; FA4's SASS 11;
           // none pinned: 3, all 40: -2%, session 46).
-          if constexpr (kMF) wgmma_wait_after_all<Cfg::kDvAfterDs ? 0 : 1>(*reinterpret_cast<const float(*)[4]>(&st[0]));
-          else wgmma_wait<Cfg::kDvAfterDs ? 0 : 1>();
+          if constexpr (kMF) wgmma_wait_after_all<0>(*reinterpret_cast<const float(*)[4]>(&st[0]));
+          else wgmma_wait<0>();
           fence_registers(dpt);
 
           // dS^T = P^T (dP^T - dpsum).
@@ -836,12 +827,15 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
           // previous step's buffer in its dQ product (it passed this step's
           // barrier only after finishing the step before, so buffer i % 2 is free).
           const int ds_off = Smem::kDs + (i % 2) * Smem::kDsBytes;
-          if constexpr (Cfg::kDqTransposed) store_ds_rows(base + ds_off, dsa);
-          else store_ds(smem + ds_off, dsa);
-          if constexpr (Cfg::kDvAfterDs) issue_dv();
-          fence_async_shared();  // the dS^T stores, before wgmma (the async proxy) reads them
-          if constexpr (Cfg::kDqSplitKeys) named_barrier_sync(kBwd03DsReady + 1 + c, kWarpgroupThreads);
-          else named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+          store_ds_rows(base + ds_off, dsa);
+          // dV's product, once dS is in shared memory (Cfg::kDvAfterDs).
+          std::uint32_t pa[kBlockM / 16][4];
+          to_a_operand<T, kBlockM>(st, pa);
+          wgmma_fence();  // P^T's registers, before the product reads them
+          gemm_kv(pa, do_tile, dv);
+          wgmma_commit();
+          fence_async_shared();  // the dS stores, before wgmma (the async proxy) reads them
+          named_barrier_sync(kBwd03DsReady, Cfg::kConsumerWGs * kWarpgroupThreads);
 
           // dQ first, then dK (dS^T Q, from registers): dQ is waited for alone
           // and staged while dK runs. (dK issued before the barrier instead, so
@@ -849,8 +843,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
           // behind it: 1-2% slower, docs/NOTES.md.)
           float dq[kDqN / 2];
           wgmma_fence();
-          if constexpr (Cfg::kDqTransposed) gemm_dqt(base + ds_off, dq);
-          else gemm_dq(base + ds_off, dq);
+          gemm_dqt(base + ds_off, dq);
           wgmma_commit();
           gemm_kv(dsa, q_tile, dk);
           wgmma_commit();
