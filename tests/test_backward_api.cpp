@@ -355,8 +355,8 @@ TEST(BackwardDeterministicOrder, EveryCtaOnceKeyBlocksInOrderHeadsGrouped) {
 // bwd_head_group): equal CTAs take ceil(CTAs / SMs) lifetimes; a long CTA
 // handed out last sets the span alone, and groups of 2 hand it out sooner;
 // and on issue 18's causal cells (hdim 128, 80-row steps, 128-key blocks,
-// 132 SMs) the replay prefers groups of 2 by >= 3% at 8k (16 heads, batch 2)
-// and not at 16k (batch 1), as bwd_head_group decides.
+// 132 SMs) bwd_head_group takes groups of 2 at 8k (16 heads, batch 2) and
+// not at 16k (batch 1).
 TEST(BackwardDeterministicOrder, ReplayOfTheGridsOrders) {
   using flash::detail::bwd_replay_span;
   const std::vector<long long> equal(64, 5);
@@ -376,7 +376,22 @@ TEST(BackwardDeterministicOrder, ReplayOfTheGridsOrders) {
     const long long grid = bwd_replay_span(t.data(), blocks, pairs, 1, 132);
     const long long two = bwd_replay_span(t.data(), blocks, pairs, 2, 132);
     SCOPED_TRACE(::testing::Message() << "seq " << seq << ": grid order " << grid << ", groups of 2 " << two);
-    EXPECT_EQ(two * 103 <= grid * 100, seq == 8192);
+    EXPECT_LT(two, grid);
+    // The rule itself (bwd_head_group, 80-row steps): groups at 8k only;
+    // never for deterministic, unmasked or variable-length calls.
+    flash::detail::BwdParams p;
+    p.seqlen_q = p.seqlen_k = seq;
+    p.heads_q = p.heads_kv = 16;
+    p.batch = 16384 / seq;
+    p.group_size = 1;
+    p.sm_count = 132;
+    p.call_mask = m;
+    EXPECT_EQ((flash::detail::bwd_head_group<80, 128>(p)), seq == 8192 ? 2 : 1);
+    p.deterministic = true;
+    EXPECT_EQ((flash::detail::bwd_head_group<80, 128>(p)), 1);
+    p.deterministic = false;
+    p.call_mask = flash::detail::Mask({false, -1, -1}, seq, seq);
+    EXPECT_EQ((flash::detail::bwd_head_group<80, 128>(p)), 1);
   }
 }
 
