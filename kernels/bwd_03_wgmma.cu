@@ -740,6 +740,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int t = lane % 4;
+    // 80-row steps: the run of query tiles whose steps need no Mask on this
+    // key block (both warpgroups' 128 keys), found while K and V land.
+    const TileRange mask_free = Cfg::kDqTransposed ? mask.template mask_free_tiles<kBlockM>(tiles, key0 - 64 * c, kBlockN)
+                                                   : TileRange{};
     mbar_wait(ring.kv_full(), 0);
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     if constexpr (Cfg::kDqTransposed) {  // 80-row steps
@@ -874,7 +878,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
         // needs no Mask: every step of a full call, all but the diagonal's of a
         // causal one. (Its LSE pairs stay live across dP^T's issue: 20 registers
         // at 80 rows, which the 64- and 128-row Configs do not have to spare.)
-        if (!mask.row_block(step.m_block * kBlockM, kBlockM).needs_mask(key0 - 64 * c, 128)) body(std::true_type{});
+        // The choice is two compares with the run found above (the Mask's
+        // question per step was 25 dependent instructions at the loop's top).
+        if (step.m_block >= mask_free.begin && step.m_block < mask_free.end) body(std::true_type{});
         else body(std::false_type{});
         step.advance(tiles);
       }
@@ -1094,8 +1100,8 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
       if (threadIdx.x == BwdDqOrder<Cfg>::kCounterThread && steps > 0)
         BwdDqOrder<Cfg>::template count_steps<typename Bwd03Ring<Cfg>::Step>(p, handoff.completed(), handoff.counted(),
                                                                             h_kv, b, seq, tiles, steps);
-    if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
-      if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
+    if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)  // the writer's reductions are the dQ writes
+      if (threadIdx.x / 32 == kWriterThread / 32) Done::count_after_writer(p, h_kv, b);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -1106,7 +1112,6 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
-  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done(p);  // only the early convert waits
 #endif
 }
 

@@ -80,6 +80,13 @@ template <int kBlockM, int kBlockN> void check_tiles(const MaskSpec& spec, int s
       EXPECT_TRUE(tile_sees(q_tiles.begin)) << where << " n0 " << n0;
       EXPECT_TRUE(tile_sees(q_tiles.end - 1)) << where << " n0 " << n0;
     }
+    // The run of mask-free tiles (the backward's choice of step body, once per
+    // key block) is exactly the tiles of the walk that the per-tile question
+    // calls mask-free.
+    const auto free_run = mask.mask_free_tiles<kBlockM>(q_tiles, n0, kBlockN);
+    for (int m = q_tiles.begin; m < q_tiles.end; ++m)
+      ASSERT_EQ(m >= free_run.begin && m < free_run.end, !mask.row_block(m * kBlockM, kBlockM).needs_mask(n0, kBlockN))
+          << where << " n0 " << n0 << ": query tile " << m << " of run [" << free_run.begin << ", " << free_run.end << ")";
   }
 }
 
@@ -130,6 +137,7 @@ TEST(Mask, TileRangesHoldExactlyTheVisibleKeys) {
     if (spec.causal) spec.window_right = -1;
     check_tiles<64, 64>(spec, sq, sk);
     check_tiles<128, 80>(spec, sq, sk);
+    check_tiles<80, 128>(spec, sq, sk);  // bwd_03's 80-row steps over 128-key blocks
     check_tiles<16, 32>(spec, sq, sk);
   }
 }

@@ -134,6 +134,26 @@ struct Mask {
     if (m_end <= m_begin) return {num, num};
     return {m_begin / kBlockM, (m_end + kBlockM - 1) / kBlockM};
   }
+  // The query tiles of `tiles` (kBlockM rows each) whose rows see every key
+  // of [n0, n0 + cols), so that no element needs the mask: one run [begin,
+  // end), empty when none. row_block's all_end and all_begin grow with the
+  // rows, so the tiles that need the mask are a head (rows whose right edge
+  // stops short of n0 + cols) and a tail (rows whose left edge passed n0) of
+  // the walk: two binary searches, once per key block, instead of the
+  // question per tile (the backward's step loops, kernels/bwd_03_wgmma.cu).
+  template <int kBlockM> FLASH_HOST_DEVICE TileRange mask_free_tiles(TileRange tiles, int n0, int cols) const {
+    const auto first = [&](int lo, int hi, auto&& pred) {  // the first tile in [lo, hi) where pred holds, or hi
+      while (lo < hi) {
+        const int mid = lo + (hi - lo) / 2;
+        if (pred(mid)) hi = mid;
+        else lo = mid + 1;
+      }
+      return lo;
+    };
+    const int begin = first(tiles.begin, tiles.end, [&](int m) { return n0 + cols <= row_block(m * kBlockM, kBlockM).all_end; });
+    const int end = first(begin, tiles.end, [&](int m) { return n0 < row_block(m * kBlockM, kBlockM).all_begin; });
+    return {begin, end};
+  }
   // The query rows a backward walks over all key blocks of kBlockN keys at
   // kBlockM-row steps (whole tiles of query_tiles, padding included): what a
   // step height costs a call before the per-row speed of each (bwd_03's 64-
