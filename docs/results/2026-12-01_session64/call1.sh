@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Session 64, call 1: H (HEAD, 66a195d), N3 (the mask-free run once per key block, L3), N (L3 + the
 # writer's count alone, L2), three rotated tags, two rounds; then the backward suites on N and the
-# sanitizers on an 80-row causal and a full call. carry [".gpu"] (bundle = N, H_N3.txz = H/, N3/).
+# sanitizers on an 80-row causal and a full call. carry [".gpu"] (bundle = N, with H/ and N3/ inside it).
 set -u
 source benchmarks/device_call.sh
 dc_setup N > /dev/null
