@@ -1100,8 +1100,8 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
       if (threadIdx.x == BwdDqOrder<Cfg>::kCounterThread && steps > 0)
         BwdDqOrder<Cfg>::template count_steps<typename Bwd03Ring<Cfg>::Step>(p, handoff.completed(), handoff.counted(),
                                                                             h_kv, b, seq, tiles, steps);
-    if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)  // the writer's reductions are the dQ writes
-      if (threadIdx.x / 32 == kWriterThread / 32) Done::count_after_writer(p, h_kv, b);
+    if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>)
+      if (threadIdx.x / 32 == kWriterThread / 32) Done::count(p, h_kv, b);
     return;
   }
   setmaxnreg_inc<Cfg::kConsumerRegs>();
@@ -1112,6 +1112,7 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
   consumer.run(ring, handoff, b, h_kv, seq, tiles, steps, dk, dv);
   consumer.store(seq, h_kv, dk, dv);
+  if constexpr (kBwdEarlyConvert<kDeterministic, kVarlen>) Done::consumer_done(p);  // only the early convert waits
 #endif
 }
 

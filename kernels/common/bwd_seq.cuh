@@ -13,7 +13,6 @@
 #include "common/mask.h"
 #include "common/mma.cuh"  // pack2
 #include "common/numeric.cuh"  // from_float
-#include "common/pdl.cuh"      // wait_for_previous_kernel
 
 namespace flash::detail {
 
@@ -168,12 +167,6 @@ __global__ void __launch_bounds__(256) bwd_convert_dq_kernel(const __grid_consta
     *reinterpret_cast<uint4*>(gdq + row * p.dq_row_stride + kVec * piece) =
         *reinterpret_cast<const uint4*>(tile + row * kPitch + kVec * piece);
   }
-  // Started early, this grid could finish before the dkv grid's last dK and
-  // dV stores, which no count covers in bwd_03 (BwdKvDone::count_after_writer):
-  // its last CTA waits for that grid to finish, so that what the stream runs
-  // next sees the whole backward.
-  if (p.kv_done_target > 0 && blockIdx.x == gridDim.x - 1 && blockIdx.y == gridDim.y - 1 && blockIdx.z == gridDim.z - 1)
-    wait_for_previous_kernel();
 }
 
 }  // namespace flash::detail

@@ -374,9 +374,8 @@ template <int kRows, int kDim> struct BwdRowTile {
 };
 
 // The end of a dkv CTA, for the dQ convert's early start (bwd_tma_run):
-// once every write of the CTA to the dQ accumulator is done (bwd_04: its
-// consumers' dQ atomics, after their dK and dV; its dQ writer's bulk
-// reductions completed), the CTA counts
+// once every write of the CTA is done (its consumers' dK and dV, and bwd_04's
+// dQ atomics; its dQ writer's bulk reductions completed), the CTA counts
 // itself in p.kv_done, with release semantics, for the convert CTAs of its
 // (batch, KV head), which wait for all of its key blocks. Named barrier
 // kBwdDoneBarrier (the rungs' own barriers take the ids below it) between
@@ -418,21 +417,6 @@ template <int kConsumerThreads> struct BwdKvDone {
   __device__ static void count(const BwdParams& p, int h_kv, int b) {
     if (p.kv_done_target == 0) return;  // the convert is launched after this grid (bwd_tma_run)
     named_barrier_sync(kBwdDoneBarrier, kThreads);
-    release(p, h_kv, b);
-  }
-  // The same where the writer's bulk reductions are the CTA's only writes to
-  // the dQ accumulator (bwd_03; bwd_04's consumers add to it too): lane 0 of
-  // the writer's warp, the thread that issued them and waited for them to
-  // complete, counts without waiting for the consumers, whose dK and dV
-  // stores the convert does not read (session 64: the release no longer
-  // drains their 64 KB of stores at the CTA's end; the convert's last CTA
-  // waits for this grid to finish instead, bwd_convert_dq_kernel).
-  __device__ static void count_after_writer(const BwdParams& p, int h_kv, int b) {
-    if (p.kv_done_target > 0) release(p, h_kv, b);
-  }
-
- private:
-  __device__ static void release(const BwdParams& p, int h_kv, int b) {
     if (threadIdx.x % 32 == 0) {
       fence_proxy_async_global();
       red_release_gpu_add(p.kv_done + static_cast<std::int64_t>(b) * p.heads_kv + h_kv, 1);
