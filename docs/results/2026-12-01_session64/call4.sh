@@ -6,7 +6,7 @@ set -u
 source .anchors/fa4-part2/install.sh > /dev/null 2>&1 || { echo "fa4 not staged"; exit 3; }
 source benchmarks/device_call.sh
 dc_setup F > /dev/null
-timeout 560 python3 benchmarks/fa4_bwd_matched.py "$B/bench" "$O/bwd_matched.json" 64,128,256 2>&1 |
+timeout 575 python3 benchmarks/fa4_bwd_matched.py "$B/bench" "$O/bwd_matched.json" 64,128,256 2>&1 |
   grep -v -E "Warning|warn|exe_args" > "$O/bwd_matched.txt"
 python3 - "$O/bwd_matched.txt" <<'P'
 import json, sys
