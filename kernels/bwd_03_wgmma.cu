@@ -312,6 +312,18 @@
 // of the stamped time idle) stays: the last units in pieces with a fix-up
 // lost 1.6-3.9% at 2k-4k and gained 0.9% at 16k (the dQ convert's early
 // CTAs already fill those SMs; exp_P_last_wave_in_pieces.patch).
+// Session 64 (H200): the 80-row loop asked the Mask at every step whether
+// the key block needs it (25 dependent instructions ahead of the S^T
+// issue); now Mask::mask_free_tiles finds the run of mask-free query tiles
+// once per CTA (the tiles that need the Mask are a head and a tail of the
+// walk) and the step compares its tile with it. Call 1, two rotated
+// rounds: hdim 128 full 8k / 16k +1.0 / +0.7%, causal 8k / 16k +0.9 /
+// +0.4%, deterministic causal 16k +0.9% (the helper's reading of the ncu
+// pages had said 0 to 0.3%). Beside FA4 in call 4 (every head dim, both
+// modes, README): hdim 128 1.006-1.024, hdim 64 1.011-1.029 (its 128-row
+// kernels unchanged). Dropped: the dQ writer counting the CTA done alone,
+// without waiting for the consumers' dK / dV stores (-0.7 to +0.6%,
+// exp_L2_writer_counts_alone.patch).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
