@@ -177,14 +177,8 @@ __global__ void __launch_bounds__(kThreads) zero_view_kernel(T* x, int batch, in
 
 // dsinks[h] = -sum over the batch and the rows of head h of exp(sink - LSE)
 // * rowsum(dO * O): one CTA per head, in a fixed order (deterministic).
-// Reads the preprocess's per-row arrays. It runs between the preprocess and
-// the dkv kernel, alone on the GPU, so its length is the call's: 1024
-// threads and four rows in flight per thread (session 64; with 256 threads
-// and a row at a time, a latency-bound walk of 64 dependent L2 round trips
-// at 16k rows, the sinks cost hdim 128 causal 16k 1.1% and hdim 64 causal
-// 8k 0.6% of their backward, H200).
-constexpr int kDsinksThreads = 1024;
-__global__ void __launch_bounds__(kDsinksThreads) bwd_dsinks_kernel(const __grid_constant__ BwdParams p) {
+// Reads the preprocess's per-row arrays.
+__global__ void __launch_bounds__(kThreads) bwd_dsinks_kernel(const __grid_constant__ BwdParams p) {
   if (p.status != nullptr && p.status[0] != 0) return;  // bad varlen metadata: nothing is written
   const int h = blockIdx.x;
   const float sink2 = p.scores.sinks[h * p.scores.sinks_stride] * static_cast<float>(kLog2e);
@@ -192,17 +186,15 @@ __global__ void __launch_bounds__(kDsinksThreads) bwd_dsinks_kernel(const __grid
   for (int b = 0; b < p.batch; ++b) {
     const auto seq = p.seq_span(b);
     const std::int64_t base = p.ws_row0(b, h, seq.lse_row0, p.ws_seq_pad);
-#pragma unroll 4
-    for (int i = threadIdx.x; i < seq.seqlen_q; i += kDsinksThreads)
-      sum += exp2f(sink2 - p.lse_log2[base + i]) * p.dpsum[base + i];
+    for (int i = threadIdx.x; i < seq.seqlen_q; i += kThreads) sum += exp2f(sink2 - p.lse_log2[base + i]) * p.dpsum[base + i];
   }
-  __shared__ float warp_sums[kDsinksThreads / 32];
+  __shared__ float warp_sums[kThreads / 32];
   sum = group_sum<32>(sum);
   if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = sum;
   __syncthreads();
   if (threadIdx.x == 0) {
     float total = 0.0f;
-    for (int w = 0; w < kDsinksThreads / 32; ++w) total += warp_sums[w];
+    for (int w = 0; w < kThreads / 32; ++w) total += warp_sums[w];
     p.dsinks[h * p.dsinks_stride] = -total;
   }
 }
@@ -253,7 +245,7 @@ cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
     return cudaGetLastError();
   });
   if (err != cudaSuccess || p.dsinks == nullptr) return err;
-  bwd_dsinks_kernel<<<p.heads_q, kDsinksThreads, 0, stream>>>(p);
+  bwd_dsinks_kernel<<<p.heads_q, kThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 
