@@ -752,11 +752,10 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int t = lane % 4;
-    // The run of query tiles whose steps need no Mask, found while K and V
-    // land: on the key block (both warpgroups' 128 keys: the 80-row steps'
-    // choice of body), else on this warpgroup's 64 keys.
+    // 80-row steps: the run of query tiles whose steps need no Mask on this
+    // key block (both warpgroups' 128 keys), found while K and V land.
     const TileRange free_run = Cfg::kDqTransposed ? mask.template mask_free_tiles<kBlockM>(tiles, key0 - 64 * c, kBlockN)
-                                                  : mask.template mask_free_tiles<kBlockM>(tiles, key0, 64);
+                                                  : TileRange{};
     mbar_wait(ring.kv_full(), 0);
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     if constexpr (Cfg::kDqTransposed) {  // 80-row steps
@@ -927,7 +926,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
         auto& st_frag = *reinterpret_cast<float(*)[1][kNTilesS][4]>(&st);
         const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
         if constexpr (kMods) scores.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
-        if (step.m_block < free_run.begin || step.m_block >= free_run.end) mask.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
+        if (mask.row_block(m0, kBlockM).needs_mask(key0, 64)) mask.apply_transposed(st_frag, key0 + 16 * warp, m0, lane);
         const float* lse = s_lse + s * kBlockM;
 #pragma unroll
         for (int j = 0; j < kNTilesS; ++j) {

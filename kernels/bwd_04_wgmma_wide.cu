@@ -396,9 +396,6 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
     const float* s_dpsum = reinterpret_cast<const float*>(smem + Smem::kDpsum);
     const int g = lane / 4;
-    // The run of query tiles whose steps need no Mask on this warpgroup's
-    // keys (Mask::mask_free_tiles), found while K and V land.
-    const TileRange free_run = mask.template mask_free_tiles<kBlockM>(tiles, key0, kKeys);
     mbar_wait(ring.kv_full(), 0);
     typename Ring::Step step{h_kv * p.group_size, tiles.begin};
     for (int i = 0; i < steps; ++i) {
@@ -428,7 +425,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       const int row0 = m0 + 16 * warp;
       const ScoreMod scores = kMods ? ScoreMod(p, b, step.h, mask.diag) : ScoreMod(p);
       if constexpr (kMods) scores.apply(s_frag, row0, key0, lane);
-      if (step.m_block < free_run.begin || step.m_block >= free_run.end) mask.apply(s_frag, row0, key0, lane);
+      if (mask.row_block(m0, kBlockM).needs_mask(key0, kKeys)) mask.apply(s_frag, row0, key0, lane);
       const float* lse = s_lse + s * kBlockM + 16 * warp + g;
       const float l0 = lse[0], l1 = lse[8];
       const float scale2 = ScoreMod(p).exp2_scale();
