@@ -323,7 +323,9 @@
 // modes, README): hdim 128 1.006-1.024, hdim 64 1.011-1.029 (its 128-row
 // kernels unchanged). Dropped: the dQ writer counting the CTA done alone,
 // without waiting for the consumers' dK / dV stores (-0.7 to +0.6%,
-// exp_L2_writer_counts_alone.patch).
+// exp_L2_writer_counts_alone.patch); the same run in the 64- / 128-row
+// loop and bwd_04, whose Mask question sits among the S issues already
+// (hdim 64 full 8k -1.4%, exp_M_mask_free_run_other_loops.patch).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
