@@ -419,6 +419,9 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // (256, 0) / (512, 0) windows); 64- and 80-row steps (hdim 128) +1.0% at
   // ~4, -0.9% / -1.7% / -2.2% at ~6 / 9 / 10.
   static constexpr int kEarlyConvertMinSteps = kBlockM == 128 ? 8 : 5;
+  // A walk kernel (bwd_03_wgmma_dkv_walk_kernel) for the calls whose CTAs
+  // take few steps (bwd_tma_run's rule); not at 80-row steps.
+  static constexpr bool kWalk = !kDqTransposed;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");
@@ -591,11 +594,12 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
   static_assert(Cfg::kConsumerWGs == 2, "the non-deterministic releases below name two bulk groups");
 
   __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd03DqHandoff<Cfg>& handoff, int n_block,
-                             int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
+                             int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps,
+                             int i0 = 0) {
     const Mask& mask = seq.mask();  // deterministic, variable-length: the sequence's (its key blocks are the ones turn() counts)
     const bool leader = !kNamed || threadIdx.x % 32 == 0;
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
-    for (int i = 0; i < steps; ++i) {
+    for (int i = i0; i < i0 + steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       bool first = false;  // deterministic: the tile's first adder (BwdDqOrder), which stores
@@ -761,7 +765,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   // block goes to the writer (handoff), which adds it.
   __device__ void run(const Bwd03Ring<Cfg>& ring, const Bwd03DqHandoff<Cfg>& handoff, int b, int h_kv,
                       const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps, float (&dk)[kHeadDim / 2],
-                      float (&dv)[kHeadDim / 2]) const {
+                      float (&dv)[kHeadDim / 2], int i0 = 0, std::uint32_t kv_parity = 0) const {
+    // (i0, kv_parity: the walk's key blocks continue the ring's and the
+    // hand-off's step count, and K / V's phase: bwd_03_wgmma_dkv_walk_kernel.)
     if (steps == 0) return;
     const Mask& mask = seq.mask();
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
@@ -771,11 +777,11 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     // key block (both warpgroups' 128 keys), found while K and V land.
     const TileRange free_run = Cfg::kDqTransposed ? mask.template mask_free_tiles<kBlockM>(tiles, key0 - 64 * c, kBlockN)
                                                   : TileRange{};
-    mbar_wait(ring.kv_full(), 0);
+    mbar_wait(ring.kv_full(), kv_parity);
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     if constexpr (Cfg::kDqTransposed) {  // 80-row steps
       static_assert(Cfg::kDvAfterDs && !Cfg::kDqSplitKeys, "the 80-row body issues dV after the dS stores, one dS barrier");
-      for (int i = 0; i < steps; ++i) {
+      for (int i = i0; i < i0 + steps; ++i) {
         // The step's body, in two copies: kMF (mask-free: no tile of the
         // 128-key block needs the Mask; 80-row steps only, below) reads the LSE
         // pairs between the S^T and dP^T issues and the dpsum pairs before dP^T's
@@ -918,7 +924,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       // as shared helpers rescheduled the 64-row hdim 128 kernels, every
       // softcap / ALiBi call there: -1.3% at causal 16k with softcap 30,
       // session 62, exp_bwd03_step_helpers.patch).
-      for (int i = 0; i < steps; ++i) {
+      for (int i = i0; i < i0 + steps; ++i) {
         const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
         const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
         ring.consumer_wait(i);
@@ -1143,6 +1149,103 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 #endif
 }
 
+// The walk (non-deterministic dense calls whose CTAs take few steps: narrow
+// windows, bwd_tma_run's rule): min(units, SMs) CTAs, each taking the key
+// blocks u = blockIdx.x, + gridDim.x, ... in the grid's order (key block
+// fastest), so that a key block's loads overlap the previous one's last step
+// and epilogue instead of waiting behind a CTA's exit and launch. The roles
+// run the grid kernel's code per key block with the step count (ring stages,
+// dQ hand-off, dS buffers) and K / V's phase carried on. The producer loads
+// the first stages' Q / dO, then waits until the consumers have copied the
+// previous block's dK / dV out of K and V's tiles (kv_empty: every consumer
+// thread arrives after its store), then K and V, then the rest.
+template <class T, class Cfg, bool kMods>
+__global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
+    bwd_03_wgmma_dkv_walk_kernel(const __grid_constant__ BwdTmaParams prm) {
+#if FLASH_SM90A_DEVICE
+  using Smem = Bwd03Smem<Cfg>;
+  using Ring = Bwd03Ring<Cfg>;
+  extern __shared__ std::uint8_t smem_raw[];
+  const std::uint32_t raw_addr = smem_addr(smem_raw);
+  std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+  const Ring ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
+  const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
+  std::uint64_t* const kv_empty = handoff.completed();  // the deterministic hand-over's slot (this kernel has none)
+  const BwdParams& p = prm.p;
+  const int blocks = (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, units = blocks * p.heads_kv * p.batch;
+  struct Unit {
+    int n0, h_kv, b;
+    TileRange tiles;
+    int steps;
+  };
+  const auto unit = [&](int u) {
+    const int n0 = u % blocks * Cfg::kBlockN, pair = u / blocks;
+    const TileRange tiles = p.mask_for().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
+    return Unit{n0, pair % p.heads_kv, pair / p.heads_kv, tiles, tiles.count() * p.group_size};
+  };
+  let_next_kernel_start();
+  if (threadIdx.x == 0) {
+    handoff.template init<false>();
+    mbar_init(kv_empty, Cfg::kConsumerWGs * kWarpgroupThreads);
+    ring.init();  // (its fence publishes every barrier above)
+  }
+  __syncthreads();
+  wait_for_previous_kernel();
+
+  const int wg = warpgroup_index();
+  if (wg == 0) {
+    setmaxnreg_dec<Cfg::kProducerRegs>();
+    constexpr int kWriterThread = 32;
+    if (threadIdx.x == 0) {
+      using Producer = BwdProducer<Cfg, Smem, false>;
+      int i0 = 0, k = 0;
+      for (int u = blockIdx.x; u < units; u += gridDim.x, ++k) {
+        const Unit w = unit(u);
+        const SeqRows<false> seq(p, w.b);
+        const BwdTmaRows rows = BwdTmaRows::of(p, seq, w.b);
+        typename Ring::Step step{w.h_kv * p.group_size, w.tiles.begin};
+        int i = 0;
+        for (; i < w.steps && i < Cfg::kStages; ++i, step.advance(w.tiles))
+          Producer::load_step(prm, smem, ring, rows, seq, w.b, i0 + i, step);
+        if (k > 0) mbar_wait(kv_empty, (k - 1) & 1);  // the previous block's dK / dV left K and V's tiles
+        if (w.steps > 0) Producer::load_kv(prm, smem, ring, rows, w.n0, w.h_kv);
+        for (; i < w.steps; ++i, step.advance(w.tiles)) Producer::load_step(prm, smem, ring, rows, seq, w.b, i0 + i, step);
+        i0 += w.steps;
+      }
+    }
+    if (threadIdx.x >= kWriterThread && threadIdx.x < kWriterThread + Bwd03DqHandoff<Cfg>::kWriterThreads) {
+      int i0 = 0;
+      for (int u = blockIdx.x; u < units; u += gridDim.x) {
+        const Unit w = unit(u);
+        if (w.steps > 0)
+          Bwd03DqWriter<Cfg, false, false>::run(p, smem, handoff, w.n0 / Cfg::kBlockN, w.h_kv, w.b,
+                                                SeqRows<false>(p, w.b), w.tiles, w.steps, i0);
+        i0 += w.steps;
+      }
+    }
+    return;
+  }
+  setmaxnreg_inc<Cfg::kConsumerRegs>();
+  const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
+  int i0 = 0, loaded = 0;
+  for (int u = blockIdx.x; u < units; u += gridDim.x) {
+    const Unit w = unit(u);
+    const SeqRows<false> seq(p, w.b);
+    const Bwd03Consumer<T, Cfg, false, kMods, false> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32,
+                                                             w.n0 + 64 * c};
+    float dk[Cfg::kHeadDim / 2], dv[Cfg::kHeadDim / 2];
+#pragma unroll
+    for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
+    consumer.run(ring, handoff, w.b, w.h_kv, seq, w.tiles, w.steps, dk, dv, i0, static_cast<std::uint32_t>(loaded & 1));
+    consumer.store(seq, w.h_kv, dk, dv);
+    fence_async_shared();  // this thread's dK / dV writes into K and V's tiles, before TMA loads the next ones
+    mbar_arrive(kv_empty);  // and its reads of them are done
+    i0 += w.steps;
+    loaded += w.steps > 0;
+  }
+#endif
+}
+
 // The shared host side (common/hopper/bwd_tma.cuh) with this rung's tiles
 // and kernel.
 const auto dispatch_head_dim = [](int d, auto&& f) { return dispatch_bwd03_head_dim(d, f); };
@@ -1187,9 +1290,13 @@ cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
     return bwd_tma_run<WgmmaBwdConfig80, Bwd03Smem>(params, workspace, stream, only_128, kernel_of80,
                                                      WgmmaBwdConfig80<128>::kRowPad);
   }
-  const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
-    return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig<decltype(hd)::value>,
-                                  decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
+  const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen, auto... walk) {
+    using T = typename decltype(tag)::type;
+    using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
+    if constexpr (sizeof...(walk) == 1)
+      return bwd_03_wgmma_dkv_walk_kernel<T, Cfg, decltype(mods)::value>;
+    else
+      return bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
   };
   return bwd_tma_run<WgmmaBwdConfig, Bwd03Smem>(params, workspace, stream, dispatch_head_dim, kernel_of);
 }
