@@ -420,8 +420,9 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // ~4, -0.9% / -1.7% / -2.2% at ~6 / 9 / 10.
   static constexpr int kEarlyConvertMinSteps = kBlockM == 128 ? 8 : 5;
   // A walk kernel (bwd_03_wgmma_dkv_walk_kernel) for the calls whose CTAs
-  // take few steps (bwd_tma_run's rule); not at 80-row steps.
-  static constexpr bool kWalk = !kDqTransposed;
+  // take few steps (bwd_tma_run's rule): 128-row steps, whose dS^T buffers
+  // hold the dK / dV staging (Bwd03Consumer::store).
+  static constexpr bool kWalk = kBlockM == 128;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");
@@ -481,7 +482,10 @@ template <class Cfg> struct Bwd03Smem {
   // warpgroup staged, then freed (Bwd03DqHandoff).
   static constexpr int kRingBars = bwd_ring_bars<Cfg>(false);
   static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs + 2;  // + completed, counted
-  static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
+  // The walk kernel's state: kv_empty, unit_full[2], unit_empty[2], then
+  // two unit slots (bwd_03_wgmma_dkv_walk_kernel).
+  static constexpr int kWalkState = kBars + kNumBars * 8;
+  static constexpr std::size_t kBytes = kWalkState + 64 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
@@ -1044,11 +1048,17 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   // warpgroups' last products, which read all of K, are done), then copied
   // out in 16-byte row pieces; keys past seqlen_k (the sequence's attended
   // keys, variable-length) are not stored.
+  // kInDs (the walk): staged in dS^T buffer ds_buf instead, and kv_free
+  // arrived on once both warpgroups' products are done, so that the next key
+  // block's K and V load during the copy-out.
+  template <bool kInDs = false>
   __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kHeadDim / 2],
-                        const float (&dv)[kHeadDim / 2]) const {
+                        const float (&dv)[kHeadDim / 2], int ds_buf = 0, std::uint64_t* kv_free = nullptr) const {
     using Tile = BwdRowTile<64, kHeadDim>;
     static_assert(2 * Tile::kBytes == Smem::kKVBytes, "a warpgroup's half of K (V) holds its dK (dV)");
+    static_assert(!kInDs || 4 * Tile::kBytes <= Smem::kDsBytes, "a dS^T buffer holds both warpgroups' dK and dV");
     named_barrier_sync(kBwd03StoreReady, Cfg::kConsumerWGs * kWarpgroupThreads);
+    if constexpr (kInDs) mbar_arrive(kv_free);  // this thread's products, which read K and V, are done
     // The warpgroup and the tile base are read afresh here (opaque to the
     // compiler) rather than kept from before the step loop: kept, ptxas
     // recomputed the loop's wgmma descriptors every step (26-37 uniform
@@ -1058,7 +1068,9 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     // as long as before the store went through shared memory.
     const int wc = static_cast<int>(opaque(threadIdx.x)) / kWarpgroupThreads - 1;
     const std::uint32_t tbase = opaque(base);
-    const std::uint32_t tk = tbase + Smem::kK + wc * Tile::kBytes, tv = tbase + Smem::kV + wc * Tile::kBytes;
+    const std::uint32_t tk = tbase + (kInDs ? Smem::kDs + ds_buf * Smem::kDsBytes : Smem::kK) + wc * Tile::kBytes;
+    const std::uint32_t tv = tbase + (kInDs ? Smem::kDs + ds_buf * Smem::kDsBytes + 2 * Tile::kBytes : Smem::kV) +
+                             wc * Tile::kBytes;
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int half = 0; half < 2; ++half)
@@ -1150,15 +1162,18 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 }
 
 // The walk (non-deterministic dense calls whose CTAs take few steps: narrow
-// windows, bwd_tma_run's rule): min(units, SMs) CTAs, each taking the key
-// blocks u = blockIdx.x, + gridDim.x, ... in the grid's order (key block
-// fastest), so that a key block's loads overlap the previous one's last step
-// and epilogue instead of waiting behind a CTA's exit and launch. The roles
-// run the grid kernel's code per key block with the step count (ring stages,
-// dQ hand-off, dS buffers) and K / V's phase carried on. The producer loads
-// the first stages' Q / dO, then waits until the consumers have copied the
-// previous block's dK / dV out of K and V's tiles (kv_empty: every consumer
-// thread arrives after its store), then K and V, then the rest.
+// windows, bwd_tma_run's rule): min(units, SMs) CTAs, each taking key block
+// after key block (units in the grid's order, key block fastest: its own
+// blockIdx.x first, then the next unclaimed one from a counter in the
+// workspace, so that SMs that run faster take more), so that a block's loads
+// overlap the previous block's last step and epilogue instead of waiting
+// behind a CTA's exit and launch. The roles run the grid kernel's code per
+// block with the ring's, the hand-off's and the dS buffers' step count and K
+// / V's phase carried on. The producer claims the next unit and hands it to
+// the consumers and the writer through two slots (unit_full / unit_empty),
+// loads the first stages' Q / dO, waits until both consumer warpgroups'
+// products of the previous block are done (kv_empty), then loads K and V,
+// while the consumers copy dK / dV out through a dS^T buffer.
 template <class T, class Cfg, bool kMods>
 __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     bwd_03_wgmma_dkv_walk_kernel(const __grid_constant__ BwdTmaParams prm) {
@@ -1170,7 +1185,13 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
   const Ring ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
   const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
-  std::uint64_t* const kv_empty = handoff.completed();  // the deterministic hand-over's slot (this kernel has none)
+  std::uint64_t* const walk_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kWalkState);
+  std::uint64_t* const kv_empty = walk_bars;
+  const auto unit_full = [&](int j) { return walk_bars + 1 + j; };
+  const auto unit_empty = [&](int j) { return walk_bars + 3 + j; };
+  volatile int* const slot = reinterpret_cast<int*>(walk_bars + 5);
+  constexpr int kWriterThread = 32, kWriterThreads = Bwd03DqHandoff<Cfg>::kWriterThreads;
+  constexpr int kConsumerThreads = Cfg::kConsumerWGs * kWarpgroupThreads;
   const BwdParams& p = prm.p;
   const int blocks = (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, units = blocks * p.heads_kv * p.batch;
   struct Unit {
@@ -1178,28 +1199,44 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
     TileRange tiles;
     int steps;
   };
-  const auto unit = [&](int u) {
-    const int n0 = u % blocks * Cfg::kBlockN, pair = u / blocks;
+  const auto unit = [&](int u) {  // u >= 0 (unsigned: the Mask's tests on n0 keep their grid-kernel form)
+    const unsigned uu = static_cast<unsigned>(u), ub = static_cast<unsigned>(blocks);
+    const int n0 = static_cast<int>(uu % ub) * Cfg::kBlockN, pair = static_cast<int>(uu / ub);
     const TileRange tiles = p.mask_for().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
     return Unit{n0, pair % p.heads_kv, pair / p.heads_kv, tiles, tiles.count() * p.group_size};
+  };
+  // Readers (consumers, writer): the k-th unit, or -1 past the last.
+  const auto take = [&](int k) {
+    mbar_wait(unit_full(k & 1), (k >> 1) & 1);
+    const int u = slot[k & 1];
+    mbar_arrive(unit_empty(k & 1));
+    return u;
   };
   let_next_kernel_start();
   if (threadIdx.x == 0) {
     handoff.template init<false>();
-    mbar_init(kv_empty, Cfg::kConsumerWGs * kWarpgroupThreads);
+    mbar_init(kv_empty, kConsumerThreads);
+    for (int j = 0; j < 2; ++j) {
+      mbar_init(unit_full(j), 1);
+      mbar_init(unit_empty(j), kConsumerThreads + kWriterThreads);
+    }
     ring.init();  // (its fence publishes every barrier above)
   }
   __syncthreads();
-  wait_for_previous_kernel();
+  wait_for_previous_kernel();  // (the counter, p.kv_done[0], was zeroed before the preprocess)
 
   const int wg = warpgroup_index();
   if (wg == 0) {
     setmaxnreg_dec<Cfg::kProducerRegs>();
-    constexpr int kWriterThread = 32;
     if (threadIdx.x == 0) {
       using Producer = BwdProducer<Cfg, Smem, false>;
-      int i0 = 0, k = 0;
-      for (int u = blockIdx.x; u < units; u += gridDim.x, ++k) {
+      int u = blockIdx.x, i0 = 0;
+      for (int k = 0;; ++k) {
+        mbar_wait(unit_empty(k & 1), ((k >> 1) & 1) ^ 1);  // its previous unit was read (a first use passes)
+        slot[k & 1] = u < units ? u : -1;
+        mbar_arrive(unit_full(k & 1));
+        if (u >= units) break;
+        const int next = static_cast<int>(gridDim.x) + atomicAdd(p.kv_done, 1);  // claimed now, used next
         const Unit w = unit(u);
         const SeqRows<false> seq(p, w.b);
         const BwdTmaRows rows = BwdTmaRows::of(p, seq, w.b);
@@ -1207,15 +1244,18 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
         int i = 0;
         for (; i < w.steps && i < Cfg::kStages; ++i, step.advance(w.tiles))
           Producer::load_step(prm, smem, ring, rows, seq, w.b, i0 + i, step);
-        if (k > 0) mbar_wait(kv_empty, (k - 1) & 1);  // the previous block's dK / dV left K and V's tiles
+        if (k > 0) mbar_wait(kv_empty, (k - 1) & 1);  // the previous block's products read K and V
         if (w.steps > 0) Producer::load_kv(prm, smem, ring, rows, w.n0, w.h_kv);
         for (; i < w.steps; ++i, step.advance(w.tiles)) Producer::load_step(prm, smem, ring, rows, seq, w.b, i0 + i, step);
         i0 += w.steps;
+        u = next;
       }
     }
-    if (threadIdx.x >= kWriterThread && threadIdx.x < kWriterThread + Bwd03DqHandoff<Cfg>::kWriterThreads) {
+    if (threadIdx.x >= kWriterThread && threadIdx.x < kWriterThread + kWriterThreads) {
       int i0 = 0;
-      for (int u = blockIdx.x; u < units; u += gridDim.x) {
+      for (int k = 0;; ++k) {
+        const int u = take(k);
+        if (u < 0) break;
         const Unit w = unit(u);
         if (w.steps > 0)
           Bwd03DqWriter<Cfg, false, false>::run(p, smem, handoff, w.n0 / Cfg::kBlockN, w.h_kv, w.b,
@@ -1228,7 +1268,9 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
   setmaxnreg_inc<Cfg::kConsumerRegs>();
   const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
   int i0 = 0, loaded = 0;
-  for (int u = blockIdx.x; u < units; u += gridDim.x) {
+  for (int k = 0;; ++k) {
+    const int u = take(k);
+    if (u < 0) break;
     const Unit w = unit(u);
     const SeqRows<false> seq(p, w.b);
     const Bwd03Consumer<T, Cfg, false, kMods, false> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32,
@@ -1237,11 +1279,11 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 #pragma unroll
     for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
     consumer.run(ring, handoff, w.b, w.h_kv, seq, w.tiles, w.steps, dk, dv, i0, static_cast<std::uint32_t>(loaded & 1));
-    consumer.store(seq, w.h_kv, dk, dv);
-    fence_async_shared();  // this thread's dK / dV writes into K and V's tiles, before TMA loads the next ones
-    mbar_arrive(kv_empty);  // and its reads of them are done
     i0 += w.steps;
     loaded += w.steps > 0;
+    // Staged in the dS^T buffer the next block's first step does not write
+    // (its second step's: by then both warpgroups passed the first's dS barrier).
+    consumer.template store<true>(seq, w.h_kv, dk, dv, (i0 + 1) % 2, kv_empty);
   }
 #endif
 }
