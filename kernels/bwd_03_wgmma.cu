@@ -419,10 +419,6 @@ template <int kHeadDim_, int kBlockM_> struct WgmmaBwdConfigT {
   // (256, 0) / (512, 0) windows); 64- and 80-row steps (hdim 128) +1.0% at
   // ~4, -0.9% / -1.7% / -2.2% at ~6 / 9 / 10.
   static constexpr int kEarlyConvertMinSteps = kBlockM == 128 ? 8 : 5;
-  // A walk kernel (bwd_03_wgmma_dkv_walk_kernel) for the calls whose CTAs
-  // take few steps (bwd_tma_run's rule): 128-row steps, whose dS^T buffers
-  // hold the dK / dV staging (Bwd03Consumer::store).
-  static constexpr bool kWalk = kBlockM == 128;
   static_assert(kBlockM == 64 || (kBlockM == 128 && kHeadDim == 64) || (kBlockM == 80 && kHeadDim == 128),
                 "a step is one or (hdim 64) two dQ row tiles, or (hdim 128) 80 rows of dQ^T");
   static_assert(kRowPad % kBlockM == 0 && kRowPad % kBwdRowPad == 0, "steps tile the padded rows");
@@ -482,10 +478,7 @@ template <class Cfg> struct Bwd03Smem {
   // warpgroup staged, then freed (Bwd03DqHandoff).
   static constexpr int kRingBars = bwd_ring_bars<Cfg>(false);
   static constexpr int kNumBars = kRingBars + 2 * Cfg::kConsumerWGs + 2;  // + completed, counted
-  // The walk kernel's state: kv_empty, unit_full[2], unit_empty[2], then
-  // two unit slots (bwd_03_wgmma_dkv_walk_kernel).
-  static constexpr int kWalkState = kBars + kNumBars * 8;
-  static constexpr std::size_t kBytes = kWalkState + 64 + 1024;  // + slack to align the base
+  static constexpr std::size_t kBytes = kBars + kNumBars * 8 + 1024;  // + slack to align the base
   static_assert(kKVBytes % 1024 == 0 && kQBytes % 1024 == 0 && kDsBytes % 1024 == 0 && kDq % 1024 == 0,
                 "tiles must keep 1024-byte alignment");
   static_assert(kBytes <= 227 * 1024, "more shared memory than a CTA may have");
@@ -598,12 +591,11 @@ template <class Cfg, bool kDeterministic, bool kVarlen> struct Bwd03DqWriter {
   static_assert(Cfg::kConsumerWGs == 2, "the non-deterministic releases below name two bulk groups");
 
   __device__ static void run(const BwdParams& p, std::uint8_t* smem, const Bwd03DqHandoff<Cfg>& handoff, int n_block,
-                             int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps,
-                             int i0 = 0) {
+                             int h_kv, int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
     const Mask& mask = seq.mask();  // deterministic, variable-length: the sequence's (its key blocks are the ones turn() counts)
     const bool leader = !kNamed || threadIdx.x % 32 == 0;
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
-    for (int i = i0; i < i0 + steps; ++i) {
+    for (int i = 0; i < steps; ++i) {
       const int m0 = step.m_block * Cfg::kBlockM;
       const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
       bool first = false;  // deterministic: the tile's first adder (BwdDqOrder), which stores
@@ -769,9 +761,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   // block goes to the writer (handoff), which adds it.
   __device__ void run(const Bwd03Ring<Cfg>& ring, const Bwd03DqHandoff<Cfg>& handoff, int b, int h_kv,
                       const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps, float (&dk)[kHeadDim / 2],
-                      float (&dv)[kHeadDim / 2], int i0 = 0, std::uint32_t kv_parity = 0) const {
-    // (i0, kv_parity: the walk's key blocks continue the ring's and the
-    // hand-off's step count, and K / V's phase: bwd_03_wgmma_dkv_walk_kernel.)
+                      float (&dv)[kHeadDim / 2]) const {
     if (steps == 0) return;
     const Mask& mask = seq.mask();
     const float* s_lse = reinterpret_cast<const float*>(smem + Smem::kLse);
@@ -781,11 +771,11 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     // key block (both warpgroups' 128 keys), found while K and V land.
     const TileRange free_run = Cfg::kDqTransposed ? mask.template mask_free_tiles<kBlockM>(tiles, key0 - 64 * c, kBlockN)
                                                   : TileRange{};
-    mbar_wait(ring.kv_full(), kv_parity);
+    mbar_wait(ring.kv_full(), 0);
     typename Bwd03Ring<Cfg>::Step step{h_kv * p.group_size, tiles.begin};
     if constexpr (Cfg::kDqTransposed) {  // 80-row steps
       static_assert(Cfg::kDvAfterDs && !Cfg::kDqSplitKeys, "the 80-row body issues dV after the dS stores, one dS barrier");
-      for (int i = i0; i < i0 + steps; ++i) {
+      for (int i = 0; i < steps; ++i) {
         // The step's body, in two copies: kMF (mask-free: no tile of the
         // 128-key block needs the Mask; 80-row steps only, below) reads the LSE
         // pairs between the S^T and dP^T issues and the dpsum pairs before dP^T's
@@ -928,7 +918,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
       // as shared helpers rescheduled the 64-row hdim 128 kernels, every
       // softcap / ALiBi call there: -1.3% at causal 16k with softcap 30,
       // session 62, exp_bwd03_step_helpers.patch).
-      for (int i = i0; i < i0 + steps; ++i) {
+      for (int i = 0; i < steps; ++i) {
         const int s = Bwd03Ring<Cfg>::stage(i), m0 = step.m_block * kBlockM;
         const std::uint32_t q_tile = base + Smem::kQ + s * Smem::kQBytes, do_tile = base + Smem::kDo + s * Smem::kQBytes;
         ring.consumer_wait(i);
@@ -1048,17 +1038,11 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
   // warpgroups' last products, which read all of K, are done), then copied
   // out in 16-byte row pieces; keys past seqlen_k (the sequence's attended
   // keys, variable-length) are not stored.
-  // kInDs (the walk): staged in dS^T buffer ds_buf instead, and kv_free
-  // arrived on once both warpgroups' products are done, so that the next key
-  // block's K and V load during the copy-out.
-  template <bool kInDs = false>
   __device__ void store(const SeqRows<kVarlen>& seq, int h_kv, const float (&dk)[kHeadDim / 2],
-                        const float (&dv)[kHeadDim / 2], int ds_buf = 0, std::uint64_t* kv_free = nullptr) const {
+                        const float (&dv)[kHeadDim / 2]) const {
     using Tile = BwdRowTile<64, kHeadDim>;
     static_assert(2 * Tile::kBytes == Smem::kKVBytes, "a warpgroup's half of K (V) holds its dK (dV)");
-    static_assert(!kInDs || 4 * Tile::kBytes <= Smem::kDsBytes, "a dS^T buffer holds both warpgroups' dK and dV");
     named_barrier_sync(kBwd03StoreReady, Cfg::kConsumerWGs * kWarpgroupThreads);
-    if constexpr (kInDs) mbar_arrive(kv_free);  // this thread's products, which read K and V, are done
     // The warpgroup and the tile base are read afresh here (opaque to the
     // compiler) rather than kept from before the step loop: kept, ptxas
     // recomputed the loop's wgmma descriptors every step (26-37 uniform
@@ -1068,9 +1052,7 @@ template <class T, class Cfg, bool kDeterministic, bool kMods, bool kVarlen> str
     // as long as before the store went through shared memory.
     const int wc = static_cast<int>(opaque(threadIdx.x)) / kWarpgroupThreads - 1;
     const std::uint32_t tbase = opaque(base);
-    const std::uint32_t tk = tbase + (kInDs ? Smem::kDs + ds_buf * Smem::kDsBytes : Smem::kK) + wc * Tile::kBytes;
-    const std::uint32_t tv = tbase + (kInDs ? Smem::kDs + ds_buf * Smem::kDsBytes + 2 * Tile::kBytes : Smem::kV) +
-                             wc * Tile::kBytes;
+    const std::uint32_t tk = tbase + Smem::kK + wc * Tile::kBytes, tv = tbase + Smem::kV + wc * Tile::kBytes;
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
     for (int half = 0; half < 2; ++half)
@@ -1161,133 +1143,6 @@ __global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
 #endif
 }
 
-// The walk (non-deterministic dense calls whose CTAs take few steps: narrow
-// windows, bwd_tma_run's rule): min(units, SMs) CTAs, each taking key block
-// after key block (units in the grid's order, key block fastest: its own
-// blockIdx.x first, then the next unclaimed one from a counter in the
-// workspace, so that SMs that run faster take more), so that a block's loads
-// overlap the previous block's last step and epilogue instead of waiting
-// behind a CTA's exit and launch. The roles run the grid kernel's code per
-// block with the ring's, the hand-off's and the dS buffers' step count and K
-// / V's phase carried on. The producer claims the next unit and hands it to
-// the consumers and the writer through two slots (unit_full / unit_empty),
-// loads the first stages' Q / dO, waits until both consumer warpgroups'
-// products of the previous block are done (kv_empty), then loads K and V,
-// while the consumers copy dK / dV out through a dS^T buffer.
-template <class T, class Cfg, bool kMods>
-__global__ void __launch_bounds__(Bwd03Smem<Cfg>::kThreads, 1)
-    bwd_03_wgmma_dkv_walk_kernel(const __grid_constant__ BwdTmaParams prm) {
-#if FLASH_SM90A_DEVICE
-  using Smem = Bwd03Smem<Cfg>;
-  using Ring = Bwd03Ring<Cfg>;
-  extern __shared__ std::uint8_t smem_raw[];
-  const std::uint32_t raw_addr = smem_addr(smem_raw);
-  std::uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
-  const Ring ring{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars)};
-  const Bwd03DqHandoff<Cfg> handoff{reinterpret_cast<std::uint64_t*>(smem + Smem::kBars) + Smem::kRingBars};
-  std::uint64_t* const walk_bars = reinterpret_cast<std::uint64_t*>(smem + Smem::kWalkState);
-  std::uint64_t* const kv_empty = walk_bars;
-  const auto unit_full = [&](int j) { return walk_bars + 1 + j; };
-  const auto unit_empty = [&](int j) { return walk_bars + 3 + j; };
-  volatile int* const slot = reinterpret_cast<int*>(walk_bars + 5);
-  constexpr int kWriterThread = 32, kWriterThreads = Bwd03DqHandoff<Cfg>::kWriterThreads;
-  constexpr int kConsumerThreads = Cfg::kConsumerWGs * kWarpgroupThreads;
-  const BwdParams& p = prm.p;
-  const int blocks = (p.seqlen_k + Cfg::kBlockN - 1) / Cfg::kBlockN, units = blocks * p.heads_kv * p.batch;
-  struct Unit {
-    int n0, h_kv, b;
-    TileRange tiles;
-    int steps;
-  };
-  const auto unit = [&](int u) {  // u >= 0 (unsigned: the Mask's tests on n0 keep their grid-kernel form)
-    const unsigned uu = static_cast<unsigned>(u), ub = static_cast<unsigned>(blocks);
-    const int n0 = static_cast<int>(uu % ub) * Cfg::kBlockN, pair = static_cast<int>(uu / ub);
-    const TileRange tiles = p.mask_for().template query_tiles<Cfg::kBlockM>(n0, Cfg::kBlockN);
-    return Unit{n0, pair % p.heads_kv, pair / p.heads_kv, tiles, tiles.count() * p.group_size};
-  };
-  // Readers (consumers, writer): the k-th unit, or -1 past the last.
-  const auto take = [&](int k) {
-    mbar_wait(unit_full(k & 1), (k >> 1) & 1);
-    const int u = slot[k & 1];
-    mbar_arrive(unit_empty(k & 1));
-    return u;
-  };
-  let_next_kernel_start();
-  if (threadIdx.x == 0) {
-    handoff.template init<false>();
-    mbar_init(kv_empty, kConsumerThreads);
-    for (int j = 0; j < 2; ++j) {
-      mbar_init(unit_full(j), 1);
-      mbar_init(unit_empty(j), kConsumerThreads + kWriterThreads);
-    }
-    ring.init();  // (its fence publishes every barrier above)
-  }
-  __syncthreads();
-  wait_for_previous_kernel();  // (the counter, p.kv_done[0], was zeroed before the preprocess)
-
-  const int wg = warpgroup_index();
-  if (wg == 0) {
-    setmaxnreg_dec<Cfg::kProducerRegs>();
-    if (threadIdx.x == 0) {
-      using Producer = BwdProducer<Cfg, Smem, false>;
-      int u = blockIdx.x, i0 = 0;
-      for (int k = 0;; ++k) {
-        mbar_wait(unit_empty(k & 1), ((k >> 1) & 1) ^ 1);  // its previous unit was read (a first use passes)
-        slot[k & 1] = u < units ? u : -1;
-        mbar_arrive(unit_full(k & 1));
-        if (u >= units) break;
-        const int next = static_cast<int>(gridDim.x) + atomicAdd(p.kv_done, 1);  // claimed now, used next
-        const Unit w = unit(u);
-        const SeqRows<false> seq(p, w.b);
-        const BwdTmaRows rows = BwdTmaRows::of(p, seq, w.b);
-        typename Ring::Step step{w.h_kv * p.group_size, w.tiles.begin};
-        int i = 0;
-        for (; i < w.steps && i < Cfg::kStages; ++i, step.advance(w.tiles))
-          Producer::load_step(prm, smem, ring, rows, seq, w.b, i0 + i, step);
-        if (k > 0) mbar_wait(kv_empty, (k - 1) & 1);  // the previous block's products read K and V
-        if (w.steps > 0) Producer::load_kv(prm, smem, ring, rows, w.n0, w.h_kv);
-        for (; i < w.steps; ++i, step.advance(w.tiles)) Producer::load_step(prm, smem, ring, rows, seq, w.b, i0 + i, step);
-        i0 += w.steps;
-        u = next;
-      }
-    }
-    if (threadIdx.x >= kWriterThread && threadIdx.x < kWriterThread + kWriterThreads) {
-      int i0 = 0;
-      for (int k = 0;; ++k) {
-        const int u = take(k);
-        if (u < 0) break;
-        const Unit w = unit(u);
-        if (w.steps > 0)
-          Bwd03DqWriter<Cfg, false, false>::run(p, smem, handoff, w.n0 / Cfg::kBlockN, w.h_kv, w.b,
-                                                SeqRows<false>(p, w.b), w.tiles, w.steps, i0);
-        i0 += w.steps;
-      }
-    }
-    return;
-  }
-  setmaxnreg_inc<Cfg::kConsumerRegs>();
-  const int c = wg - 1, tid = threadIdx.x - kWarpgroupThreads * wg;
-  int i0 = 0, loaded = 0;
-  for (int k = 0;; ++k) {
-    const int u = take(k);
-    if (u < 0) break;
-    const Unit w = unit(u);
-    const SeqRows<false> seq(p, w.b);
-    const Bwd03Consumer<T, Cfg, false, kMods, false> consumer{p, smem_addr(smem), smem, c, tid, tid / 32, tid % 32,
-                                                             w.n0 + 64 * c};
-    float dk[Cfg::kHeadDim / 2], dv[Cfg::kHeadDim / 2];
-#pragma unroll
-    for (int e = 0; e < Cfg::kHeadDim / 2; ++e) dk[e] = dv[e] = 0.0f;
-    consumer.run(ring, handoff, w.b, w.h_kv, seq, w.tiles, w.steps, dk, dv, i0, static_cast<std::uint32_t>(loaded & 1));
-    i0 += w.steps;
-    loaded += w.steps > 0;
-    // Staged in the dS^T buffer the next block's first step does not write
-    // (its second step's: by then both warpgroups passed the first's dS barrier).
-    consumer.template store<true>(seq, w.h_kv, dk, dv, (i0 + 1) % 2, kv_empty);
-  }
-#endif
-}
-
 // The shared host side (common/hopper/bwd_tma.cuh) with this rung's tiles
 // and kernel.
 const auto dispatch_head_dim = [](int d, auto&& f) { return dispatch_bwd03_head_dim(d, f); };
@@ -1332,13 +1187,9 @@ cudaError_t run(const BwdParams& call, void* workspace, cudaStream_t stream) {
     return bwd_tma_run<WgmmaBwdConfig80, Bwd03Smem>(params, workspace, stream, only_128, kernel_of80,
                                                      WgmmaBwdConfig80<128>::kRowPad);
   }
-  const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen, auto... walk) {
-    using T = typename decltype(tag)::type;
-    using Cfg = WgmmaBwdConfig<decltype(hd)::value>;
-    if constexpr (sizeof...(walk) == 1)
-      return bwd_03_wgmma_dkv_walk_kernel<T, Cfg, decltype(mods)::value>;
-    else
-      return bwd_03_wgmma_dkv_kernel<T, Cfg, decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
+  const auto kernel_of = [](auto tag, auto hd, auto det, auto mods, auto varlen) {
+    return bwd_03_wgmma_dkv_kernel<typename decltype(tag)::type, WgmmaBwdConfig<decltype(hd)::value>,
+                                  decltype(det)::value, decltype(mods)::value, decltype(varlen)::value>;
   };
   return bwd_tma_run<WgmmaBwdConfig, Bwd03Smem>(params, workspace, stream, dispatch_head_dim, kernel_of);
 }

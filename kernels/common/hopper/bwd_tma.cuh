@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <string>
 #include <type_traits>
 
@@ -154,17 +153,8 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
   // One thread: K and V, then Q, dO, LSE and dpsum of every step.
   __device__ static void run(const BwdTmaParams& prm, std::uint8_t* smem, const BwdRing<Cfg, Smem>& ring, int n0, int h_kv,
                              int b, const SeqRows<kVarlen>& seq, const TileRange& tiles, int steps) {
-    const BwdTmaRows rows = BwdTmaRows::of(prm.p, seq, b);
-    load_kv(prm, smem, ring, rows, n0, h_kv);
-    typename BwdRing<Cfg, Smem>::Step step{h_kv * prm.p.group_size, tiles.begin};
-    for (int i = 0; i < steps; ++i) {
-      load_step(prm, smem, ring, rows, seq, b, i, step);
-      step.advance(tiles);
-    }
-  }
-  // K and V of the CTA's key block (keys n0..), on kv_full.
-  __device__ static void load_kv(const BwdTmaParams& prm, std::uint8_t* smem, const BwdRing<Cfg, Smem>& ring,
-                                 const BwdTmaRows& rows, int n0, int h_kv) {
+    const BwdParams& p = prm.p;
+    const BwdTmaRows rows = BwdTmaRows::of(p, seq, b);
     mbar_arrive_expect_tx(ring.kv_full(), 2 * Smem::kKVBytes);
 #pragma unroll
     for (int cb = 0; cb < kColBlocks; ++cb) {
@@ -173,36 +163,33 @@ template <class Cfg, class Smem, bool kVarlen> struct BwdProducer {
       tma_load_4d(smem + Smem::kV + cb * Cfg::kBlockN * 128, &prm.v, cb * 64, rows.k_x0 + n0, h_kv, rows.k_y,
                   ring.kv_full());
     }
-  }
-  // Step i's Q, dO, LSE and dpsum (query tile step.m_block of head step.h)
-  // into stage i % kStages, once it is free.
-  __device__ static void load_step(const BwdTmaParams& prm, std::uint8_t* smem, const BwdRing<Cfg, Smem>& ring,
-                                   const BwdTmaRows& rows, const SeqRows<kVarlen>& seq, int b, int i,
-                                   const typename BwdRing<Cfg, Smem>::Step& step) {
-    const BwdParams& p = prm.p;
-    std::uint64_t* bar = ring.producer_acquire(i);
-    const int s = BwdRing<Cfg, Smem>::stage(i), m0 = step.m_block * Cfg::kBlockM;
-    constexpr bool kOneDo = BwdRing<Cfg, Smem>::kOneDo;
+    typename BwdRing<Cfg, Smem>::Step step{h_kv * p.group_size, tiles.begin};
+    for (int i = 0; i < steps; ++i) {
+      std::uint64_t* bar = ring.producer_acquire(i);
+      const int s = BwdRing<Cfg, Smem>::stage(i), m0 = step.m_block * Cfg::kBlockM;
+      constexpr bool kOneDo = BwdRing<Cfg, Smem>::kOneDo;
 #pragma unroll
-    for (int cb = 0; cb < kColBlocks; ++cb) {
-      tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, rows.q_x0 + m0,
-                  step.h, rows.q_y, bar);
-      if constexpr (!kOneDo)
-        tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64,
-                    rows.q_x0 + m0, step.h, rows.q_y, bar);
-    }
-    // The row arrays are padded to whole kBwdRowPad tiles (per sequence,
-    // and m0 < its seqlen_q): no bounds check, and never another
-    // sequence's rows.
-    const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
-    bulk_load(smem + Smem::kLse + s * Smem::kRowBytes, p.lse_log2 + row0, Smem::kRowBytes, bar);
-    bulk_load(smem + Smem::kDpsum + s * Smem::kRowBytes, p.dpsum + row0, Smem::kRowBytes, bar);
-    if constexpr (kOneDo) {
-      std::uint64_t* do_bar = ring.producer_acquire_do(i);
+      for (int cb = 0; cb < kColBlocks; ++cb) {
+        tma_load_4d(smem + Smem::kQ + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.q, cb * 64, rows.q_x0 + m0,
+                    step.h, rows.q_y, bar);
+        if constexpr (!kOneDo)
+          tma_load_4d(smem + Smem::kDo + s * Smem::kQBytes + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64,
+                      rows.q_x0 + m0, step.h, rows.q_y, bar);
+      }
+      // The row arrays are padded to whole kBwdRowPad tiles (per sequence,
+      // and m0 < its seqlen_q): no bounds check, and never another
+      // sequence's rows.
+      const std::int64_t row0 = bwd_ws_row0(p, seq, b, step.h) + m0;
+      bulk_load(smem + Smem::kLse + s * Smem::kRowBytes, p.lse_log2 + row0, Smem::kRowBytes, bar);
+      bulk_load(smem + Smem::kDpsum + s * Smem::kRowBytes, p.dpsum + row0, Smem::kRowBytes, bar);
+      if constexpr (kOneDo) {
+        std::uint64_t* do_bar = ring.producer_acquire_do(i);
 #pragma unroll
-      for (int cb = 0; cb < kColBlocks; ++cb)
-        tma_load_4d(smem + Smem::kDo + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64, rows.q_x0 + m0, step.h,
-                    rows.q_y, do_bar);
+        for (int cb = 0; cb < kColBlocks; ++cb)
+          tma_load_4d(smem + Smem::kDo + cb * Cfg::kBlockM * 128, &prm.dout, cb * 64, rows.q_x0 + m0, step.h,
+                      rows.q_y, do_bar);
+      }
+      step.advance(tiles);
     }
   }
 };
@@ -399,14 +386,6 @@ inline constexpr int kBwdDoneBarrier = 8;
 // Which calls start the convert early, and so which dkv kernels count
 // themselves done: dense non-deterministic ones (bwd_tma_run says why).
 template <bool kDeterministic, bool kVarlen> inline constexpr bool kBwdEarlyConvert = !kDeterministic && !kVarlen;
-// Whether a Config has a walk kernel (Cfg::kWalk; absent: no): the rung's
-// kernel_of then takes a sixth argument, std::true_type, for it.
-template <class Cfg, class = void> inline constexpr bool kBwdWalks = false;
-template <class Cfg> inline constexpr bool kBwdWalks<Cfg, std::void_t<decltype(Cfg::kWalk)>> = Cfg::kWalk;
-inline bool bwd_walk_wanted() {  // EXPERIMENT
-  static const bool on = std::getenv("FLASH_BWD_WALK") != nullptr;
-  return on;
-}
 // ... and of those, where the Config says so (kEarlyConvertMinSteps; absent:
 // every call), the calls whose CTAs run at least that many steps on average.
 // bwd_03's count costs each CTA its dQ writer's wait for its bulk
@@ -622,18 +601,7 @@ cudaError_t bwd_tma_run(const BwdParams& params, void* workspace, cudaStream_t s
     p.head_group = bwd_head_group<Cfg::kBlockM, Cfg::kBlockN>(p);
     // Programmatic dependent launch: the CTAs start (barriers, setup) while
     // the preprocess's last wave runs and wait for it (wait_for_previous_kernel).
-    bool walked = false;
-    if constexpr (kBwdWalks<Cfg> && !decltype(det)::value && !kVarlen) {
-      if (!early && p.sm_count > 0 && bwd_walk_wanted()) {  // EXPERIMENT: FLASH_BWD_WALK
-        const long long units = static_cast<long long>(grid.x) * grid.y * grid.z;
-        const dim3 walk_grid(static_cast<unsigned>(std::min<long long>(units, p.sm_count)));
-        if (units > 0)
-          err = bwd_launch(kernel_of(tag, hd, det, mods, varlen, std::true_type{}), walk_grid, Smem::kThreads,
-                           Smem::kBytes, prm, stream, /*pdl=*/true);
-        walked = true;
-      }
-    }
-    if (!walked && (!kVarlen || grid.x > 0))
+    if (!kVarlen || grid.x > 0)
       err = bwd_launch(kernel_of(tag, hd, det, mods, varlen), grid, Smem::kThreads, Smem::kBytes, prm, stream,
                        /*pdl=*/true);
     if (err != cudaSuccess) return;
