@@ -326,13 +326,17 @@
 // exp_L2_writer_counts_alone.patch); the same run in the 64- / 128-row
 // loop and bwd_04, whose Mask question sits among the S issues already
 // (hdim 64 full 8k -1.4%, exp_M_mask_free_run_other_loops.patch).
-// Session 65 (H200, call 1, six rotated tags, two rounds): the dQ writer
-// of a CTA that nothing counts (narrow windows, varlen: no early convert)
-// ends on a read-only bulk wait, as FlashAttention-4's writer does; the
-// additions complete before the convert launched after the grid. (128, 0)
-// windows hdim 64 / 128 +0.5 / +1.1%, other cells +0.2-0.4% (noise).
-// Dropped again: dK / dV by TMA stores (+0.5 / -0.1% on the windows) and
-// even key blocks first (-2.6% at hdim 128 causal 16k, 0 on the windows).
+// Session 65 (H200): the dQ writer of a CTA that nothing counts (narrow
+// windows, varlen: no early convert) ends on a read-only bulk wait, as
+// FlashAttention-4's writer does; the additions complete before the convert
+// launched after the grid. (128, 0) windows hdim 64 / 128 +0.4 / +1.1% in
+// call 1, -0.0 / +0.3% in call 5 (varlen causal +0.2 / +0.8%): 0 to +1%,
+// about the rounds' spread. Dropped again: dK / dV by TMA stores (+0.5 /
+// -0.1% on the windows), even key blocks first (-2.6% at hdim 128 causal
+// 16k, 0 on the windows); and a walk for few-step calls (min(units, SMs)
+// CTAs taking key block after key block, K / V of the next loaded during
+// the copy-out): -4 to -8% on the windows, the hardware's CTA relaunch
+// being cheaper than the walk's bookkeeping (exp_K_backward_walk.patch).
 // Run it: ./runner --bwd --kernel wgmma [--softcap 30 --alibi] ;
 //   ./bench --bwd --kernel wgmma --seq 8192 --dhead 128 [--softcap 30]
 #include <cuda.h>
