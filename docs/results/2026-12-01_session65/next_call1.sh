@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Prepared in session 65 for the next session's first call (not run). Tags: H (HEAD), P (HEAD +
-# next_P4b_preprocess_rows_addressed_once.patch), B (HEAD + next_B2_varlen_head_groups.patch), C (both, the
+# next_P4b_preprocess_rows_addressed_once.patch), B (HEAD + next_B1_compact_varlen_grid.patch, which orders each
+# sequence's KV heads fastest, so it subsumes next_B2_varlen_head_groups.patch up to 128 sequences), C (P + B, the
 # bundle: its test_gpu runs the backward suites). Build each with `ninja -C build-gpu bin/bench`, copy its
 # bench to .gpu/TAG/bench inside the bundle tar (pack as session 65's calls did). Predictions in docs/NOTES.md
 # "Session 65" (call 6: P4b; B2). carry [".gpu"].
