@@ -32,6 +32,11 @@ using flash::TensorView;
 
 // Far apart (2^40 bytes), so that unmutated views overlap nothing.
 char* fake(int i) { return reinterpret_cast<char*>(static_cast<std::uintptr_t>(i + 1) << 40); }
+// An address moved by d bytes, in integers (the pointer may be null: no
+// pointer arithmetic on it).
+void* shifted(void* p, std::int64_t d) {
+  return reinterpret_cast<void*>(reinterpret_cast<std::uintptr_t>(p) + static_cast<std::uintptr_t>(d));
+}
 
 std::uint64_t fresh_seed() {
   const char* env = std::getenv("FLASH_TEST_SEED");
@@ -68,17 +73,21 @@ class Fuzzer {
       case 2: t.rank = below(7) - 1; break;
       case 3: t.dtype = static_cast<DType>(below(6)); break;  // 4 and 5 are outside the enum
       case 4: t.data = nullptr; break;
-      case 5: t.data = static_cast<char*>(t.data) + (below(2) ? 2 : 6); break;  // misaligned
+      case 5: t.data = shifted(t.data, below(2) ? 2 : 6); break;  // misaligned
       case 6: t.data = fake(0); break;  // aliases q
-      case 7: t.data = static_cast<char*>(t.data) - (std::int64_t{1} << 40) + 64; break;  // inside the view before
-      default: t.stride[below(4)] = -t.stride[below(4)]; break;
+      case 7: t.data = shifted(t.data, 64 - (std::int64_t{1} << 40)); break;  // inside the view before
+      default: {  // a negated stride (INT64_MIN's own negation, without the overflow)
+        std::int64_t& st = t.stride[below(4)];
+        st = static_cast<std::int64_t>(std::uint64_t{0} - static_cast<std::uint64_t>(t.stride[below(4)]));
+        break;
+      }
     }
   }
   void mutate(std::optional<TensorView>& t) {
     if (t) mutate(*t);
   }
   void workspace(void*& ptr, std::size_t& bytes) {
-    ptr = below(3) ? fake(20) + below(3) : nullptr;
+    ptr = below(3) ? shifted(fake(20), below(3)) : nullptr;
     bytes = static_cast<std::size_t>(wild());
   }
   std::string kernel() {
