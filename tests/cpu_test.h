@@ -7,11 +7,21 @@
 #include <functional>
 #include <string>
 
+#include "common/head_dims.h"
 #include "flash/error.h"
 #include "flash/variants.h"
 #include "testing/testing.h"
 
 namespace flash::cpu_test {
+
+// The head dim of the API tests' calls: 64 where the build has it, else the
+// first head dim it has (a FLASH_HEAD_DIMS subset, e.g. the dev preset's
+// 128), so that their valid calls stay valid in any build.
+inline constexpr int kTestHeadDim = flash::detail::head_dim_built(64)    ? 64
+                                    : flash::detail::head_dim_built(128) ? 128
+                                    : flash::detail::head_dim_built(32)  ? 32
+                                    : flash::detail::head_dim_built(96)  ? 96
+                                                                         : 256;
 
 // A call that validation accepts: it returns, or, without a GPU, stops at
 // the device query, which comes after every argument check. Only plan_*

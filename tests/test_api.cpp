@@ -22,7 +22,7 @@ namespace {
 
 using flash::DType;
 
-constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = 64;
+constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = flash::cpu_test::kTestHeadDim;
 constexpr std::uint16_t kPattern = 0x7e57;
 
 // Fake device addresses for views that validation only compares (never
@@ -370,7 +370,8 @@ TEST_F(ApiErrors, SizesWhoseProductOverflows) {
   EXPECT_EQ(flash::make_view(buf_.q, DType::bf16, {big, big, big, big}, {0, 0, 0, 1}).numel(),
             std::numeric_limits<std::int64_t>::max());
   args_.q = t;
-  expect_error({"q: shape [2147483647, 2147483647, 2147483647, 64]", "overflow 64 bits"});
+  const std::string shape = "q: shape [2147483647, 2147483647, 2147483647, " + std::to_string(kD) + "]";
+  expect_error({shape.c_str(), "overflow 64 bits"});
   // The last element's offset is INT64_MAX: it fits, the end of the view does not.
   args_.q = flash::make_view(buf_.q, DType::bf16, {2, 1, 1, 1}, {std::numeric_limits<std::int64_t>::max(), 1, 1, 1});
   expect_error({"q: shape [2, 1, 1, 1]", "overflow 64 bits"});

@@ -23,7 +23,7 @@ namespace {
 
 using flash::DType;
 
-constexpr int kB = 2, kSq = 8, kSk = 12, kH = 4, kHkv = 2, kD = 64;
+constexpr int kB = 2, kSq = 8, kSk = 12, kH = 4, kHkv = 2, kD = flash::cpu_test::kTestHeadDim;
 constexpr std::uint16_t kPattern = 0x7e57;
 constexpr float kDsinksPattern = 321.0f;
 

@@ -27,7 +27,7 @@ using flash::cpu_test::expect_valid;
 // Three sequences with 1 to a few new tokens each, packed into kTotalQ rows,
 // over a contiguous cache of kCap keys per sequence or kPages pages of
 // kPageSize (the metadata's values are never read here).
-constexpr int kBatch = 3, kTotalQ = 12, kH = 4, kHkv = 2, kD = 64, kCap = 32;
+constexpr int kBatch = 3, kTotalQ = 12, kH = 4, kHkv = 2, kD = flash::cpu_test::kTestHeadDim, kCap = 32;
 constexpr int kPages = 6, kPageSize = 16, kMaxPages = 2;
 constexpr std::uint16_t kPattern = 0x7e57;
 constexpr float kLsePattern = 123.0f;

@@ -18,6 +18,7 @@
 #include <utility>
 #include <vector>
 
+#include "cpu_test.h"
 #include "flash/flash.h"
 #include "validate.h"
 
@@ -238,7 +239,7 @@ TEST(OverlapCheck, InputsMayShareMemory) {
 
 // The calls below point their views into one pattern-filled arena and check
 // after each rejected call that not a byte of it changed.
-constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = 64;
+constexpr int kB = 2, kS = 8, kH = 4, kHkv = 2, kD = flash::cpu_test::kTestHeadDim;
 constexpr std::size_t kQElems = kB * kS * kH * kD, kKvElems = kB * kS * kHkv * kD;
 constexpr unsigned char kPattern = 0x5a;
 

@@ -25,7 +25,7 @@ using flash::cpu_test::expect_valid;
 
 // Dense queries [kBatch, kSq, kH, kD] against pages [kPages, kPage, kHkv,
 // kD] through a [kBatch, kMaxPages] table; the packed form has kTotalQ rows.
-constexpr int kBatch = 3, kSq = 8, kH = 4, kHkv = 2, kD = 64;
+constexpr int kBatch = 3, kSq = 8, kH = 4, kHkv = 2, kD = flash::cpu_test::kTestHeadDim;
 constexpr int kPages = 10, kPage = 16, kMaxPages = 4, kTotalQ = kBatch * kSq;
 constexpr std::uint16_t kPattern = 0x7e57;
 constexpr float kLsePattern = 123.0f;

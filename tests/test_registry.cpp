@@ -66,9 +66,9 @@ TEST(Registry, TensorCoreVariantsCoverF16Bf16AndTheirHeadDims) {
 TEST(Registry, FoundationVariantsCoverEveryDtypeAndHeadDim) {
   for (const auto& v : flash::forward_variants()) {
     if (!v.built || (v.name != "naive" && v.name != "tiled")) continue;
-    for (auto t : {flash::DType::f32, flash::DType::f16, flash::DType::bf16}) {
-      EXPECT_TRUE(v.supports(t, 64)) << v.name;
-    }
+    for (auto t : {flash::DType::f32, flash::DType::f16, flash::DType::bf16})
+      for (int d : {32, 64, 96, 128, 256})
+        if (flash::detail::head_dim_built(d)) EXPECT_TRUE(v.supports(t, d)) << v.name << " " << d;
     EXPECT_EQ(v.features,
               flash::kAllFeatures | (v.name == "tiled" ? flash::kFeatureVarlen | flash::kFeaturePaged : 0u))
         << v.name;

@@ -25,7 +25,7 @@ using flash::cpu_test::expect_valid;
 
 // Three sequences packed into kTotalQ query rows and kTotalK key rows (the
 // metadata's values are never read here).
-constexpr int kBatch = 3, kTotalQ = 24, kTotalK = 20, kH = 4, kHkv = 2, kD = 64;
+constexpr int kBatch = 3, kTotalQ = 24, kTotalK = 20, kH = 4, kHkv = 2, kD = flash::cpu_test::kTestHeadDim;
 constexpr std::uint16_t kPattern = 0x7e57;
 constexpr float kDsinksPattern = 321.0f;
 
