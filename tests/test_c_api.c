@@ -16,7 +16,12 @@
  * of this file overlap. */
 #define ADDR(n) ((void*)(uintptr_t)(0x10000000ull * (n)))
 
-enum { kBatch = 2, kSeqQ = 16, kSeqK = 32, kHeadsQ = 4, kHeadsKv = 2, kHeadDim = 64 };
+/* The calls' head dim: 64, or (tests/CMakeLists.txt) the first head dim of a
+ * FLASH_HEAD_DIMS subset without it, so that the valid calls stay valid. */
+#ifndef FLASH_TEST_HEAD_DIM
+#define FLASH_TEST_HEAD_DIM 64
+#endif
+enum { kBatch = 2, kSeqQ = 16, kSeqK = 32, kHeadsQ = 4, kHeadsKv = 2, kHeadDim = FLASH_TEST_HEAD_DIM };
 
 /* A valid forward call: bf16, GQA, seqlen_q != seqlen_k, with the LSE. */
 static flash_forward_args forward_args(void) {
@@ -641,9 +646,12 @@ static void test_forward_arguments(void) {
   f.k.dtype = FLASH_F16;
   EXPECT_INVALID(flash_attention_forward(&f), "k.dtype is f16; expected bf16");
   f = forward_args();
-  f.k.shape[3] = 128;
-  f.v.shape[3] = 128;
-  EXPECT_INVALID(flash_attention_forward(&f), "k.shape[3] (head_dim) = 128; expected 64");
+  f.k.shape[3] = 2 * kHeadDim;
+  f.v.shape[3] = 2 * kHeadDim;
+  char head_dim_message[64];
+  snprintf(head_dim_message, sizeof head_dim_message, "k.shape[3] (head_dim) = %d; expected %d", 2 * kHeadDim,
+           (int)kHeadDim);
+  EXPECT_INVALID(flash_attention_forward(&f), head_dim_message);
   f = forward_args();
   f.v.shape[1] = kSeqK + 1;
   EXPECT_INVALID(flash_attention_forward(&f), "v.shape[1] (seqlen_k)");

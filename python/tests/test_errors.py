@@ -15,9 +15,11 @@ torch = pytest.importorskip("torch", reason="the torch-dependent tests need torc
 
 from flash_ladder import flash_attn_func, flash_attn_with_kvcache, interface  # noqa: E402
 
+from build_config import HEAD_DIM  # noqa: E402
+
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
-B, SQ, SK, HQ, HKV, D = 2, 16, 32, 4, 2, 64
+B, SQ, SK, HQ, HKV, D = 2, 16, 32, 4, 2, HEAD_DIM
 BF16 = torch.bfloat16
 
 
@@ -49,7 +51,7 @@ def test_valid_arguments_reach_the_device_check():
     "make, message",
     [
         (lambda q, k, v: (q[0], k, v), "q: expected a rank-4 view, got rank 3"),
-        (lambda q, k, v: (q, k[..., :32], v), "k.shape[3] (head_dim) = 32; expected 64 (q.shape[3])"),
+        (lambda q, k, v: (q, k[..., : D // 2], v), f"k.shape[3] (head_dim) = {D // 2}; expected {D} (q.shape[3])"),
         (lambda q, k, v: (q, k, v[:, :20]), "v.shape[1] (seqlen_k) = 20; expected 32 (k's shape)"),
         (lambda q, k, v: (q, k[:1], v[:1]), "k.shape[0] (batch) = 1; expected 2 (q.shape[0])"),
         (lambda q, k, v: (q[:, :, :3], k, v), "q.shape[2] (heads_q) = 3 is not a multiple of k.shape[2] (heads_kv) = 2"),

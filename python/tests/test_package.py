@@ -10,6 +10,8 @@ import pytest
 import flash_ladder
 from flash_ladder import _capi
 
+from build_config import HEAD_DIM
+
 
 def test_imports_without_torch_or_library():
     assert flash_ladder.__version__
@@ -148,7 +150,7 @@ def test_each_tensor_field_reaches_the_library_under_its_name(entry_name, tensor
         assert message == f"{name}.dtype = 7 is not a flash_dtype"
 
 
-def _bshd(address, seqlen, heads, head_dim=64, batch=2, dtype=_capi.BF16):
+def _bshd(address, seqlen, heads, head_dim=HEAD_DIM, batch=2, dtype=_capi.BF16):
     """A contiguous (batch, seqlen, heads, head_dim) view at a made-up address."""
     return {"data": address, "dtype": dtype, "rank": 4, "shape": [batch, seqlen, heads, head_dim],
             "strides": [seqlen * heads * head_dim, heads * head_dim, head_dim, 1]}

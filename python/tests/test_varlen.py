@@ -19,6 +19,7 @@ import emulation  # noqa: E402
 import reference  # noqa: E402
 from modules import VarlenAttention  # noqa: E402
 from test_torch_integration import Recorder  # noqa: E402
+from build_config import HEAD_DIM  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")
 
@@ -418,7 +419,7 @@ def raises(message):
 
 
 def call(**changes):
-    q, k, v, cu_q, cu_k, max_q, max_k = packed(dtype=torch.bfloat16, d=64)
+    q, k, v, cu_q, cu_k, max_q, max_k = packed(dtype=torch.bfloat16, d=HEAD_DIM)
     args = dict(q=q, k=k, v=v, cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, max_seqlen_q=max_q, max_seqlen_k=max_k)
     args.update({name: change(args[name]) if callable(change) else change for name, change in changes.items()})
     return flash_attn_varlen_func(**args)
@@ -453,7 +454,7 @@ def test_bad_arguments_name_themselves(changes, message):
 
 def paged_call(**changes):
     """call() against a paged cache: pages of 16 keys, seqused_k, no cu_seqlens_k."""
-    k_pages, v_pages, table, seqused_k, _, _ = paged_cache(d=64, dtype=torch.bfloat16)
+    k_pages, v_pages, table, seqused_k, _, _ = paged_cache(d=HEAD_DIM, dtype=torch.bfloat16)
     args = dict(k=k_pages, v=v_pages, cu_seqlens_k=None, page_table=table, seqused_k=seqused_k,
                 max_seqlen_k=int(seqused_k.max()))
     args.update(changes)
@@ -474,7 +475,7 @@ def test_paged_arguments():
     with raises("page_table.shape[0] (batch) = 3"):
         paged_call(page_table=torch.zeros(3, 3, dtype=torch.int32))
     with raises("page_size) = 8; expected a power of two (16 to 2^30)"):
-        pages_of_8 = torch.zeros(4, 8, HKV, 64, dtype=torch.bfloat16)
+        pages_of_8 = torch.zeros(4, 8, HKV, HEAD_DIM, dtype=torch.bfloat16)
         paged_call(k=pages_of_8, v=pages_of_8)
 
 
@@ -482,7 +483,7 @@ def backward_call(**changes):
     """interface._backward_varlen on call()'s packed tensors, its o and packed
     lse (heads_q, total_q) made up: the library checks them all before it
     looks for a device."""
-    q, k, v, cu_q, cu_k, max_q, max_k = packed(dtype=torch.bfloat16, d=64)
+    q, k, v, cu_q, cu_k, max_q, max_k = packed(dtype=torch.bfloat16, d=HEAD_DIM)
     args = dict(dout=torch.randn_like(q), q=q, k=k, v=v, o=torch.randn_like(q), lse=torch.randn(HQ, q.shape[0]),
                 cu_seqlens_q=cu_q, cu_seqlens_k=cu_k, seqused_k=None, max_seqlen_q=max_q, max_seqlen_k=max_k,
                 softmax_scale=None, causal=False, window_left=-1, window_right=-1, softcap=0.0, alibi_slopes=None,
