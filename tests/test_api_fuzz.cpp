@@ -22,6 +22,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <variant>
 
 #include "flash/flash.h"
 
@@ -99,6 +100,33 @@ class Fuzzer {
   std::mt19937_64 rng_;
 };
 
+// A view of a call's tensors, required (TensorView) or optional, to break one
+// at random.
+using AnyView = std::variant<TensorView*, std::optional<TensorView>*>;
+
+// One to three of a call's arguments broken: one of `views`, or one of the
+// scalars every entry point has (window, softcap, softmax scale, kernel,
+// workspace), or what `extra` breaks (the entry point's own scalars).
+template <class Args, class Extra>
+void break_some(Fuzzer& f, Args& a, std::initializer_list<AnyView> views, Extra&& extra) {
+  const int n = static_cast<int>(views.size());
+  for (int m = 1 + f.below(3); m > 0; --m) {
+    const int c = f.below(n + 6);
+    if (c < n) {
+      std::visit([&](auto* v) { f.mutate(*v); }, views.begin()[c]);
+      continue;
+    }
+    switch (c - n) {
+      case 0: a.window_left = f.wild_int(), a.window_right = f.wild_int(); break;
+      case 1: a.softcap = f.wild_float(); break;
+      case 2: a.softmax_scale = f.wild_float(); break;
+      case 3: a.kernel = f.kernel(); break;
+      case 4: f.workspace(a.workspace, a.workspace_bytes); break;
+      default: extra(); break;
+    }
+  }
+}
+
 // The sizes of one random valid call.
 struct Sizes {
   std::int64_t b, sq, sk, hkv, hq, d;
@@ -159,25 +187,10 @@ TEST(ApiFuzz, PlanForwardRaisesOnlyFlashErrors) {
     if (f.below(5) == 0) a.seqused_k = f.view(10, DType::i32, {s.b});
     if (f.below(5) == 0) a.status = f.view(11, DType::i32, {4});
     a.causal = f.below(2);
-    for (int m = 1 + f.below(3); m > 0; --m) {
-      switch (f.below(15)) {
-        case 0: f.mutate(a.q); break;
-        case 1: f.mutate(a.k); break;
-        case 2: f.mutate(a.v); break;
-        case 3: f.mutate(a.o); break;
-        case 4: f.mutate(a.lse); break;
-        case 5: f.mutate(f.below(2) ? a.alibi_slopes : a.sinks); break;
-        case 6: f.mutate(f.below(2) ? a.cu_seqlens_q : a.cu_seqlens_k); break;
-        case 7: f.mutate(f.below(2) ? a.page_table : a.seqused_k); break;
-        case 8: f.mutate(a.status); break;
-        case 9: a.window_left = f.wild_int(), a.window_right = f.wild_int(); break;
-        case 10: a.softcap = f.wild_float(); break;
-        case 11: a.softmax_scale = f.wild_float(); break;
-        case 12: a.kernel = f.kernel(); break;
-        case 13: f.workspace(a.workspace, a.workspace_bytes); break;
-        default: a.max_seqlen_q = f.wild_int(), a.max_seqlen_k = f.wild_int(); break;
-      }
-    }
+    break_some(f, a,
+               {&a.q, &a.k, &a.v, &a.o, &a.lse, &a.alibi_slopes, &a.sinks, &a.cu_seqlens_q, &a.cu_seqlens_k,
+                &a.page_table, &a.seqused_k, &a.status},
+               [&] { a.max_seqlen_q = f.wild_int(), a.max_seqlen_k = f.wild_int(); });
     expect_error_or_plan("plan_forward", call, [&] { flash::plan_forward(a); });
     if (HasFailure()) return;
   }
@@ -206,25 +219,8 @@ TEST(ApiFuzz, PlanBackwardRaisesOnlyFlashErrors) {
     if (f.below(4) == 0) a.alibi_slopes = f.view(11, DType::f32, {s.b, s.hq});
     a.causal = f.below(2);
     a.deterministic = f.below(2);
-    for (int m = 1 + f.below(3); m > 0; --m) {
-      switch (f.below(15)) {
-        case 0: f.mutate(a.q); break;
-        case 1: f.mutate(a.k); break;
-        case 2: f.mutate(a.v); break;
-        case 3: f.mutate(a.o); break;
-        case 4: f.mutate(a.lse); break;
-        case 5: f.mutate(a.dout); break;
-        case 6: f.mutate(a.dq); break;
-        case 7: f.mutate(a.dk); break;
-        case 8: f.mutate(a.dv); break;
-        case 9: f.mutate(f.below(2) ? a.dsinks : a.alibi_slopes); break;
-        case 10: a.window_left = f.wild_int(), a.window_right = f.wild_int(); break;
-        case 11: a.softcap = f.wild_float(); break;
-        case 12: a.softmax_scale = f.wild_float(); break;
-        case 13: a.kernel = f.kernel(); break;
-        default: f.workspace(a.workspace, a.workspace_bytes); break;
-      }
-    }
+    break_some(f, a, {&a.q, &a.k, &a.v, &a.o, &a.lse, &a.dout, &a.dq, &a.dk, &a.dv, &a.dsinks, &a.alibi_slopes},
+               [&] { a.deterministic = !a.deterministic; });
     expect_error_or_plan("plan_backward", call, [&] { flash::plan_backward(a); });
     if (HasFailure()) return;
   }
@@ -254,23 +250,8 @@ TEST(ApiFuzz, PlanDecodeRaisesOnlyFlashErrors) {
     }
     if (f.below(3) == 0) a.lse = f.view(8, DType::f32, {s.b, s.hq, new_q});
     a.causal = f.below(2);
-    for (int m = 1 + f.below(3); m > 0; --m) {
-      switch (f.below(13)) {
-        case 0: f.mutate(a.q); break;
-        case 1: f.mutate(a.k_cache); break;
-        case 2: f.mutate(a.v_cache); break;
-        case 3: f.mutate(a.cache_seqlens); break;
-        case 4: f.mutate(a.o); break;
-        case 5: f.mutate(a.page_table); break;
-        case 6: f.mutate(f.below(2) ? a.k_new : a.v_new); break;
-        case 7: f.mutate(a.lse); break;
-        case 8: a.num_splits = f.wild_int(); break;
-        case 9: a.window_left = f.wild_int(), a.window_right = f.wild_int(); break;
-        case 10: a.softcap = f.wild_float(); break;
-        case 11: a.kernel = f.kernel(); break;
-        default: f.workspace(a.workspace, a.workspace_bytes); break;
-      }
-    }
+    break_some(f, a, {&a.q, &a.k_cache, &a.v_cache, &a.cache_seqlens, &a.o, &a.page_table, &a.k_new, &a.v_new, &a.lse},
+               [&] { a.num_splits = f.wild_int(); });
     expect_error_or_plan("plan_decode", call, [&] { flash::plan_decode(a); });
     if (HasFailure()) return;
   }
