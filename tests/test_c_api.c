@@ -84,35 +84,43 @@ static void expect_valid(const char* what, int32_t status, const flash_plan* pla
 }
 #define EXPECT_VALID(call, plan) expect_valid(#call, (call), (plan), __LINE__)
 
-/* Why a valid decode call cannot plan in this build, or empty: when
- * FLASH_VARIANTS leaves the decode variant out, planning one says "not
- * built". The C++ tests ask the registry; the C ABI has none, so main plans
- * decode_args() once before the checks (the probe sets flash_last_error, so
- * it cannot run between a check's call and its reading of the message). */
-static char decode_not_built[256];
+/* Why a valid decode (backward) call cannot plan in this build, or empty:
+ * when FLASH_VARIANTS leaves every decode (backward) variant out, planning
+ * one says "not built". The C++ tests ask the registry; the C ABI has none,
+ * so main plans decode_args() and backward_args() once before the checks
+ * (a probe sets flash_last_error, so it cannot run between a check's call
+ * and its reading of the message). */
+static char decode_not_built[256], backward_not_built[256];
 
-static void probe_decode_variant(void) {
-  flash_decode_args d = decode_args();
-  flash_plan plan;
-  if (flash_plan_decode(&d, &plan) != FLASH_ERROR_INVALID_ARGUMENT ||
-      strstr(flash_last_error(), "not built (CMake option FLASH_VARIANTS)") == NULL)
+static void probe_not_built(int32_t status, char* why_out, size_t size) {
+  if (status != FLASH_ERROR_INVALID_ARGUMENT || strstr(flash_last_error(), "not built (CMake option FLASH_VARIANTS)") == NULL)
     return;
-  const char* why = strrchr(flash_last_error(), '\n'); /* the variant's line: "splitkv: not built (...)" */
+  const char* why = strrchr(flash_last_error(), '\n'); /* the last variant's line: "splitkv: not built (...)" */
   why = why != NULL ? why + strspn(why, "\n ") : flash_last_error();
-  snprintf(decode_not_built, sizeof decode_not_built, "%s", why);
+  snprintf(why_out, size, "%s", why);
 }
 
-/* EXPECT_VALID for a decode call, skipped (saying why) in a build without
- * the decode variant. */
-static void expect_decode_valid(const char* what, int32_t status, const flash_plan* plan, int line) {
-  if (decode_not_built[0] != '\0') {
+static void probe_variants(void) {
+  flash_plan plan;
+  flash_decode_args d = decode_args();
+  probe_not_built(flash_plan_decode(&d, &plan), decode_not_built, sizeof decode_not_built);
+  flash_backward_args b = backward_args();
+  probe_not_built(flash_plan_backward(&b, &plan), backward_not_built, sizeof backward_not_built);
+}
+
+/* EXPECT_VALID for a decode (backward) call, skipped (saying why) in a
+ * build without the variants it needs. */
+static void expect_valid_unless(const char* not_built, const char* what, int32_t status, const flash_plan* plan,
+                                int line) {
+  if (not_built[0] != '\0') {
     ++c_test_skipped;
-    printf("line %d: %s: skipped: %s\n", line, what, decode_not_built);
+    printf("line %d: %s: skipped: %s\n", line, what, not_built);
     return;
   }
   expect_valid(what, status, plan, line);
 }
-#define EXPECT_DECODE_VALID(call, plan) expect_decode_valid(#call, (call), (plan), __LINE__)
+#define EXPECT_DECODE_VALID(call, plan) expect_valid_unless(decode_not_built, #call, (call), (plan), __LINE__)
+#define EXPECT_BACKWARD_VALID(call, plan) expect_valid_unless(backward_not_built, #call, (call), (plan), __LINE__)
 
 static void test_version_and_message(void) {
   CHECK(flash_c_abi_version() == FLASH_C_ABI_VERSION);
@@ -371,7 +379,7 @@ static void test_version5_backward_structs(void) {
   b.cu_seqlens_k.rank = 1;
   b.max_seqlen_q = -7;
   b.sync_check = 0;
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   /* Its version-3 fields are still read. */
   b.softcap = -1.0f;
   EXPECT_INVALID(flash_plan_backward(&b, &plan), "softcap");
@@ -391,21 +399,21 @@ static void test_version5_backward_structs(void) {
 static void test_varlen_backward_arguments(void) {
   flash_plan plan;
   flash_backward_args b = varlen_backward_args();
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   b.seqused_k = view(ADDR(15), FLASH_I32, 1, kBatch, 0, 0, 0);
   b.status = view(ADDR(16), FLASH_I32, 1, 4, 0, 0, 0);
   b.causal = 1;
   b.window_left = 5;
   b.sync_check = 0;
   b.deterministic = 1;
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   /* Score modifiers: ALiBi slopes per sequence, the sinks' gradient summed over the sequences. */
   b = varlen_backward_args();
   b.softcap = 30.0f;
   b.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch, kHeadsQ, 0, 0);
   b.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
   b.dsinks = view(ADDR(12), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   b.alibi_slopes = view(ADDR(10), FLASH_F32, 2, kBatch + 1, kHeadsQ, 0, 0);
   EXPECT_INVALID(flash_attention_backward(&b), "alibi_slopes");
 
@@ -473,7 +481,7 @@ static void test_version2_structs(void) {
   f.alibi_slopes.dtype = b.sinks.dtype = b.dsinks.dtype = d.sinks.dtype = 9;
   f.alibi_slopes.rank = b.sinks.rank = b.dsinks.rank = d.sinks.rank = 1;
   EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   EXPECT_DECODE_VALID(flash_plan_decode(&d, &plan), &plan);
   /* Its version-2 fields are still read. */
   f.window_left = -5;
@@ -543,9 +551,9 @@ static void test_score_modifiers(void) {
   b.alibi_slopes = view(ADDR(10), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
   b.sinks = view(ADDR(11), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
   b.dsinks = view(ADDR(12), FLASH_F32, 1, kHeadsQ, 0, 0, 0);
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   b.dsinks.rank = 0; /* the sinks' gradient is optional */
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   b.softcap = NAN;
   EXPECT_INVALID(flash_attention_backward(&b), "softcap");
   b = backward_args();
@@ -606,7 +614,7 @@ static void test_valid_calls_plan(void) {
   d.window_right = -1;
   f.lse.rank = 0; /* absent */
   EXPECT_VALID(flash_plan_forward(&f, &plan), &plan);
-  EXPECT_VALID(flash_plan_backward(&b, &plan), &plan);
+  EXPECT_BACKWARD_VALID(flash_plan_backward(&b, &plan), &plan);
   EXPECT_DECODE_VALID(flash_plan_decode(&d, &plan), &plan);
   d.page_table.rank = 0; /* a contiguous cache [batch, capacity, ...] */
   d.k_cache = view(ADDR(2), FLASH_BF16, 4, kBatch, 64, kHeadsKv, kHeadDim);
@@ -788,7 +796,7 @@ static void test_message_is_per_thread(void) {
 }
 
 int main(void) {
-  probe_decode_variant();
+  probe_variants();
   test_version_and_message();
   test_score_defaults();
   test_null_and_struct_size();

@@ -90,6 +90,7 @@ def test_forward_last_dim_strided_is_copied_not_rejected():
         flash_attn_func(q_strided, k, v)
 
 
+@pytest.mark.backward
 def test_backward_arguments():
     q, k, v = qkv()
     o = torch.randn_like(q)
@@ -211,6 +212,7 @@ def test_kvcache_window_sizes_that_are_accepted():
             flash_attn_with_kvcache(q[:, :1], *cache(), cache_seqlens=5, causal=causal, window_size=window_size)
 
 
+@pytest.mark.backward
 def test_backward_window_arguments():
     q, k, v = qkv()
     o, lse, dout = torch.randn_like(q), torch.randn(B, HQ, SQ), torch.randn_like(q)
@@ -294,6 +296,7 @@ def test_the_device_check_names_the_score_tensors():
         flash_attn_func(*qkv(), alibi_slopes=torch.rand(HQ), learnable_sink=torch.randn(HQ))
 
 
+@pytest.mark.backward
 def test_backward_score_arguments():
     q, k, v = qkv()
     o, lse, dout = torch.randn_like(q), torch.randn(B, HQ, SQ), torch.randn_like(q)

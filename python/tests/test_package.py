@@ -79,6 +79,7 @@ def test_version4_forward_struct_is_read_without_a_page_table():
         entry.plan(ctypes.addressof(args))
 
 
+@pytest.mark.backward
 def test_version5_backward_struct_is_read_without_varlen():
     # A caller of versions 3 to 5 ends its backward struct where cu_seqlens_q
     # begins; what lies after (a bad dtype here) is not read.
@@ -222,7 +223,10 @@ def test_score_fields_reach_the_library_under_their_names(entry_name):
         assert status == _capi.ERROR_INVALID_ARGUMENT and "dsinks" in message, message
 
 
-@pytest.mark.parametrize("entry_name", ["forward", "backward", pytest.param("decode", marks=pytest.mark.decode)])
+@pytest.mark.parametrize(
+    "entry_name",
+    ["forward", pytest.param("backward", marks=pytest.mark.backward), pytest.param("decode", marks=pytest.mark.decode)],
+)
 def test_a_version2_struct_is_read_without_the_score_fields(entry_name):
     # A struct_size of version 2 (up to softcap): the library ignores what
     # follows, so the bad softcap there is not seen and the call is valid.

@@ -492,6 +492,7 @@ def backward_call(**changes):
     return interface._backward_varlen(**args)
 
 
+@pytest.mark.backward
 def test_valid_backward_arguments_reach_the_device_check():
     with raises(NOT_ON_GPU):
         backward_call()
