@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/head_dims.h"
 #include "flash/error.h"
@@ -16,34 +17,26 @@
 
 namespace flash::cpu_test {
 
-// The head dim of the API tests' calls: 64 where the build has it, else the
-// first head dim it has (a FLASH_HEAD_DIMS subset, e.g. the dev preset's
-// 128), so that their valid calls stay valid in any build.
-inline constexpr int kTestHeadDim = flash::detail::head_dim_built(64)    ? 64
-                                    : flash::detail::head_dim_built(128) ? 128
-                                    : flash::detail::head_dim_built(32)  ? 32
-                                    : flash::detail::head_dim_built(96)  ? 96
-                                                                         : 256;
+// The head dim of the API tests' calls: tests/CMakeLists.txt's
+// FLASH_TEST_HEAD_DIM (64, else a FLASH_HEAD_DIMS subset's first built head
+// dim), so that their valid calls stay valid in any build.
+inline constexpr int kTestHeadDim = FLASH_TEST_HEAD_DIM;
+static_assert(flash::detail::head_dim_built(kTestHeadDim), "FLASH_TEST_HEAD_DIM is not a built head dim");
 
 // Whether an error says only that the variants the call could take are
-// left out of this build (FLASH_VARIANTS): "kernel 'x': not built (...)", or
-// auto's list whose every line says so.
+// left out of this build (FLASH_VARIANTS): "kernel 'x': not built (...)",
+// or auto's list ("kernel auto: no ... supports this call:" then a line per
+// variant) whose every variant line says so.
 inline bool only_not_built(const std::string& msg) {
   constexpr const char* kNotBuilt = "not built (CMake option FLASH_VARIANTS)";
-  if (msg.find(kNotBuilt) == std::string::npos) return false;
-  std::size_t start = 0;
-  bool first = true;
-  while (start <= msg.size()) {
-    const std::size_t end = std::min(msg.find('\n', start), msg.size());
+  std::size_t start = 0, lines = 0;
+  for (std::size_t end; start <= msg.size(); start = end + 1, ++lines) {
+    end = std::min(msg.find('\n', start), msg.size());
     const std::string line = msg.substr(start, end - start);
-    // (auto's first line names no variant: "kernel auto: no ... supports this call:")
-    if (!(first && line.find(kNotBuilt) == std::string::npos && line.back() == ':') &&
-        line.find(kNotBuilt) == std::string::npos)
-      return false;
-    first = false;
-    start = end + 1;
+    const bool header = lines == 0 && !line.empty() && line.back() == ':';
+    if (!header && line.find(kNotBuilt) == std::string::npos) return false;
   }
-  return true;
+  return msg.find(kNotBuilt) != std::string::npos;
 }
 
 // A call that validation accepts: it returns, or, without a GPU, stops at
@@ -66,13 +59,15 @@ inline void expect_valid(const std::function<void()>& call) {
   }
 }
 
-// Whether the decode variant `name` is in this build (FLASH_VARIANTS may
-// leave it out; tests that name it skip then, saying why).
-inline bool decode_variant_built(const std::string& name) {
-  for (const auto& v : flash::decode_variants())
+// Whether the variant `name` of a registry list (flash::forward_variants(),
+// backward_variants(), decode_variants()) is in this build (FLASH_VARIANTS
+// may leave it out; tests that name it skip then, saying why).
+inline bool variant_built(const std::vector<flash::VariantInfo>& variants, const std::string& name) {
+  for (const auto& v : variants)
     if (v.name == name) return v.built;
   return false;
 }
+inline bool decode_variant_built(const std::string& name) { return variant_built(flash::decode_variants(), name); }
 
 // True when `name` occurs in msg as a whole argument name, not inside a
 // longer identifier ("q" is not found in "cu_seqlens_q", "heads_q" or "dq").

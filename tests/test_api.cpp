@@ -101,9 +101,8 @@ TEST_F(ApiErrors, ZeroStrideInputsFallToAVariantWithoutMaps) {
   args_.k.stride[0] = 0;
   args_.v.stride[0] = 0;
   expect_valid([&] { flash::plan_forward(args_); });  // tiled
-  bool built = false;
-  for (const auto& v : flash::forward_variants()) built = built || (v.name == "wgmma_persistent" && v.built);
-  if (!built) GTEST_SKIP() << "wgmma_persistent is not built here (FLASH_VARIANTS or CMAKE_CUDA_ARCHITECTURES)";
+  if (!flash::cpu_test::variant_built(flash::forward_variants(), "wgmma_persistent"))
+    GTEST_SKIP() << "wgmma_persistent is not built here (FLASH_VARIANTS or CMAKE_CUDA_ARCHITECTURES)";
   args_.kernel = "wgmma_persistent";
   expect_error({"wgmma_persistent", "k.stride[0] = 0", "head_dim"});
 }

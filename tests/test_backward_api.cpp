@@ -41,13 +41,9 @@ std::string last_built_variant() {
 
 // Tests of one variant's own refusals need a built one (a FLASH_VARIANTS
 // subset may have none).
-bool variant_built(const std::string& name) {
-  for (const auto& v : flash::backward_variants())
-    if (v.name == name) return v.built;
-  return false;
-}
-#define SKIP_WITHOUT_VARIANT(name) \
-  if (!variant_built(name)) GTEST_SKIP() << (name) << " is not built (FLASH_VARIANTS)"
+#define SKIP_WITHOUT_VARIANT(name)                                           \
+  if (!flash::cpu_test::variant_built(flash::backward_variants(), name)) \
+  GTEST_SKIP() << (name) << " is not built (FLASH_VARIANTS)"
 
 struct Buffers {
   alignas(256) std::uint16_t q[kB * kSq * kH * kD];
