@@ -12,7 +12,9 @@
 // read in the kernel (clock64 over %globaltimer).
 // Build (from the repository root): nvcc -O3 -std=c++20 -arch=sm_90a -Ikernels -o ideal_softmax ideal_softmax.cu
 // Run: ideal_softmax HDIM B H SEQ cap|plain [WARPGROUPS: 2, or 3 at hdim 64 [EXP2 ON FMA of every 8
-//      capped scores at hdim 64 with two warpgroups: 0, 2, 3, 4]]
+//      capped scores at hdim 64 with two warpgroups: 0, 2, 3, 4]]; 4 at hdim 64: one warpgroup issues
+//      every product, two do all the arithmetic (roles apart), 5: the same with 3 / 8 exp2 on FMA;
+//      6 / 7: roles apart with S (fp32) and P (bf16) through shared memory, as such a kernel needs
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -50,7 +52,7 @@ __device__ __forceinline__ float fma_ex2(float x) {
   return __int_as_float(__float_as_int(q) + (__float_as_int(t) << 23));
 }
 
-template <int kHd, bool kCap, int kWgs, int kEmu>
+template <int kHd, bool kCap, int kWgs, int kEmu, int kSplit = 0>
 __global__ void __launch_bounds__(128 * kWgs, 1) ideal(float* out, long long* clk, unsigned long long* ns, int tiles) {
 #if FLASH_SM90A_DEVICE
   extern __shared__ __align__(1024) unsigned char smem[];
@@ -76,16 +78,14 @@ __global__ void __launch_bounds__(128 * kWgs, 1) ideal(float* out, long long* cl
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       p[i][j] = 0x3F803F80u ^ (threadIdx.x * 97u + i * 4 + j);
-      asm volatile("" : "+r"(p[i][j]));  // opaque: not rematerialized inside the loop
+      if constexpr (kSplit != 2) asm volatile("" : "+r"(p[i][j]));  // opaque: not rematerialized inside the loop
     }
   float x0[8], acc[8];
 #pragma unroll
   for (int i = 0; i < 8; ++i) x0[i] = 0.01f * (threadIdx.x % 31) + 0.1f * i - 0.4f, acc[i] = 0.0f;
   std::uint32_t packed = 0;
   const float in = 1.0f / 30.0f, k2 = 30.0f * 1.4426950f, m2 = 30.0f * 1.4426950f;
-  long long c0 = clock64();
-  unsigned long long t0 = global_ns();
-  for (int t = 0; t < tiles; ++t) {
+  auto issue = [&] {
     wgmma_fence();
     // S = Q K^T: K-major, 64-column blocks of 64 x 128 B rows (SBO 1024)
 #pragma unroll
@@ -98,7 +98,44 @@ __global__ void __launch_bounds__(128 * kWgs, 1) ideal(float* out, long long* cl
     for (int kk = 0; kk < 8; ++kk)
       WgmmaOp<kHd>::template rs<__nv_bfloat16>(o, p[kk], wgmma_desc_sw128(v, kk * 2048, 128 * 128, 1024), 1);
     wgmma_commit();
-    // the softmax's arithmetic for 64 scores, on registers the products do not touch
+  };
+  // the softmax's arithmetic for 64 scores, on registers the products do not touch
+  // Roles apart through shared memory: S (fp32) as the product wrote it, one 32 KB buffer for each
+  // arithmetic warpgroup, P (bf16) in one 16 KB buffer that O += P V reads; no synchronization
+  // (the values are garbage either way), only the traffic.
+  const std::uint32_t s_buf = v + kKV, p_buf = s_buf + 2 * 32768;
+  auto arith_smem = [&](int t) {
+    const int w = wg - 1, lane128 = threadIdx.x % 128;
+#pragma unroll
+    for (int c = 0; c < 16; ++c) {  // 64 scores a thread: 16 x 16 bytes in, 8 x 16 bytes out
+      float x[4];
+      asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(x[0]), "=f"(x[1]), "=f"(x[2]), "=f"(x[3])
+                   : "r"(s_buf + w * 32768 + (c * 128 + lane128) * 16));
+      float e[4];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) {
+        if constexpr (kCap) {
+          const float y = fmaf(mufu_tanh(x[j] * in), k2, -m2);
+          e[j] = (4 * c + j) % 8 < kEmu ? fma_ex2(y) : mufu_ex2(y);
+        } else {
+          acc[j] = fmaxf(acc[j], x[j]);
+          e[j] = mufu_ex2(fmaf(x[j], k2, -m2));
+        }
+        acc[(j + 4) % 8] += e[j];
+      }
+      const std::uint32_t lo = pack2<__nv_bfloat16>(e[0], e[1]), hi = pack2<__nv_bfloat16>(e[2], e[3]);
+      if (c % 2 == 0) {
+        packed = lo;
+        asm volatile("" : "+r"(packed));
+        x0[0] = __uint_as_float(hi);
+      } else {
+        asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(p_buf + ((c / 2) * 128 + lane128) * 16),
+                     "r"(packed), "r"(__float_as_uint(x0[0])), "r"(lo), "r"(hi) : "memory");
+      }
+    }
+    (void)t;
+  };
+  auto arith = [&](int t) {
     const float tf = static_cast<float>(t & 1023) * 1e-4f;
 #pragma unroll
     for (int i = 0; i < 64; i += 2) {
@@ -117,9 +154,62 @@ __global__ void __launch_bounds__(128 * kWgs, 1) ideal(float* out, long long* cl
       }
       packed ^= pack2<__nv_bfloat16>(e[0], e[1]);
     }
-    wgmma_wait_after_all<0>(acc);  // a branch on the sums keeps ptxas from hoisting the wait
-    fence_registers(s);
-    fence_registers(o);
+  };
+  long long c0 = clock64();
+  unsigned long long t0 = global_ns();
+  if constexpr (kSplit) {
+    // Roles apart (no Hopper attention kernel can do this with S in the issuing warps' registers:
+    // the most generous form): warpgroup 0 issues every product of the CTA back to back, the
+    // other two do all the arithmetic.
+    if (wg == 0 && kSplit == 1) {
+      for (int t = 0; t < 2 * tiles; ++t) {
+        issue();
+        wgmma_wait<1>();
+      }
+      wgmma_wait<0>();
+      fence_registers(s);
+      fence_registers(o);
+    } else if (wg == 0) {
+      // O += P V with P read from shared memory (K-major A, 64 x 128 bf16 in two 64-column
+      // blocks); after each tile's products S is stored (16 x 16 bytes a thread) for the
+      // arithmetic warpgroup whose turn it is. (Two accumulator sets in turn spilled at 168
+      // registers; the tensor pipe is not what bounds here.)
+      for (int t = 0; t < 2 * tiles; ++t) {
+        wgmma_fence();
+#pragma unroll
+        for (int kk = 0; kk < kHd / 16; ++kk) {
+          const std::uint32_t off_q = (kk / 4) * 64 * 128 + (kk % 4) * 32, off_k = (kk / 4) * 128 * 128 + (kk % 4) * 32;
+          WgmmaOp<128>::template ss<__nv_bfloat16>(s, wgmma_desc_sw128(q, off_q, 0, 1024),
+                                                   wgmma_desc_sw128(k, off_k, 0, 1024), kk > 0 ? 1 : 0);
+        }
+#pragma unroll
+        for (int kk = 0; kk < 8; ++kk) {
+          const std::uint32_t off_p = (kk / 4) * 64 * 128 + (kk % 4) * 32;
+          WgmmaOp<kHd>::template ss_b_nmajor<__nv_bfloat16>(o, wgmma_desc_sw128(p_buf, off_p, 0, 1024),
+                                                            wgmma_desc_sw128(v, kk * 2048, 128 * 128, 1024), 1);
+        }
+        wgmma_commit();
+        wgmma_wait<0>();
+        fence_registers(s);
+#pragma unroll
+        for (int c = 0; c < 16; ++c)
+          asm volatile("st.shared.v4.f32 [%0], {%1, %2, %3, %4};" ::"r"(s_buf + (t & 1) * 32768 + (c * 128 + threadIdx.x) * 16),
+                       "f"(s[4 * c]), "f"(s[4 * c + 1]), "f"(s[4 * c + 2]), "f"(s[4 * c + 3]) : "memory");
+      }
+      fence_registers(o);
+    } else if (kSplit == 2) {
+      for (int t = 0; t < tiles; ++t) arith_smem(t);
+    } else {
+      for (int t = 0; t < tiles; ++t) arith(t);
+    }
+  } else {
+    for (int t = 0; t < tiles; ++t) {
+      issue();
+      arith(t);
+      wgmma_wait_after_all<0>(acc);  // a branch on the sums keeps ptxas from hoisting the wait
+      fence_registers(s);
+      fence_registers(o);
+    }
   }
   long long c1 = clock64();
   unsigned long long t1 = global_ns();
@@ -131,28 +221,28 @@ __global__ void __launch_bounds__(128 * kWgs, 1) ideal(float* out, long long* cl
 #pragma unroll
   for (int i = 0; i < kHd / 2; ++i) keep += o[i];
   if (keep == 1234.5f) out[threadIdx.x] = keep;
-  if (threadIdx.x == 0) {
-    clk[blockIdx.x] = c1 - c0;
-    ns[blockIdx.x] = t1 - t0;
+  if (threadIdx.x % 128 == 0 && wg < 2) {  // warpgroup 0's span, and warpgroup 1's (a role's own, roles apart)
+    clk[2 * blockIdx.x + wg] = c1 - c0;
+    ns[2 * blockIdx.x + wg] = t1 - t0;
   }
 #endif
 }
 
-template <int kHd, bool kCap, int kWgs, int kEmu> int run(double b, double h, double seq) {
+template <int kHd, bool kCap, int kWgs, int kEmu, int kSplit = 0> int run(double b, double h, double seq) {
   const double scores = b * h * seq * (seq + 1) / 2;
   int sms = 0;
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0);
   const double tiles_total = scores / (64.0 * 128.0);
-  const int tiles = static_cast<int>(tiles_total / (double(kWgs) * sms) + 0.999);  // per warpgroup
-  const int smem = kWgs * 64 * kHd * 2 + 2 * 128 * kHd * 2;
-  auto kern = ideal<kHd, kCap, kWgs, kEmu>;
+  const int tiles = static_cast<int>(tiles_total / (double(kSplit ? 2 : kWgs) * sms) + 0.999);  // per warpgroup
+  const int smem = kWgs * 64 * kHd * 2 + 2 * 128 * kHd * 2 + (kSplit == 2 ? 2 * 32768 + 16384 : 0);
+  auto kern = ideal<kHd, kCap, kWgs, kEmu, kSplit>;
   cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, smem);
   float* out;
   long long* clk;
   unsigned long long* ns;
   cudaMalloc(&out, 4096);
-  cudaMalloc(&clk, sms * sizeof(long long));
-  cudaMalloc(&ns, sms * sizeof(unsigned long long));
+  cudaMalloc(&clk, 2 * sms * sizeof(long long));
+  cudaMalloc(&ns, 2 * sms * sizeof(unsigned long long));
   auto launch = [&] { kern<<<sms, 128 * kWgs, smem>>>(out, clk, ns, tiles); };
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
@@ -165,9 +255,9 @@ template <int kHd, bool kCap, int kWgs, int kEmu> int run(double b, double h, do
     cudaEventElapsedTime(&ms, e0, e1);
   }
   std::vector<float> times;
-  std::vector<long long> hc(sms);
-  std::vector<unsigned long long> hn(sms);
-  double clock_sum = 0;
+  std::vector<long long> hc(2 * sms);
+  std::vector<unsigned long long> hn(2 * sms);
+  double clock_sum = 0, role_ns[2] = {0, 0};
   int clock_n = 0;
   for (float total = 0; total < 500;) {
     cudaEventRecord(e0);
@@ -178,10 +268,11 @@ template <int kHd, bool kCap, int kWgs, int kEmu> int run(double b, double h, do
     cudaEventElapsedTime(&ms, e0, e1);
     times.push_back(ms);
     total += ms;
-    cudaMemcpy(hc.data(), clk, sms * sizeof(long long), cudaMemcpyDeviceToHost);
-    cudaMemcpy(hn.data(), ns, sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
-    for (int i = 0; i < sms; ++i)
+    cudaMemcpy(hc.data(), clk, 2 * sms * sizeof(long long), cudaMemcpyDeviceToHost);
+    cudaMemcpy(hn.data(), ns, 2 * sms * sizeof(unsigned long long), cudaMemcpyDeviceToHost);
+    for (int i = 0; i < 2 * sms; i += 2)
       if (hn[i] > 0) clock_sum += double(hc[i]) / double(hn[i]), ++clock_n;
+    for (int i = 0; i < 2 * sms; ++i) role_ns[i % 2] += double(hn[i]) / sms;
   }
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess) {
@@ -191,22 +282,26 @@ template <int kHd, bool kCap, int kWgs, int kEmu> int run(double b, double h, do
   std::sort(times.begin(), times.end());
   const double med = times[times.size() / 2];
   const double flops = 4.0 * b * h * seq * seq * kHd / 2;  // the call's causal FLOP count
-  std::printf("ideal %d warpgroups, %d / 8 exp2 on FMA, %s hdim %d B=%g H=%g seq=%g: %d tiles a warpgroup, median %.4f ms over %zu launches, "
-              "%.1f TFLOPS of the call's count, SM clock %.3f GHz\n",
-              kWgs, kEmu, kCap ? "capped  " : "uncapped", kHd, b, h, seq, tiles, med, times.size(), flops / (med * 1e-3) / 1e12,
-              clock_sum / clock_n);
+  std::printf("ideal %d warpgroups%s, %d / 8 exp2 on FMA, %s hdim %d B=%g H=%g seq=%g: %d tiles a warpgroup, median %.4f ms over %zu launches, "
+              "%.1f TFLOPS of the call's count, SM clock %.3f GHz; mean span of warpgroup 0 / 1 %.4f / %.4f ms\n",
+              kWgs, kSplit == 2 ? " (roles apart, S and P through shared memory)" : kSplit ? " (roles apart)" : "", kEmu, kCap ? "capped  " : "uncapped", kHd, b, h, seq, tiles, med, times.size(), flops / (med * 1e-3) / 1e12,
+              clock_sum / clock_n, role_ns[0] / times.size() * 1e-6, role_ns[1] / times.size() * 1e-6);
   return 0;
 }
 
 int main(int argc, char** argv) {
   if (argc < 6) {
-    std::fprintf(stderr, "usage: %s HDIM B H SEQ cap|plain [WARPGROUPS 2|3 [EXP2 ON FMA, of 8: 0|2|3|4]]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s HDIM B H SEQ cap|plain [WARPGROUPS 2|3|4 (roles apart)|5 (roles apart, 3 / 8 on FMA)|6 (roles apart through shared memory)|7 (6, 3 / 8 on FMA) [EXP2 ON FMA, of 8: 0|2|3|4]]\n", argv[0]);
     return 2;
   }
   const int hd = std::atoi(argv[1]);
   const double b = std::atof(argv[2]), h = std::atof(argv[3]), seq = std::atof(argv[4]);
   const bool cap = std::strcmp(argv[5], "cap") == 0;
   const int wgs = argc > 6 ? std::atoi(argv[6]) : 2, emu = argc > 7 ? std::atoi(argv[7]) : 0;
+  if (hd == 64 && wgs == 6) return cap ? run<64, true, 3, 0, 2>(b, h, seq) : run<64, false, 3, 0, 2>(b, h, seq);
+  if (hd == 64 && cap && wgs == 7) return run<64, true, 3, 3, 2>(b, h, seq);
+  if (hd == 64 && wgs == 4) return cap ? run<64, true, 3, 0, 1>(b, h, seq) : run<64, false, 3, 0, 1>(b, h, seq);
+  if (hd == 64 && cap && wgs == 5) return run<64, true, 3, 3, 1>(b, h, seq);
   if (hd == 64 && wgs == 3) return cap ? run<64, true, 3, 0>(b, h, seq) : run<64, false, 3, 0>(b, h, seq);
   if (hd == 64 && cap && emu == 2) return run<64, true, 2, 2>(b, h, seq);
   if (hd == 64 && cap && emu == 3) return run<64, true, 2, 3>(b, h, seq);
