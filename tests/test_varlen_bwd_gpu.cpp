@@ -741,6 +741,40 @@ TEST(VarlenBwdEdges, AutoAndCallerWorkspace) {
     }
 }
 
+// The same NaN-filled caller workspace at every built head dim (each variant's
+// own row padding: bwd_03's 80-row steps at hdim 128 reach 79 rows past a
+// sequence), causal and not, with lengths that end inside a tile and past
+// one: the preprocess zeroes every accumulator row a step adds to (since
+// session 67 for variable-length calls too; a memset did before), so a row
+// it missed reads NaN into dQ.
+TEST(VarlenBwdEdges, NanWorkspaceAtEveryHeadDim) {
+  SKIP_WITHOUT_GPU();
+  const std::uint64_t seed = test_seed();
+  int ran = 0;
+  for (int head_dim : {64, 128, 256})
+    for (bool causal : {false, true}) {
+      const VarlenBwdSpec s{.heads_q = 4, .heads_kv = 2, .head_dim = head_dim, .causal = causal,
+                            .q_lens = {81, 0, 200, 129, 7}, .k_lens = {90, 3, 200, 160, 7}};
+      auto p = make_varlen_bwd_problem(s, DType::bf16, seed);
+      SCOPED_TRACE(describe(p, seed));
+      for (const std::string& v : varlen_bwd_variants(DType::bf16, head_dim))
+        for (bool deterministic : bwd_modes(v)) {
+          SCOPED_TRACE(fmt::format("{}{}", v, deterministic ? " deterministic" : ""));
+          flash::BackwardArgs a = p.args;
+          a.kernel = v;
+          a.deterministic = deterministic;
+          const auto plan = flash::plan_backward(a);
+          DeviceBuffer ws(plan.workspace_bytes);
+          ASSERT_EQ(cudaMemset(ws.get(), 0xFF, plan.workspace_bytes), cudaSuccess);
+          a.workspace = ws.get();
+          a.workspace_bytes = plan.workspace_bytes;
+          expect_ok(p, run_and_check(p, a, v, deterministic), v);
+          ++ran;
+        }
+    }
+  EXPECT_GT(ran, 0) << "no built backward variant with kFeatureVarlen";
+}
+
 // deterministic = true: bit-identical gradients (and dsinks) from run to run.
 TEST(VarlenBwdEdges, DeterministicRunsAreBitIdentical) {
   SKIP_WITHOUT_GPU();

@@ -12,6 +12,8 @@
 // preprocess of hdim 64 8k x 2 x 32 heads took 94 us for 134 MB (1.4 TB/s;
 // ncu, H200), a fifth of the (128, 0) window's backward. Now 51 us; that
 // backward +9.4% (hdim 128: +2.7%), causal hdim 64 8k +1.3% (docs/NOTES.md).
+// Session 67: variable-length calls' too (they kept a 134 MB memset at issue
+// 17's batch: 33 us beside the preprocess's 51, torch.profiler on the H200).
 // Session 34: dense calls' preprocess zeroes the fp32 dQ accumulator too
 // (each row's head_dim floats by its eight lanes; FA4's preprocess does the
 // same) instead of a memset before it, and lets the Hopper dkv kernels
@@ -123,8 +125,9 @@ __global__ void __launch_bounds__(kThreads) bwd_preprocess_varlen_kernel(const _
   const Mask mask = p.mask_for(seq.seqlen_q, seq.seqlen_k);
   for (int i0 = blockIdx.x * kRows + threadIdx.x / 32 * kRowsPerWarp; i0 < rows; i0 += gridDim.x * kRows) {
     const int i = i0 + group;  // rows is a multiple of kRowsPerWarp (of 128): every group has a row
-    // The accumulator: zeroed by bwd_preprocess's memset, or in deterministic calls here (whole tiles).
-    const bool zero_dq = p.dq_accum != nullptr && p.dq_zero_tile_rows > 0 && bwd_dq_row_needs_zero(mask, i, p.dq_zero_tile_rows);
+    // The accumulator's rows, zeroed here as the dense kernel's are (every row, or in deterministic
+    // calls the whole tiles no key block sees): [0, rows) holds every row a variant's steps add to.
+    const bool zero_dq = p.dq_accum != nullptr && bwd_dq_row_needs_zero(mask, i, p.dq_zero_tile_rows);
     preprocess_row<T>(p, i < seq.seqlen_q, true, seq.o + h * p.o_head_stride + i * p.o_row_stride,
                                do_off + h * p.do_head_stride + i * p.do_row_stride,
                                p.lse_offset(b, h, seq.lse_row0 + i), row0 + i, lane,
@@ -212,13 +215,11 @@ cudaError_t bwd_zero_dsinks(const BwdParams& p, cudaStream_t stream) {
 
 cudaError_t bwd_preprocess(const BwdParams& p, cudaStream_t stream) {
   const bool varlen = p.cu_seqlens_q != nullptr;
-  if (p.dq_accum != nullptr) {  // and the kv_done counters after it (bind_bwd_workspace); dense calls'
-    // accumulator rows are zeroed by the preprocess itself (one row of the row arrays each), and
-    // deterministic calls' (dq_zero_tile_rows) need zeros only where no key is seen (bwd_dq_row_needs_zero)
-    const bool memset_accum = varlen && p.dq_zero_tile_rows == 0;
-    char* from = memset_accum ? reinterpret_cast<char*>(p.dq_accum) : reinterpret_cast<char*>(p.kv_done);
-    const std::size_t bytes = reinterpret_cast<char*>(p.kv_done + bwd_kv_done_count(p)) - from;
-    const cudaError_t err = cudaMemsetAsync(from, 0, bytes, stream);
+  if (p.dq_accum != nullptr) {  // the kv_done counters after the accumulator (bind_bwd_workspace); the
+    // accumulator's rows are zeroed by the preprocess itself (one row of the row arrays each, dense or
+    // variable-length), and deterministic calls' (dq_zero_tile_rows) need zeros only where no key is
+    // seen (bwd_dq_row_needs_zero)
+    const cudaError_t err = cudaMemsetAsync(p.kv_done, 0, bwd_kv_done_count(p) * sizeof(int), stream);
     if (err != cudaSuccess) return err;
   }
   if (p.dq_semaphore != nullptr) {

@@ -141,7 +141,7 @@ struct BwdParams : AttnParams {
   // tiles (its order's unit: 64 rows, or bwd_03's 80-row steps). Each tile's
   // first adder stores instead of adding (common/hopper/bwd_tma.cuh,
   // BwdDqOrder), so the preprocess zeroes only the tiles no key block
-  // sees. 0: the preprocess (or a memset) zeroes the whole accumulator.
+  // sees. 0: the preprocess zeroes the whole accumulator.
   int dq_zero_tile_rows = 0;
   // int32, with dq_accum: per (batch, KV head), the dkv CTAs that finished
   // (every write of theirs released), zeroed with dq_accum; and the count
@@ -212,8 +212,9 @@ inline std::size_t bwd_bound_rows(const BwdParams& p) {
 inline std::size_t bwd_kv_done_count(const BwdParams& p) { return static_cast<std::size_t>(p.batch) * p.heads_kv; }
 
 // Workspace bytes for the per-row arrays, plus the fp32 dQ accumulator and
-// its kv_done counters when with_dq_accum (right after it, so that one
-// memset zeroes both), plus its tiles' counters when with_dq_semaphore;
+// its kv_done counters when with_dq_accum (right after it; the preprocess
+// zeroes the accumulator, a memset the counters), plus its tiles' counters
+// when with_dq_semaphore;
 // 256-byte aligned pieces.
 inline std::size_t bwd_workspace_bytes(const BwdParams& p, bool with_dq_accum, bool with_dq_semaphore = false,
                                        int row_pad = kBwdRowPad) {
