@@ -31,6 +31,7 @@ namespace {
 
 struct Options {
   int batch = 1, seq = 128, heads = 8, dhead = 64;  // the tiny call
+  bool causal = false;
   int busy_seq = 16384, busy_heads = 16, busy_dhead = 128;
   int iters = 100, reps = 30;
 };
@@ -71,6 +72,7 @@ struct Attention {
       return c;
     };
     a.q = to_c(args.q), a.k = to_c(args.k), a.v = to_c(args.v), a.o = to_c(args.o);
+    a.causal = args.causal;
     return a;
   }
 };
@@ -118,11 +120,12 @@ int main(int argc, char** argv) {
     else if (a == "--seq") opt.seq = int_arg(i, argc, argv);
     else if (a == "--heads") opt.heads = int_arg(i, argc, argv);
     else if (a == "--dhead") opt.dhead = int_arg(i, argc, argv);
+    else if (a == "--causal") opt.causal = true;
     else if (a == "--busy-seq") opt.busy_seq = int_arg(i, argc, argv);
     else if (a == "--iters") opt.iters = int_arg(i, argc, argv);
     else if (a == "--reps") opt.reps = int_arg(i, argc, argv);
     else {
-      std::printf("usage: overhead [--batch B --seq S --heads H --dhead D] [--busy-seq S] [--iters N] [--reps R]\n");
+      std::printf("usage: overhead [--batch B --seq S --heads H --dhead D] [--causal] [--busy-seq S] [--iters N] [--reps R]\n");
       return a == "--help" ? 0 : 2;
     }
   }
@@ -132,10 +135,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   Attention tiny(opt.batch, opt.seq, opt.heads, opt.dhead);
+  tiny.args.causal = opt.causal;
   Attention big(1, opt.busy_seq, opt.busy_heads, opt.busy_dhead);
   const flash::ForwardPlan plan = flash::plan_forward(tiny.args);
-  std::printf("tiny call: bf16 batch %d seq %d heads %d head_dim %d, kernel %s; busy call: seq %d heads %d head_dim %d\n",
-              opt.batch, opt.seq, opt.heads, opt.dhead, plan.kernel.c_str(), opt.busy_seq, opt.busy_heads,
+  std::printf("tiny call: bf16 batch %d seq %d heads %d head_dim %d%s, kernel %s; busy call: seq %d heads %d head_dim %d\n",
+              opt.batch, opt.seq, opt.heads, opt.dhead, opt.causal ? " causal" : "", plan.kernel.c_str(), opt.busy_seq, opt.busy_heads,
               opt.busy_dhead);
 
   const auto busy = [&] { flash::attention_forward(big.args); };
