@@ -88,7 +88,9 @@ def main():
                                                              args.reps)
     if hasattr(torch.ops, "flash_ladder") and hasattr(torch.ops.flash_ladder, "fwd"):
         rows["torch.ops.flash_ladder.fwd (custom op, eager)"] = measure(
-            busy, lambda: torch.ops.flash_ladder.fwd(q, k, v, None, False, False), args.iters, args.reps)
+            busy, lambda: torch.ops.flash_ladder.fwd(q, k, v, None, False, -1, -1, 0.0, None, None, False), args.iters,
+            args.reps)  # (q, k, v, softmax_scale, causal, window_left, window_right, softcap, alibi_slopes, sinks,
+        # deterministic): the schema in python/flash_ladder/interface.py
     rows["torch.empty_like(q) alone"] = measure(busy, lambda: torch.empty_like(q), args.iters, args.reps)
 
     print(f"torch {torch.__version__}, {torch.cuda.get_device_name()}; tiny call: bf16 batch {args.batch} seq "
