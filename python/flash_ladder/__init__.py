@@ -27,5 +27,7 @@ def __getattr__(name):
     if name in _INTERFACE:
         from . import interface
 
-        return getattr(interface, name)
+        value = getattr(interface, name)
+        globals()[name] = value  # bound here: later lookups (flash_ladder.flash_attn_func per call) skip this hook
+        return value
     raise AttributeError(f"module 'flash_ladder' has no attribute {name!r}")
