@@ -3,7 +3,9 @@
 This module knows nothing of torch. It finds and loads the shared library,
 mirrors the header's structs, and packs one call's arguments into a per-thread
 buffer with one ``struct.pack_into`` (cheaper than setting ctypes fields one
-by one), then calls the C function with the buffer's address. A status other
+by one), then calls the C function with the buffer's address. (The dense
+forward, the call whose host time matters most, packs only the fields that
+change into a buffer of its own: interface._DenseForwardPack.) A status other
 than FLASH_OK becomes a Python exception carrying the library's message.
 """
 
