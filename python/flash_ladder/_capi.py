@@ -142,30 +142,39 @@ _CODES = {
 }
 
 
-def struct_format(cls):
+def struct_format(cls, first=None, stop=None):
     """The struct module format of a ctypes Structure, nested structs and
-    arrays flattened, padding explicit: the same bytes as the C layout."""
+    arrays flattened, padding explicit: the same bytes as the C layout. With
+    first / stop (top-level field names), only the fields from first up to
+    stop (not included; the struct's end without it), the padding before
+    stop included: the bytes at offset getattr(cls, first).offset."""
     parts = []
+    names = [name for name, _ in cls._fields_]
+    lo = 0 if first is None else names.index(first)
+    hi = len(names) if stop is None else names.index(stop)
+    start = getattr(cls, names[lo]).offset
+    limit = ctypes.sizeof(cls) if stop is None else getattr(cls, stop).offset
 
-    def walk(c, base):
-        end = base
-        for name, ftype in c._fields_:
+    def walk(c, base, fields, begin, until):
+        # c's fields at byte base + their offset; the bytes [begin, until) of the result
+        end = begin
+        for name, ftype in fields:
             offset = base + getattr(c, name).offset
             if offset > end:
                 parts.append(f"{offset - end}x")
             if issubclass(ftype, ctypes.Structure):
-                walk(ftype, offset)
+                walk(ftype, offset, ftype._fields_, offset, offset + ctypes.sizeof(ftype))
             elif issubclass(ftype, ctypes.Array):
                 parts.append(f"{ftype._length_}{_CODES[ftype._type_]}")
             else:
                 parts.append(_CODES[ftype])
             end = offset + ctypes.sizeof(ftype)
-        if base + ctypes.sizeof(c) > end:
-            parts.append(f"{base + ctypes.sizeof(c) - end}x")
+        if until > end:
+            parts.append(f"{until - end}x")
 
-    walk(cls, 0)
+    walk(cls, -start, cls._fields_[lo:hi], 0, limit - start)
     fmt = "=" + "".join(parts)
-    assert struct.calcsize(fmt) == ctypes.sizeof(cls), (cls.__name__, fmt)
+    assert struct.calcsize(fmt) == limit - start, (cls.__name__, first, stop, fmt)
     return fmt
 
 

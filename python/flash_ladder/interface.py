@@ -239,13 +239,11 @@ class _DenseForwardPack:
     def __init__(self, entry):
         cls = entry.args_cls
         self.entry = entry
-        self.tensor = struct.Struct("=" + _capi.struct_format(_capi.Tensor)[1:])
-        self.qkvo = struct.Struct("=" + _capi.struct_format(_capi.Tensor)[1:] * 4)
-        self.scalars = struct.Struct("=QQQQfiiiiifi")  # stream .. reserved3 (flash_c.h's order)
+        self.tensor = struct.Struct(_capi.struct_format(_capi.Tensor))
+        self.qkvo = struct.Struct(_capi.struct_format(cls, "q", "lse"))
+        self.scalars = struct.Struct(_capi.struct_format(cls, "stream", "alibi_slopes"))  # stream .. reserved3
         self.off_q, self.off_lse, self.off_stream = cls.q.offset, cls.lse.offset, cls.stream.offset
         self.off_alibi, self.off_sinks = cls.alibi_slopes.offset, cls.sinks.offset
-        assert self.qkvo.size == self.off_lse - self.off_q and self.off_lse + self.tensor.size == self.off_stream
-        assert self.off_stream + self.scalars.size == self.off_alibi, "flash_c.h's forward struct moved"
         self._tls = threading.local()
 
     def buffer(self):
@@ -288,12 +286,8 @@ def _forward(q, k, v, softmax_scale, causal, window_left, window_right, softcap,
     buf, address, present = pack.buffer()
     pack.qkvo.pack_into(buf, pack.off_q, *_fields(q, "q"), *_fields(k, "k"), *_fields(v, "v"), *_fields(o, "o"))
     pack.optional(buf, present, 0, pack.off_lse, lse, "lse")
-    if softmax_scale is None:
-        pack.scalars.pack_into(buf, pack.off_stream, _stream(device), 0, 0, 0, 0.0, 0, 1 if causal else 0,
-                               window_left, window_right, 0, softcap, 0)
-    else:
-        pack.scalars.pack_into(buf, pack.off_stream, _stream(device), 0, 0, 0, float(softmax_scale), 1,
-                               1 if causal else 0, window_left, window_right, 0, softcap, 0)
+    pack.scalars.pack_into(buf, pack.off_stream, _stream(device), 0, 0, 0, *_scale(softmax_scale),
+                           1 if causal else 0, window_left, window_right, 0, softcap, 0)
     pack.optional(buf, present, 1, pack.off_alibi, alibi_slopes, "alibi_slopes")
     pack.optional(buf, present, 2, pack.off_sinks, sinks, "sinks")
     if not _all_on(device, k, v, alibi_slopes, sinks):

@@ -48,6 +48,16 @@ def test_struct_sizes_match_the_header(cls, size, version2_size):
                     == getattr(_capi.ForwardArgs, name).offset - _capi.ForwardArgs.cu_seqlens_q.offset)
 
 
+def test_struct_format_of_a_field_range():
+    # struct_format(cls, first, stop): the bytes from first up to stop, padding included, as the
+    # dense forward packs its parts (interface._DenseForwardPack); whole structs are the full range
+    f = _capi.ForwardArgs
+    for first, stop in (("q", "lse"), ("stream", "alibi_slopes"), ("softcap", "cu_seqlens_q"), ("q", None)):
+        end = ctypes.sizeof(f) if stop is None else getattr(f, stop).offset
+        assert struct.calcsize(_capi.struct_format(f, first, stop)) == end - getattr(f, first).offset
+    assert _capi.struct_format(f, "struct_size") == _capi.struct_format(f)
+
+
 def test_version3_forward_struct_is_read_without_varlen():
     # A caller of version 3 ends its struct where cu_seqlens_q begins; what
     # lies after (a bad dtype here) is not read.
