@@ -636,6 +636,18 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     }
     // Consumer: waits for a fill to land; releases it (one arrival per warp).
     __device__ void consumer_wait(Buf b, int i, int stage) const { mbar_wait(full(b, stage), phase(i, stage)); }
+    // The same for the i-th tile of the overlapped loop, whose quotient i /
+    // kStages is its round r (the loop's counter) plus a compile-time carry:
+    // no run-time division. (With three stages, the 16-key-page kernel, the
+    // division took a wide multiply and four more instructions a step, on
+    // the consumers' way into each K wait; session 68's ncu page.)
+    __device__ void consumer_wait_round(Buf b, int stage, int r, int carry) const {
+      std::uint32_t u = 0;
+#pragma unroll
+      for (int s = 0; s < kStages; ++s)
+        if (s == stage) u = uses[s];
+      mbar_wait(full(b, stage), (u + r + carry) & 1);
+    }
     __device__ void consumer_wait_q() const { mbar_wait(q_full(), q_uses & 1); }
     __device__ static void release(std::uint64_t* bar, int lane) {
       __syncwarp();
@@ -991,16 +1003,18 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
         // Tile i: S(i) and O += P(i-1) V(i-1) in flight together; softmax(i)
         // runs while PV finishes; O is rescaled once PV is done. Unrolled by
         // kStages so that each stage is a constant.
-        for (int i0 = 1; i0 < n_blocks; i0 += kStages) {
+        // (Round r: i = kStages * r + 1 + u, so i / kStages = r + (1 + u) /
+        // kStages and (i - 1) / kStages = r.)
+        for (int i0 = 1, r = 0; i0 < n_blocks; i0 += kStages, ++r) {
 #pragma unroll
           for (int u = 0; u < kStages; ++u) {
             const int i = i0 + u;
             if (i < n_blocks) {
               const int stage = (1 + u) % kStages, prev = u % kStages;
-              pipe.consumer_wait(Buf::kK, i, stage);
+              pipe.consumer_wait_round(Buf::kK, stage, r, (1 + u) / kStages);
               sched_sync();
               gemm_qk(stage, q, s);
-              pipe.consumer_wait(Buf::kV, i - 1, prev);
+              pipe.consumer_wait_round(Buf::kV, prev, r, 0);
               gemm_pv(prev, pr, o);
               sched_arrive(false);
               wgmma_wait<1>();
