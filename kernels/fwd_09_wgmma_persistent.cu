@@ -276,6 +276,16 @@
 // against its grid kernel, and the same Config on contiguous full calls
 // 2.7-4.8% against the 2-stage walk: O's staged TMA store is the cheaper
 // epilogue; page 16 keeps its grid kernel.
+// Session 68 (H200, two rounds, docs/NOTES.md): the overlapped loop's K / V
+// waits take their phase from the loop's round (Pipeline::consumer_wait_round),
+// where the 16-key-page kernel's three stages had cost a run-time i / 3 (a
+// wide multiply and four instructions before each K wait): hdim 128 page 16
+// 4 x 4096 full / causal +2.4% / +1.0%, 1 x 16k +2.6%, issue 17's batch
+// +2.9% / +1.1%; hdim 64's six stages -0.3%, two- and four-stage kernels
+// unchanged. Page 16 is now 0.93-0.97 of the contiguous cache. Neither the
+// row-group layout (the plain one lost 4% at page 256, 12% at page 16), the
+// table loads, the register split nor Q's HBM latency at the grid's CTA
+// starts (the next tile's Q fetched into L2: +-0.5%) make the rest.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
