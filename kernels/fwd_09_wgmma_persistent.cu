@@ -284,8 +284,9 @@
 // +2.9% / +1.1%; hdim 64's six stages -0.3%, two- and four-stage kernels
 // unchanged. Page 16 is now 0.93-0.97 of the contiguous cache. Neither the
 // row-group layout (the plain one lost 4% at page 256, 12% at page 16), the
-// table loads, the register split nor Q's HBM latency at the grid's CTA
-// starts (the next tile's Q fetched into L2: +-0.5%) make the rest.
+// table loads, the register split, Q's HBM latency at the grid's CTA starts
+// (the next tile's Q fetched into L2: +-0.5%) nor the tensor maps' fetch
+// there (fetched before the dependent-launch wait: +-1%) make the rest.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
