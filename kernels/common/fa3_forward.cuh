@@ -608,15 +608,16 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
       mbar_init_fence();
     }
 
-    // The phase of the i-th K/V tile of this tile (stage i % kStages). The
-    // select keeps uses[] in registers for a run-time stage.
-    __device__ std::uint32_t phase(int i, int stage) const {
+    // uses[stage]; the select keeps uses[] in registers for a run-time stage.
+    __device__ std::uint32_t uses_of(int stage) const {
       std::uint32_t u = 0;
 #pragma unroll
       for (int s = 0; s < kStages; ++s)
         if (s == stage) u = uses[s];
-      return (u + i / kStages) & 1;
+      return u;
     }
+    // The phase of the i-th K/V tile of this tile (stage i % kStages).
+    __device__ std::uint32_t phase(int i, int stage) const { return (uses_of(stage) + i / kStages) & 1; }
 
     // Producer: waits until the consumers released the buffer's previous
     // fill (the first fill of a stage passes at once: waiting on the phase
@@ -642,11 +643,7 @@ template <class T, class Cfg, bool kMods, SeqLayout kSeq> struct Fa3Mainloop {
     // division took a wide multiply and four more instructions a step, on
     // the consumers' way into each K wait; session 68's ncu page.)
     __device__ void consumer_wait_round(Buf b, int stage, int r, int carry) const {
-      std::uint32_t u = 0;
-#pragma unroll
-      for (int s = 0; s < kStages; ++s)
-        if (s == stage) u = uses[s];
-      mbar_wait(full(b, stage), (u + r + carry) & 1);
+      mbar_wait(full(b, stage), (uses_of(stage) + r + carry) & 1);
     }
     __device__ void consumer_wait_q() const { mbar_wait(q_full(), q_uses & 1); }
     __device__ static void release(std::uint64_t* bar, int lane) {
