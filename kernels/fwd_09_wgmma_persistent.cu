@@ -287,6 +287,15 @@
 // table loads, the register split, Q's HBM latency at the grid's CTA starts
 // (the next tile's Q fetched into L2: +-0.5%) nor the tensor maps' fetch
 // there (fetched before the dependent-launch wait: +-1%) make the rest.
+// Session 69 (H200, docs/NOTES.md; no change kept): the rest is per step,
+// not the grid's CTA starts (1 x 16k has 4 x 4096's gap), and mostly the
+// paged kernels' code: one page a sequence still runs at 0.965-0.970 of the
+// contiguous cache, and the dense walk's own two boxes a tile run at 0.91
+// inside the paged walk. The 16-key-page kernel on the walk with Q read a
+// tile ahead (O in Q's buffer) lost 2.7-3.1%; K loaded a tile ahead of V,
+// the producer over two warps or polling from one lane, the mask from the
+// constant bank, warp-uniform sequence records and the plain layout from
+// one box moved nothing beyond +-2% or lost.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
