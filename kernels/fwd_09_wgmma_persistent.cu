@@ -296,6 +296,14 @@
 // the producer over two warps or polling from one lane, the mask from the
 // constant bank, warp-uniform sequence records and the plain layout from
 // one box moved nothing beyond +-2% or lost.
+// Session 70 (H200, docs/NOTES.md; no change kept): the rest of page 16's
+// gap is its loads. Loading half of each tile's sixteen 4 KB boxes (a
+// diagnostic, wrong results) made it 13-16% faster, 2% above the contiguous
+// cache per clock (the board holds ~480 W; the clock rose 1.83 -> 1.95
+// GHz). Sharing the boxes between two CTAs of a cluster by multicast lost
+// 3.4-8.7%: the clusters alone cost 7% in this grid. A tile's sequence in
+// one load at a CTA's start, the exponentials' order and the dynamic
+// schedule for causal page 16 moved nothing or lost.
 // Run it: ./runner --kernel wgmma_persistent ; ./bench --kernel wgmma_persistent --seq 4096 --dhead 128
 #include "fwd_08_wgmma_pingpong.h"
 
